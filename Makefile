@@ -1,0 +1,29 @@
+# wavebridge — two commands on a fresh machine: `make demo` and `make test`.
+PY      := .venv/bin/python
+STAMP   := .venv/.setup-done
+
+.PHONY: setup demo test plugin bench clean serve
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/setup
+	bash scripts/setup
+	touch $(STAMP)
+
+plugin: setup
+	$(MAKE) -C plugin_stub/lv2 BUILD=$(CURDIR)/build/lv2
+
+demo: setup
+	$(PY) -m bridge.cli demo --wav demo.wav
+
+test: setup plugin
+	bash scripts/run-tests
+
+bench: setup
+	$(PY) -m bridge.cli bench
+
+serve: setup
+	$(PY) -m bridge.cli serve
+
+clean:
+	rm -rf build .pytest_cache .hypothesis demo.wav

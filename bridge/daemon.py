@@ -1,0 +1,475 @@
+"""Daemon core: slots, rings, the engine thread and the heartbeat — no sockets.
+
+Threads:
+- ``[control]`` (the caller, normally the asyncio loop): :meth:`Daemon.submit` validates
+  nothing further (adapters already made a ``Command``), assigns a job id and enqueues it;
+  :meth:`Daemon.status` reads counters. Never runs inference.
+- ``[engine]`` (:class:`EngineThread`, one): owns the backend and the scheduler, applies
+  commands, generates chunks in batches, applies gain and the limiter, writes and splices the
+  rings. Events (``started`` is sent by the adapter; ``first_audio``, ``done``, ``error``) go
+  back through ``emit`` — a callable that must only enqueue (the adapter hands them to its
+  loop thread-safely). It never waits on the control thread.
+- heartbeat: refreshes every ring's ``writer_heartbeat_ns`` at 20 Hz.
+
+Audio path of a play: datagram → ``Command`` → engine queue → ``Scheduler.start`` → first
+small chunk → ``RingWriter.append`` (idle slot) or ``RingWriter.splice`` at the read head
+(playing slot) → ``first_audio`` event with the measured milliseconds since arrival.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dsp import fade, gain_ramp, soft_limit
+from engine import get_backend
+from engine.backend import Backend
+from engine.scheduler import Chunk, Job, Scheduler
+
+from .commands import COMMON_PARAMS, Command
+from .protocol import WavebridgeError
+from .ring import RingWriter
+
+log = logging.getLogger("wavebridge")
+
+
+@dataclass
+class Config:
+    """Daemon settings (CLI flags and the TOML config map onto these)."""
+
+    slots: int = 8
+    backend: str = "synth"
+    backend_kwargs: dict = field(default_factory=dict)
+    target_s: float = 1.0             # ring depth the engine keeps ahead of the reader
+    first_chunk: int = 1024           # frames; small for fast first audio
+    max_chunk: int = 8192
+    xfade_ms: float = 50.0            # prompt-change crossfade
+    guard_ms: float = 10.0            # splice distance ahead of the read head (min)
+    end_fade_ms: float = 10.0         # fade at the end of a finite job
+    queue_max: int = 1024
+    slot_names: list | None = None    # default 1..slots
+
+
+@dataclass
+class Event:
+    kind: str                         # first_audio | done | error | watchdog
+    slot: int = -1
+    job: int = 0
+    ms: float = 0.0
+    code: str = ""
+    message: str = ""
+    reply_to: object = None
+    extra: dict = field(default_factory=dict)
+
+
+class Slot:
+    """Per-slot state shared by the engine (writer) and control (reader of plain fields)."""
+
+    def __init__(self, number: int, ring: RingWriter):
+        self.number = number
+        self.ring = ring
+        self.state = "idle"           # idle | playing | error
+        self.job: Job | None = None
+        self.old_job: Job | None = None
+        self.pending = ""             # "" | "append" | "splice"
+        self.prompt = ""
+        self.job_started = 0.0
+        self.gain = 1.0
+        self.gain_target = 1.0
+        self.xfade_ms: float | None = None
+        self.params: dict[str, float] = {}
+        self.arrival_ns = 0
+        self.reply_to = None
+        self.last_splice = -1
+        self.jobs_done = 0
+
+
+class EngineThread(threading.Thread):
+    """The one thread that owns the backend. ``[engine]``"""
+
+    def __init__(self, daemon: "Daemon"):
+        super().__init__(name="wavebridge-engine", daemon=True)
+        self.d = daemon
+        self.q: queue.Queue = queue.Queue(maxsize=daemon.config.queue_max)
+        self.alive_ns = time.monotonic_ns()     # watchdog: last loop iteration
+        self._halt = threading.Event()
+        self.steps = 0
+        self.last_batch = 0
+
+    def stop(self) -> None:
+        self._halt.set()
+        try:
+            self.q.put_nowait(Command("wake"))
+        except queue.Full:
+            pass
+
+    def run(self) -> None:
+        d = self.d
+        while not self._halt.is_set():
+            self.alive_ns = time.monotonic_ns()
+            timeout = self._idle_timeout()
+            try:
+                cmd = self.q.get(timeout=timeout) if timeout > 0 else self.q.get_nowait()
+            except queue.Empty:
+                cmd = None
+            while cmd is not None:
+                self._apply_safely(cmd)
+                try:
+                    cmd = self.q.get_nowait()
+                except queue.Empty:
+                    cmd = None
+            if self._halt.is_set():
+                break
+            try:
+                self._fill()
+            except Exception as e:  # noqa: BLE001 — keep the engine alive, report the fault
+                log.exception("engine step failed")
+                d.emit(Event("error", code="internal", message=f"engine step failed: {e}"))
+                time.sleep(0.01)
+        self._shutdown()
+
+    # --------------------------------------------------------------------- waiting
+    def _idle_timeout(self) -> float:
+        d = self.d
+        sched = d.scheduler
+        if not sched.jobs:
+            return 0.05
+        buffered = {s: d.slots[s].ring.buffered() for s in sched.jobs}
+        if any(d.slots[s].pending for s in sched.jobs):
+            return 0.0
+        dl = sched.next_deadline_s(buffered)
+        if dl is None:
+            return 0.05
+        return float(min(0.02, max(0.0, dl)))
+
+    # --------------------------------------------------------------------- commands
+    def _apply_safely(self, cmd: Command) -> None:
+        try:
+            self._apply(cmd)
+        except WavebridgeError as e:
+            self.d.emit(Event("error", slot=cmd.slot, code=e.code, message=e.message, reply_to=cmd.reply_to))
+        except Exception as e:  # noqa: BLE001
+            log.exception("command %s failed", cmd.kind)
+            code = getattr(e, "code", "internal")
+            self.d.emit(Event("error", slot=cmd.slot, code=code if isinstance(code, str) else "internal",
+                              message=f"{type(e).__name__}: {e}", reply_to=cmd.reply_to))
+
+    def _apply(self, cmd: Command) -> None:
+        d = self.d
+        if cmd.kind == "play":
+            self._play(cmd)
+        elif cmd.kind == "stop":
+            self._stop_slot(d.slots[cmd.slot], cmd.fade_s, cmd.reply_to)
+        elif cmd.kind == "param":
+            slot = d.slots[cmd.slot]
+            if cmd.name == "gain":
+                slot.gain_target = cmd.value
+            elif cmd.name == "xfade_ms":
+                slot.xfade_ms = cmd.value
+            else:
+                slot.params[cmd.name] = cmd.value
+                if slot.job is not None:
+                    d.backend.set_param(slot.job.stream, cmd.name, cmd.value)
+        elif cmd.kind == "tempo":
+            d.backend.set_tempo(cmd.value)
+        elif cmd.kind == "wake":
+            pass
+
+    def _play(self, cmd: Command) -> None:
+        d = self.d
+        slot = d.slots[cmd.slot]
+        try:
+            job = d.scheduler.start(cmd.slot, cmd.extra["job"], cmd.prompt,
+                                    0 if cmd.seed is None else cmd.seed, cmd.seconds, dict(slot.params))
+        except Exception as e:  # noqa: BLE001
+            code = getattr(e, "code", "backend")
+            d.emit(Event("error", slot=cmd.slot, job=cmd.extra["job"], code=code if isinstance(code, str) else "backend",
+                         message=f"could not start: {e}", reply_to=cmd.reply_to))
+            return
+        old = d.scheduler.attach(job)
+        if slot.old_job is not None:            # a replacement that never got its first chunk
+            d.scheduler.end(slot.old_job)
+            self._done(slot, slot.old_job, "replaced")
+        replacing = old is not None or (slot.ring.playing and slot.ring.buffered() > 0)
+        slot.old_job = old
+        slot.pending = "splice" if replacing else "append"
+        if replacing:
+            xf = self._xfade_frames(slot)
+            job.next_chunk = max(d.scheduler.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
+            job.next_chunk = min(job.next_chunk, d.scheduler.max_chunk)
+        slot.job = job
+        slot.prompt = cmd.prompt
+        slot.state = "playing"
+        slot.job_started = time.time()
+        slot.arrival_ns = cmd.arrival_ns or time.monotonic_ns()
+        slot.reply_to = cmd.reply_to
+        slot.ring.set_meta({"slot": cmd.slot, "job": job.job, "prompt": cmd.prompt, "backend": d.backend.name,
+                            "seed": job.seed, "seconds": cmd.seconds, "sample_rate": slot.ring.sample_rate,
+                            "started_unix": slot.job_started})
+
+    def _xfade_frames(self, slot: Slot) -> int:
+        ms = slot.xfade_ms if slot.xfade_ms is not None else self.d.config.xfade_ms
+        return max(1, int(slot.ring.sample_rate * ms / 1000.0))
+
+    def _stop_slot(self, slot: Slot, fade_s: float, reply_to=None) -> None:
+        d = self.d
+        job = slot.job
+        if job is None and slot.old_job is None:
+            d.emit(Event("error", slot=slot.number, code="not_playing",
+                         message=f"slot {slot.number} is not playing", reply_to=reply_to))
+            return
+        n = max(1, int(fade_s * slot.ring.sample_rate))
+        slot.ring.truncate_with_fade(n, d.config.guard_ms)
+        slot.ring.set_playing(False)
+        if slot.old_job is not None:
+            d.scheduler.end(slot.old_job)
+            slot.old_job = None
+        if job is not None:
+            d.scheduler.end(job)
+            self._done(slot, job, "stopped", reply_to)
+        slot.job = None
+        slot.pending = ""
+        slot.state = "idle"
+
+    def _done(self, slot: Slot, job: Job, reason: str, reply_to=None) -> None:
+        slot.jobs_done += 1
+        self.d.emit(Event("done", slot=slot.number, job=job.job, reply_to=reply_to or slot.reply_to,
+                          extra={"reason": reason, "compute_s": job.compute_s,
+                                 "audio_s": job.frames_out / max(1, slot.ring.sample_rate)}))
+
+    # --------------------------------------------------------------------- audio
+    def _fill(self) -> None:
+        d = self.d
+        sched = d.scheduler
+        if not sched.jobs:
+            return
+        buffered: dict[int, int] = {}
+        free: dict[int, int] = {}
+        for s in list(sched.jobs):
+            slot = d.slots[s]
+            ring = slot.ring
+            if slot.pending == "splice":
+                # the new stream replaces what lies beyond the guard: plan as if nearly empty
+                buffered[s] = 0
+                free[s] = ring.capacity - ring.guard_frames(d.config.guard_ms)
+            else:
+                b = ring.buffered()
+                buffered[s] = b
+                free[s] = ring.capacity - b
+        res = sched.step(buffered, free)
+        self.steps += 1
+        if res.batch_sizes:
+            self.last_batch = max(res.batch_sizes)
+        d.metrics_step(res)
+        for f in res.failures:
+            slot = d.slots[f.job.slot]
+            d.emit(Event("error", slot=f.job.slot, job=f.job.job, code=f.code, message=f.message,
+                         reply_to=slot.reply_to))
+            if slot.job is f.job:
+                self._stop_slot(slot, 0.02)
+                slot.state = "error"
+            else:
+                sched.end(f.job)
+        for ch in res.chunks:
+            self._write(ch)
+
+    def _write(self, ch: Chunk) -> None:
+        d = self.d
+        job = ch.job
+        slot = d.slots[job.slot]
+        if slot.job is not job:
+            return  # stale (replaced or stopped meanwhile)
+        ring = slot.ring
+        audio = ch.audio
+        if audio.ndim == 1:
+            audio = audio[:, None]
+        if audio.shape[1] != ring.channels:
+            audio = np.repeat(audio[:, :1], ring.channels, axis=1) if audio.shape[1] == 1 else audio[:, :ring.channels]
+        g0, g1 = slot.gain, slot.gain_target
+        if g0 != 1.0 or g1 != 1.0:
+            audio = gain_ramp(audio, g0, g1)
+            slot.gain = g1
+        if ch.last:
+            n = min(audio.shape[0], int(ring.sample_rate * d.config.end_fade_ms / 1000.0))
+            if n:
+                audio = audio.copy()
+                audio[-n:] = fade(audio[-n:], "out")
+        audio = soft_limit(np.ascontiguousarray(audio, dtype=np.float32))
+        if slot.pending == "splice":
+            old = slot.old_job
+            tail = (lambda n: d.scheduler.extra(old, n)) if old is not None else None
+            s, _ = ring.splice(audio, self._xfade_frames(slot), tail, d.config.guard_ms)
+            slot.last_splice = s
+            if old is not None:
+                d.scheduler.end(old)
+                self._done(slot, old, "replaced")
+                slot.old_job = None
+            ring.set_meta({"slot": job.slot, "job": job.job, "prompt": job.prompt, "backend": d.backend.name,
+                           "seed": job.seed, "seconds": job.seconds, "sample_rate": ring.sample_rate,
+                           "started_unix": slot.job_started, "splice_at": s})
+        else:
+            ring.append(audio)
+        if ch.first:
+            ring.set_playing(True)
+            slot.pending = ""
+            ms = (time.monotonic_ns() - slot.arrival_ns) / 1e6
+            d.first_audio_ms.append(ms)
+            d.emit(Event("first_audio", slot=job.slot, job=job.job, ms=ms, reply_to=slot.reply_to))
+        if ch.last:
+            d.scheduler.end(job)
+            ring.set_playing(False)
+            slot.job = None
+            slot.state = "idle"
+            self._done(slot, job, "finished")
+
+    def _shutdown(self) -> None:
+        """Fade every playing slot to silence (20 ms) at the read head. ``[engine]``"""
+        for slot in self.d.slots.values():
+            if slot.job is not None or slot.old_job is not None:
+                try:
+                    self._stop_slot(slot, 0.02)
+                except Exception:  # noqa: BLE001
+                    log.exception("fade-out of slot %s failed", slot.number)
+
+
+class Daemon:
+    """Rings + backend + engine thread + heartbeat, driven by ``Command`` objects."""
+
+    def __init__(self, config: Config | None = None, emit=None, backend: Backend | None = None):
+        self.config = config or Config()
+        self._emit = emit or (lambda ev: None)
+        self.backend = backend
+        self.slots: dict[int, Slot] = {}
+        self.scheduler: Scheduler | None = None
+        self.engine: EngineThread | None = None
+        self._hb_stop = threading.Event()
+        self._hb: threading.Thread | None = None
+        self._job_counter = 0
+        self.first_audio_ms: list[float] = []
+        self.counters = {"commands": 0, "errors": 0}
+        self.errors_by_code: dict[str, int] = {}
+        self.on_step = None           # metrics hook: callable(StepResult)
+        self.started_at = time.time()
+        self.ready = False
+
+    # ------------------------------------------------------------------ lifecycle [control]
+    def open(self) -> "Daemon":
+        """Load and warm the backend, create or re-attach the rings, start the threads. ``[control]``"""
+        cfg = self.config
+        if self.backend is None:
+            self.backend = get_backend(cfg.backend, **cfg.backend_kwargs)
+        t0 = time.perf_counter()
+        self.backend.warmup()
+        self.warmup_s = time.perf_counter() - t0
+        rate = int(self.backend.sample_rate)
+        target = int(cfg.target_s * rate)
+        cap = 1 << math.ceil(math.log2(max(2 * target + 2 * cfg.max_chunk, rate)))
+        names = cfg.slot_names or list(range(1, cfg.slots + 1))
+        try:
+            for n in names:
+                ring = RingWriter.open(n, rate, self.backend.channels, cap)
+                self.slots[n] = Slot(n, ring)
+                log.info("slot %s: %s %s (%d frames, %d Hz, %d ch)", n,
+                         "created" if ring.created else "re-attached", ring.path, cap, rate, ring.channels)
+        except BaseException:
+            for s in self.slots.values():
+                s.ring.close(unlink=s.ring.created)
+            raise
+        self.scheduler = Scheduler(self.backend, target_frames=target, first_chunk=cfg.first_chunk,
+                                   max_chunk=cfg.max_chunk)
+        self.engine = EngineThread(self)
+        self.engine.start()
+        self._hb = threading.Thread(target=self._heartbeat, name="wavebridge-heartbeat", daemon=True)
+        self._hb.start()
+        self.ready = True
+        return self
+
+    def close(self, unlink: bool = True, linger_s: float = 0.1) -> None:
+        """Fade out, stop the threads, unlink the rings. ``[control]``"""
+        if self.engine is not None:
+            self.engine.stop()
+            self.engine.join(timeout=1.5)
+            if linger_s > 0 and any(s.ring.buffered() for s in self.slots.values()):
+                time.sleep(linger_s)  # let a live reader play the fade
+        self._hb_stop.set()
+        if self._hb is not None:
+            self._hb.join(timeout=0.5)
+        for s in self.slots.values():
+            s.ring.close(unlink=unlink)
+        if self.backend is not None:
+            try:
+                self.backend.close()
+            except Exception:  # noqa: BLE001
+                log.exception("backend close failed")
+        self.ready = False
+
+    def _heartbeat(self) -> None:
+        while not self._hb_stop.wait(0.05):
+            for s in list(self.slots.values()):
+                try:
+                    s.ring.heartbeat()
+                except Exception:  # noqa: BLE001 — ring closing under us at shutdown
+                    pass
+
+    # ------------------------------------------------------------------ control [control]
+    def emit(self, ev: Event) -> None:
+        if ev.kind == "error":
+            self.errors_by_code[ev.code] = self.errors_by_code.get(ev.code, 0) + 1
+        self._emit(ev)
+
+    def count_error(self, code: str) -> None:
+        self.counters["errors"] += 1
+        self.errors_by_code[code] = self.errors_by_code.get(code, 0) + 1
+
+    def params(self) -> dict:
+        p = dict(COMMON_PARAMS)
+        for k, v in getattr(self.backend, "params", {}).items():
+            p.setdefault(k, v[:2])
+        return p
+
+    def submit(self, cmd: Command) -> int:
+        """Enqueue a command for the engine; returns the job id for ``play`` (else 0). ``[control]``"""
+        if cmd.kind in ("play", "stop", "param") and cmd.slot not in self.slots:
+            raise WavebridgeError("bad_slot", f"slot {cmd.slot} does not exist")
+        job = 0
+        if cmd.kind == "play":
+            self._job_counter += 1
+            job = self._job_counter
+            cmd.extra["job"] = job
+        if not cmd.arrival_ns:
+            cmd.arrival_ns = time.monotonic_ns()
+        try:
+            self.engine.q.put_nowait(cmd)
+        except queue.Full:
+            raise WavebridgeError("busy", "engine queue is full; try again", slot=cmd.slot) from None
+        self.counters["commands"] += 1
+        return job
+
+    def status(self) -> list[dict]:
+        """One dict per slot: state, prompt, buffered seconds, underruns, job, age. ``[control]``"""
+        out = []
+        now = time.time()
+        for n, s in self.slots.items():
+            ring = s.ring
+            job = s.job
+            out.append({
+                "slot": n, "state": s.state if job is not None or s.state == "error" else "idle",
+                "prompt": s.prompt if job is not None else "", "job": job.job if job else 0,
+                "buffered_s": ring.buffered() / ring.sample_rate, "underrun_frames": ring.underrun_frames,
+                "age_s": (now - s.job_started) if job is not None else 0.0,
+                "reader_alive": (time.monotonic_ns() - ring.reader_heartbeat_ns) < 1_000_000_000,
+                "splices_overtaken": ring.splices_overtaken,
+            })
+        return out
+
+    def metrics_step(self, res) -> None:
+        if self.on_step is not None:
+            try:
+                self.on_step(res)
+            except Exception:  # noqa: BLE001
+                pass

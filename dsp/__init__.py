@@ -1,0 +1,12 @@
+"""dsp: crossfades, chunk stitching, fades, gain ramps, a soft limiter, interleaving.
+
+One API over NumPy and CuPy: every function takes its array module from its input
+(``array_module(x)``), so the same call runs on host or device. NumPy is the complete
+reference; CuPy is imported lazily and only when a CuPy array is passed in. This package
+imports nothing else of wavebridge. No threads of its own; callers tag their class.
+"""
+from .core import (array_module, crossfade, equal_power_curves, linear_curves, fade, gain_ramp,
+                   soft_limit, stitch, Stitcher, planar_to_interleaved, seam_jump)
+
+__all__ = ["array_module", "crossfade", "equal_power_curves", "linear_curves", "fade", "gain_ramp",
+           "soft_limit", "stitch", "Stitcher", "planar_to_interleaved", "seam_jump"]

@@ -1,0 +1,100 @@
+"""The backend contract every generator implements, and lazy loading by name.
+
+All methods run on the ``[engine]`` thread, except construction and ``warmup`` which the
+daemon runs before it says it is ready. A backend owns its model and device; it never blocks
+on I/O after ``warmup``.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+class BackendError(Exception):
+    """A backend failed for one or more streams (maps to ``/wb/error`` code ``backend``)."""
+
+    code = "backend"
+
+
+class OutOfMemory(BackendError):
+    """The device ran out of memory (maps to ``/wb/error`` code ``oom``)."""
+
+    code = "oom"
+
+
+@dataclass
+class Stream:
+    """One job's generation state inside a backend (opaque ``state`` per backend)."""
+
+    job: int
+    prompt: str
+    seed: int
+    params: dict[str, float] = field(default_factory=dict)
+    frames_done: int = 0
+    state: Any = None
+
+
+class Backend:
+    """Base class. Subclasses set ``name``, ``sample_rate``, ``channels``, ``max_batch``."""
+
+    name = "base"
+    sample_rate = 48000
+    channels = 2
+    max_batch = 64
+    #: frames a stream's chunk should be a multiple of (a model's hop); 1 = any size
+    granularity = 1
+    #: "cpu" or "cuda": where ``generate`` output lives before it is handed back
+    device = "cpu"
+    #: live parameters this backend understands, name → (min, max, default)
+    params: dict[str, tuple[float, float, float]] = {}
+
+    def warmup(self) -> None:
+        """Compile, allocate and run once so the first real job is fast. ``[control]`` at start."""
+
+    def start(self, job: int, prompt: str, seed: int, params: dict[str, float] | None = None) -> Stream:
+        """Prepare a stream for ``prompt`` (text encoding happens here). ``[engine]``"""
+        raise NotImplementedError
+
+    def generate(self, streams: list[Stream], frames: int) -> list[np.ndarray]:
+        """The next ``frames`` frames (rounded up to ``granularity``) of every stream, as one batch.
+
+        Returns one ``(n, channels)`` float32 array per stream, in order. Raises ``OutOfMemory``
+        or ``BackendError``; the scheduler then isolates the failing streams. ``[engine]``
+        """
+        raise NotImplementedError
+
+    def set_param(self, stream: Stream, name: str, value: float) -> None:
+        """Apply a live parameter from the next chunk on. ``[engine]``"""
+        stream.params[name] = float(value)
+
+    def set_tempo(self, bpm: float) -> None:
+        """Global tempo for backends that use it. ``[engine]``"""
+
+    def end(self, stream: Stream) -> None:
+        """Release a stream's resources. ``[engine]``"""
+
+    def close(self) -> None:
+        """Free the model. ``[control]`` at shutdown."""
+
+
+_BACKENDS = {
+    "synth": "engine.synth:SynthBackend",
+    "musicgen": "engine.musicgen:MusicgenBackend",
+}
+
+
+def available_backends() -> list[str]:
+    return sorted(_BACKENDS)
+
+
+def get_backend(name: str, **kwargs) -> Backend:
+    """Construct a backend by name; heavy imports happen only for the one asked for."""
+    try:
+        target = _BACKENDS[name]
+    except KeyError:
+        raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(available_backends())}") from None
+    mod, cls = target.split(":")
+    return getattr(importlib.import_module(mod), cls)(**kwargs)

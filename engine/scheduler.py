@@ -1,0 +1,248 @@
+"""Scheduler: which slots get audio next, how much, and in one batch.
+
+Owns the jobs (one per slot at most, plus a job being replaced while its crossfade is
+written) and their backend streams. Each :meth:`Scheduler.step` is told every playing slot's
+buffered frames and free space — numbers only; the scheduler knows no ring and no transport —
+and returns the next chunk for every slot that is below its target depth, generated in as
+few backend calls as possible: one call per chunk-size bucket, slots ordered by deadline
+(buffered frames ÷ rate, earliest first). Streams join and leave between steps (continuous
+batching). Chunks grow from a small first chunk (fast first audio) to ``max_chunk`` once the
+slot has a safe margin.
+
+A backend exception fails only the streams it belongs to: an ``OutOfMemory`` batch is retried
+in halves down to single streams; whatever still fails is reported as a failure for that job
+alone. Compute time of every call is shared among the batch's jobs (per-job metering).
+
+Runs entirely on the ``[engine]`` thread; ``clock`` is injectable for tests.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .backend import Backend, BackendError, OutOfMemory, Stream
+
+
+@dataclass
+class Job:
+    """One request to play a prompt on a slot."""
+
+    job: int
+    slot: int
+    prompt: str
+    seed: int
+    seconds: float                      # 0 = endless
+    stream: Stream
+    frames_total: int                   # 0 = endless
+    frames_out: int = 0                 # frames handed back so far
+    next_chunk: int = 0
+    compute_s: float = 0.0              # this job's share of backend time
+    chunks: int = 0
+    created: float = 0.0
+    first_chunk_at: float | None = None
+    done: bool = False
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.frames_total == 0 else self.frames_total - self.frames_out
+
+
+@dataclass
+class Chunk:
+    """Audio for one job, in the order it must be written."""
+
+    job: Job
+    audio: np.ndarray                   # (n, channels) float32
+    first: bool                         # the job's first chunk
+    last: bool                          # the job ends with this chunk
+
+
+@dataclass
+class Failure:
+    job: Job
+    code: str                           # "oom" or "backend"
+    message: str
+
+
+@dataclass
+class StepResult:
+    chunks: list[Chunk] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    batch_sizes: list[int] = field(default_factory=list)
+    compute_s: float = 0.0
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+class Scheduler:
+    """Deadline-ordered, batched chunk planning over a backend. ``[engine]``"""
+
+    def __init__(self, backend: Backend, *, target_frames: int, first_chunk: int = 1024,
+                 max_chunk: int = 8192, clock=time.perf_counter):
+        self.backend = backend
+        self.rate = backend.sample_rate
+        self.target_frames = int(target_frames)
+        self.first_chunk = int(first_chunk)
+        self.max_chunk = int(max_chunk)
+        self.clock = clock
+        self.jobs: dict[int, Job] = {}          # slot → job
+        self.max_batch = max(1, int(getattr(backend, "max_batch", 64)))
+        self.total_compute_s = 0.0
+        self.total_frames = 0
+
+    # ----------------------------------------------------------------- jobs
+    def start(self, slot: int, job_id: int, prompt: str, seed: int, seconds: float = 0.0,
+              params: dict | None = None) -> Job:
+        """Create the slot's new job (the backend encodes the prompt here). Does not end the old one."""
+        t0 = self.clock()
+        stream = self.backend.start(job_id, prompt, seed, params)
+        dt = self.clock() - t0
+        total = int(round(seconds * self.rate)) if seconds > 0 else 0
+        job = Job(job=job_id, slot=slot, prompt=prompt, seed=seed, seconds=seconds, stream=stream,
+                  frames_total=total, next_chunk=self.first_chunk, compute_s=dt, created=t0)
+        return job
+
+    def attach(self, job: Job) -> Job | None:
+        """Make ``job`` the slot's current job; returns the job it replaces (still open)."""
+        old = self.jobs.get(job.slot)
+        self.jobs[job.slot] = job
+        return old
+
+    def end(self, job: Job) -> None:
+        """Release a job's stream; remove it if it is still the slot's current job."""
+        if self.jobs.get(job.slot) is job:
+            del self.jobs[job.slot]
+        job.done = True
+        try:
+            self.backend.end(job.stream)
+        except Exception:
+            pass
+
+    def cancel(self, slot: int) -> Job | None:
+        job = self.jobs.get(slot)
+        if job is not None:
+            self.end(job)
+        return job
+
+    def extra(self, job: Job, frames: int) -> np.ndarray:
+        """Generate ``frames`` more of ``job`` outside the batch (crossfade material). ``[engine]``"""
+        out = self._generate([job], frames, StepResult())
+        return None if out is None else out[0][:frames]
+
+    # ----------------------------------------------------------------- planning
+    def chunk_size(self, job: Job, buffered: int, free: int) -> int:
+        """Frames to generate for ``job`` now (0 = nothing), a power-of-two bucket."""
+        want = self.target_frames - buffered
+        if want <= 0 or free <= 0:
+            return 0
+        size = job.next_chunk
+        if buffered >= self.target_frames // 4:  # safe margin: jump to full-size chunks
+            size = self.max_chunk
+        size = min(size, self.max_chunk, _pow2_floor(free))
+        if size < self.first_chunk and free >= self.first_chunk:
+            size = self.first_chunk
+        g = max(1, int(self.backend.granularity))
+        if g > 1:
+            size = max(g, (size // g) * g)
+        rem = job.remaining
+        if rem is not None:
+            size = min(size, rem)
+        return max(0, size)
+
+    def plan(self, buffered: dict[int, int], free: dict[int, int]) -> list[tuple[Job, int]]:
+        """(job, frames) for every slot below target, earliest deadline first."""
+        out = []
+        for slot, job in self.jobs.items():
+            if job.done or (job.remaining is not None and job.remaining <= 0):
+                continue
+            b = buffered.get(slot, 0)
+            n = self.chunk_size(job, b, free.get(slot, 0))
+            if n > 0:
+                out.append((b / self.rate, job.job, job, n))
+        out.sort(key=lambda t: (t[0], t[1]))
+        return [(job, n) for _, _, job, n in out]
+
+    def next_deadline_s(self, buffered: dict[int, int]) -> float | None:
+        """Seconds until the earliest slot drops below its target (for the engine's wait)."""
+        best = None
+        for slot, job in self.jobs.items():
+            if job.done or (job.remaining is not None and job.remaining <= 0):
+                continue
+            d = (buffered.get(slot, 0) - self.target_frames) / self.rate
+            best = d if best is None else min(best, d)
+        return best
+
+    # ----------------------------------------------------------------- generation
+    def step(self, buffered: dict[int, int], free: dict[int, int]) -> StepResult:
+        """Plan, batch by chunk size, generate; return chunks in deadline order. ``[engine]``"""
+        res = StepResult()
+        plan = self.plan(buffered, free)
+        if not plan:
+            return res
+        groups: dict[int, list[Job]] = {}
+        for job, n in plan:
+            groups.setdefault(n, []).append(job)
+        for n, jobs in groups.items():
+            for i in range(0, len(jobs), self.max_batch):
+                batch = jobs[i:i + self.max_batch]
+                audio = self._generate(batch, n, res)
+                if audio is None:
+                    continue
+                for job, a in zip(batch, audio):
+                    if a is None:
+                        continue
+                    a = a[:n] if job.remaining is not None else a
+                    first = job.frames_out == 0
+                    job.frames_out += a.shape[0]
+                    job.chunks += 1
+                    job.next_chunk = min(self.max_chunk, max(job.next_chunk, a.shape[0]) * 2)
+                    last = job.remaining is not None and job.remaining <= 0
+                    if first:
+                        job.first_chunk_at = self.clock()
+                    res.chunks.append(Chunk(job, a, first, last))
+        order = {id(j): k for k, (j, _) in enumerate(plan)}
+        res.chunks.sort(key=lambda c: order.get(id(c.job), 0))
+        return res
+
+    def _generate(self, batch: list[Job], n: int, res: StepResult):
+        """One backend call with OOM splitting; failed jobs go to ``res.failures``."""
+        t0 = self.clock()
+        try:
+            out = self.backend.generate([j.stream for j in batch], n)
+            if len(out) != len(batch):
+                raise BackendError(f"backend returned {len(out)} outputs for {len(batch)} streams")
+        except OutOfMemory as e:
+            self._charge(batch, self.clock() - t0, res)
+            if len(batch) == 1:
+                res.failures.append(Failure(batch[0], "oom", str(e) or "out of memory"))
+                return [None]
+            half = len(batch) // 2
+            a = self._generate(batch[:half], n, res) or [None] * half
+            b = self._generate(batch[half:], n, res) or [None] * (len(batch) - half)
+            return a + b
+        except Exception as e:  # noqa: BLE001 — a backend error must not end the daemon
+            self._charge(batch, self.clock() - t0, res)
+            if len(batch) == 1:
+                code = getattr(e, "code", "backend") if isinstance(e, BackendError) else "backend"
+                res.failures.append(Failure(batch[0], code, f"{type(e).__name__}: {e}"))
+                return [None]
+            half = len(batch) // 2  # isolate the failing stream(s)
+            a = self._generate(batch[:half], n, res) or [None] * half
+            b = self._generate(batch[half:], n, res) or [None] * (len(batch) - half)
+            return a + b
+        dt = self.clock() - t0
+        self._charge(batch, dt, res)
+        res.batch_sizes.append(len(batch))
+        self.total_frames += n * len(batch)
+        return [np.asarray(a, dtype=np.float32) for a in out]
+
+    def _charge(self, batch: list[Job], dt: float, res: StepResult) -> None:
+        share = dt / max(1, len(batch))
+        for j in batch:
+            j.compute_s += share
+        res.compute_s += dt
+        self.total_compute_s += dt

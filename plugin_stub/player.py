@@ -1,0 +1,159 @@
+"""Players: read a slot like a host does — into a WAV file, or onto a sound card.
+
+:class:`PacedRecorder` calls the reader's ``[audio]`` path once per block on a fixed real-time
+schedule (block/rate seconds apart, absolute deadlines so it does not drift), the way a host's
+audio callback would, and keeps per-block statistics (short blocks while playing = underruns).
+The sound-card player uses PortAudio's callback mode through pyaudio: on Debian's PortAudio
+19.6, closing a blocking-mode stream on JACK aborts the process.
+"""
+from __future__ import annotations
+
+import struct
+import threading
+import time
+
+import numpy as np
+
+from bridge.protocol import RingError
+
+from .reader import RingReader
+
+
+def attach_when_ready(slot, timeout: float = 10.0, **kw) -> RingReader:
+    """Attach to a slot's ring, waiting up to ``timeout`` s for the daemon to create it. Not ``[audio]``."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return RingReader(slot, **kw).attach()
+        except RingError as e:
+            if e.code not in ("ring_missing", "ring_magic") or time.monotonic() > end:
+                raise
+            time.sleep(0.05)
+
+
+def write_wav(path: str, audio: np.ndarray, rate: int, fmt: str = "pcm16") -> None:
+    """Write ``(frames, channels)`` float audio as 16-bit PCM or 32-bit float WAV."""
+    audio = np.asarray(audio, dtype=np.float32)
+    if audio.ndim == 1:
+        audio = audio[:, None]
+    ch = audio.shape[1]
+    if fmt == "float":
+        data = audio.astype("<f4").tobytes()
+        tag, bits = 3, 32
+    else:
+        data = (np.clip(audio, -1.0, 1.0) * 32767.0).round().astype("<i2").tobytes()
+        tag, bits = 1, 16
+    block = ch * bits // 8
+    with open(path, "wb") as f:
+        f.write(b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVE")
+        f.write(b"fmt " + struct.pack("<IHHIIHH", 16, tag, ch, rate, rate * block, block, bits))
+        f.write(b"data" + struct.pack("<I", len(data)))
+        f.write(data)
+
+
+def read_wav(path: str) -> tuple[np.ndarray, int]:
+    """Read a PCM16/float32 WAV written by :func:`write_wav` (or any plain one) → (audio, rate)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:4] != b"RIFF" or raw[8:12] != b"WAVE":
+        raise ValueError(f"{path} is not a WAV file")
+    pos, fmt, data = 12, None, None
+    while pos + 8 <= len(raw):
+        cid, size = raw[pos:pos + 4], struct.unpack_from("<I", raw, pos + 4)[0]
+        body = raw[pos + 8:pos + 8 + size]
+        if cid == b"fmt ":
+            fmt = struct.unpack_from("<HHIIHH", body)
+        elif cid == b"data":
+            data = body
+        pos += 8 + size + (size & 1)
+    tag, ch, rate, _, _, bits = fmt
+    if tag == 3 or (tag == 0xFFFE and bits == 32):
+        a = np.frombuffer(data, dtype="<f4")
+    elif bits == 16:
+        a = np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
+    else:
+        raise ValueError(f"unsupported WAV format tag={tag} bits={bits}")
+    return a.reshape(-1, ch), rate
+
+
+class PacedRecorder:
+    """Read ``seconds`` of a slot at ``block`` frames per call, in real time, into memory."""
+
+    def __init__(self, reader: RingReader, seconds: float, block: int = 128):
+        self.reader = reader
+        self.block = int(block)
+        self.rate = reader.sample_rate
+        self.total = int(seconds * self.rate)
+        nblocks = -(-self.total // self.block)
+        self.audio = np.zeros((nblocks * self.block, reader.channels), dtype=np.float32)
+        self.real = np.zeros(nblocks, dtype=np.int32)      # real frames per block
+        self.playing = np.zeros(nblocks, dtype=bool)       # writer's playing flag at the block
+        self.read_index = np.zeros(nblocks, dtype=np.int64)  # read_index before the block
+        self.times = np.zeros(nblocks, dtype=np.float64)     # monotonic time of the block
+        self.late_blocks = 0
+        self.blocks_done = 0
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def run(self, on_block=None) -> "PacedRecorder":
+        """The host loop. ``on_block(k, recorder)`` runs after each block (keep it cheap)."""
+        r = self.reader
+        period = self.block / self.rate
+        t0 = time.monotonic()
+        for k in range(len(self.real)):
+            if self._stop.is_set():
+                break
+            due = t0 + k * period
+            now = time.monotonic()
+            if due > now:
+                time.sleep(due - now)
+            elif now - due > 4 * period:
+                self.late_blocks += 1
+            out = self.audio[k * self.block:(k + 1) * self.block]
+            self.read_index[k] = r.read_index
+            self.playing[k] = r.playing
+            self.times[k] = time.monotonic()
+            self.real[k] = r.read_into(out)
+            self.blocks_done = k + 1
+            if on_block is not None:
+                on_block(k, self)
+        return self
+
+    @property
+    def captured(self) -> np.ndarray:
+        return self.audio[:min(self.total, self.blocks_done * self.block)]
+
+    def short_blocks_while_playing(self) -> int:
+        n = self.blocks_done
+        return int(np.sum((self.real[:n] < self.block) & self.playing[:n]))
+
+
+def play_soundcard(reader: RingReader, seconds: float = 0.0, block: int = 256, device=None) -> None:
+    """Play a slot on the default (or given) output through PortAudio callback mode."""
+    try:
+        import pyaudio
+    except ImportError as e:  # the `audio` extra
+        raise RuntimeError("pyaudio is not installed (pip install 'wavebridge[audio]')") from e
+    pa = pyaudio.PyAudio()
+    ch = reader.channels
+    buf = np.zeros((block, ch), dtype=np.float32)
+
+    def callback(_in, frames, _info, _status):
+        # [audio]: PortAudio's callback thread
+        out = buf[:frames] if frames <= block else np.zeros((frames, ch), dtype=np.float32)
+        reader.read_into(out)
+        return out.tobytes(), pyaudio.paContinue
+
+    stream = pa.open(format=pyaudio.paFloat32, channels=ch, rate=reader.sample_rate, output=True,
+                     frames_per_buffer=block, stream_callback=callback, output_device_index=device)
+    try:
+        stream.start_stream()
+        end = time.monotonic() + seconds if seconds > 0 else None
+        while stream.is_active() and (end is None or time.monotonic() < end):
+            time.sleep(0.05)
+    finally:
+        stream.stop_stream()
+        stream.close()
+        pa.terminate()

@@ -1,0 +1,205 @@
+"""RingReader: the reference reader of ring protocol v1.
+
+``read``/``read_into`` are the ``[audio]`` path: they copy frames, zero-fill a shortfall, count
+underruns while the writer says ``playing`` and publish ``read_index``. They allocate no audio
+buffers (the output buffer is preallocated at attach time; NumPy slices are views), take no lock
+and make no system call. Attaching is not real-time work: do it from a worker or the main thread.
+
+The segment is opened with ``os.open`` + ``mmap``, never through ``SharedMemory``, so the
+resource tracker cannot unlink the daemon's rings when this process exits.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import time
+
+import msgpack
+import numpy as np
+
+from bridge import protocol as P
+from bridge.protocol import RingError
+
+_WI = P.OFF_WRITE_INDEX // 8
+_RI = P.OFF_READ_INDEX // 8
+_EP = P.OFF_EPOCH // 8
+_UR = P.OFF_UNDERRUN // 8
+_RHB = P.OFF_READER_HEARTBEAT // 8
+_WHB = P.OFF_WRITER_HEARTBEAT // 8
+_FL = P.OFF_FLAGS // 4
+
+
+class RingReader:
+    """The one reader of a slot's ring.
+
+    ``max_block`` sizes the preallocated output buffer; ``host_rate`` is published as
+    ``reader_sample_rate`` so the writer can resample.
+    """
+
+    def __init__(self, slot, max_block: int = 8192, host_rate: int = 0):
+        self.slot = slot
+        self.max_block = int(max_block)
+        self.host_rate = int(host_rate)
+        self._mm = None
+        self._fd = -1
+        self.resyncs = 0
+
+    # ------------------------------------------------------------ attach [control/worker]
+    def attach(self) -> "RingReader":
+        """Map the slot's ring and validate its header; raises ``RingError``. Not ``[audio]``."""
+        path = P.shm_path(self.slot)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise RingError("ring_missing", f"{path} does not exist (is the daemon running with this slot?)") from None
+        try:
+            size = os.fstat(fd).st_size
+            if size < P.DATA_OFFSET:
+                raise RingError("ring_size", f"{path} is {size} bytes, smaller than the header")
+            mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            try:
+                self.sample_rate, self.channels, self.capacity = P.validate_header(mm, size)
+            except RingError:
+                mm.close()
+                raise
+        except BaseException:
+            os.close(fd)
+            raise
+        self.detach()
+        self._fd, self._mm = fd, mm
+        self.mask = self.capacity - 1
+        self._u64 = np.frombuffer(mm, dtype="<u8", count=P.DATA_OFFSET // 8)
+        self._u32 = np.frombuffer(mm, dtype="<u4", count=P.DATA_OFFSET // 4)
+        self._data = np.frombuffer(mm, dtype=np.float32, count=self.capacity * self.channels,
+                                   offset=P.DATA_OFFSET).reshape(self.capacity, self.channels)
+        self._buf = np.zeros((self.max_block, self.channels), dtype=np.float32)
+        self._epoch = int(self._u64[_EP])
+        self._r = int(self._u64[_WI])            # start at the live edge
+        self._u64[_RI] = self._r
+        self._u32[P.OFF_READER_PID // 4] = os.getpid()
+        self._u32[P.OFF_READER_RATE // 4] = self.host_rate
+        self._u32[P.OFF_READER_BLOCK // 4] = 0
+        self._block_max = 0
+        return self
+
+    def detach(self) -> None:
+        """Unmap (never unlinks). Not ``[audio]``."""
+        if self._mm is None:
+            return
+        for name in ("_u64", "_u32", "_data", "_buf"):
+            self.__dict__.pop(name, None)
+        try:
+            self._mm.close()
+        except BufferError:
+            pass
+        os.close(self._fd)
+        self._mm, self._fd = None, -1
+
+    close = detach
+
+    def __enter__(self):
+        return self.attach() if self._mm is None else self
+
+    def __exit__(self, *exc):
+        self.detach()
+
+    @property
+    def attached(self) -> bool:
+        return self._mm is not None
+
+    # ------------------------------------------------------------ [audio]
+    def read(self, n: int) -> np.ndarray:
+        """Read ``n`` frames into the preallocated buffer and return a view of it. ``[audio]``"""
+        out = self._buf[:n]
+        self.read_into(out)
+        return out
+
+    def read_into(self, out: np.ndarray) -> int:
+        """Fill ``out`` (n × channels float32) from the ring; return frames that were real audio. ``[audio]``
+
+        Shortfall is zero-filled and, while the writer's ``playing`` flag is set, added to
+        ``underrun_frames``. An epoch change or a ``write_index`` behind ours resyncs to the
+        live edge.
+        """
+        u64 = self._u64
+        n = out.shape[0]
+        if n > self._block_max:
+            self._block_max = n
+            self._u32[P.OFF_READER_BLOCK // 4] = n
+        w = int(u64[_WI])                         # acquire (x86-64: plain load)
+        r = self._r
+        ep = int(u64[_EP])
+        if ep != self._epoch or w < r or w - r > self.capacity:
+            self._epoch = ep
+            r = w
+            self.resyncs += 1
+        k = w - r
+        if k > n:
+            k = n
+        if k:
+            i0 = r & self.mask
+            first = self.capacity - i0
+            if first >= k:
+                out[:k] = self._data[i0:i0 + k]
+            else:
+                out[:first] = self._data[i0:]
+                out[first:k] = self._data[:k - first]
+        if k < n:
+            out[k:] = 0.0
+            if self._u32[_FL] & P.FLAG_PLAYING:
+                u64[_UR] += n - k
+        r += k
+        self._r = r
+        u64[_RI] = r                              # release (x86-64 TSO)
+        u64[_RHB] = time.monotonic_ns()
+        return k
+
+    # ------------------------------------------------------------ status (any thread)
+    @property
+    def write_index(self) -> int:
+        return int(self._u64[_WI])
+
+    @property
+    def read_index(self) -> int:
+        return self._r
+
+    def buffered(self) -> int:
+        return max(0, int(self._u64[_WI]) - self._r)
+
+    @property
+    def underrun_frames(self) -> int:
+        return int(self._u64[_UR])
+
+    @property
+    def playing(self) -> bool:
+        return bool(self._u32[_FL] & P.FLAG_PLAYING)
+
+    @property
+    def writer_alive(self) -> bool:
+        """``writer_alive`` flag set and heartbeat younger than 1 s."""
+        if not self._u32[_FL] & P.FLAG_WRITER_ALIVE:
+            return False
+        return time.monotonic_ns() - int(self._u64[_WHB]) < 1_000_000_000
+
+    @property
+    def epoch(self) -> int:
+        return int(self._u64[_EP])
+
+    def meta(self, retries: int = 100) -> dict:
+        """The writer's job metadata, read under the seqlock (not ``[audio]``: it allocates)."""
+        mm = self._mm
+        for _ in range(retries):
+            s1 = int(self._u32[P.OFF_META_SEQ // 4])
+            if s1 & 1:
+                time.sleep(0)
+                continue
+            ln = int(self._u32[P.OFF_META_LEN // 4])
+            blob = bytes(mm[P.OFF_META:P.OFF_META + min(ln, P.META_MAX)])
+            if int(self._u32[P.OFF_META_SEQ // 4]) == s1:
+                if not blob:
+                    return {}
+                try:
+                    return msgpack.unpackb(blob, raw=False)
+                except Exception:
+                    return {}
+        return {}
