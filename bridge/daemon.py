@@ -169,6 +169,8 @@ class EngineThread(threading.Thread):
             slot = d.slots[cmd.slot]
             if cmd.name == "gain":
                 slot.gain_target = cmd.value
+                if slot.job is None:      # silent now: no ramp needed
+                    slot.gain = cmd.value
             elif cmd.name == "xfade_ms":
                 slot.xfade_ms = cmd.value
             else:

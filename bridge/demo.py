@@ -1,0 +1,138 @@
+"""``wavebridge demo``: the whole path once, as a user would run it.
+
+Starts a daemon process (``wavebridge serve --osc-port 0``), sends a prompt over OSC, records
+the slot through the stub reader at 128-frame blocks in real time, changes the prompt halfway,
+stops, sends SIGTERM, and prints first-audio latency (daemon-measured and at the read head),
+prompt-change latency at the read head, underruns, and the level of the WAV it wrote.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+
+class DaemonProcess:
+    """A ``wavebridge serve`` child process on a free port (also used by bench and tests)."""
+
+    def __init__(self, *extra, env=None, startup_timeout: float = 60.0):
+        cmd = [sys.executable, "-m", "bridge.cli", "serve", "--osc-port", "0", "--log-level", "WARNING", *extra]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=env or os.environ.copy())
+        self.host, self.port = None, None
+        self.lines: list[str] = []
+        end = time.monotonic() + startup_timeout
+        while time.monotonic() < end:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            self.lines.append(line)
+            m = re.search(r"listening for OSC on ([\d.:a-f]+):(\d+)", line)
+            if m:
+                self.host, self.port = m.group(1), int(m.group(2))
+                break
+        if self.port is None:
+            self.proc.kill()
+            err = self.proc.stderr.read()
+            raise RuntimeError(f"daemon did not start: {''.join(self.lines)} {err[-2000:]}")
+        self._drain = threading.Thread(target=self._drain_out, daemon=True)
+        self._drain.start()
+
+    def _drain_out(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def terminate(self, timeout: float = 5.0) -> tuple[int, float]:
+        """SIGTERM; returns (exit code, seconds it took)."""
+        t0 = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        return rc, time.monotonic() - t0
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _dbfs(x: float) -> float:
+    return 20 * np.log10(max(x, 1e-9))
+
+
+def run_demo(args) -> int:
+    from bridge.osc import OscClient
+    from bridge.protocol import shm_path
+    from plugin_stub.player import PacedRecorder, attach_when_ready, write_wav
+
+    seconds = float(args.seconds)
+    block = 128
+    print("wavebridge demo: starting the daemon (synth backend) …", flush=True)
+    d = DaemonProcess("--slots", "2")
+    try:
+        c = OscClient(d.host, d.port)
+        c.send("/wb/ping")
+        if c.wait_for("/wb/pong", 5.0) is None:
+            print("daemon did not answer /wb/ping", file=sys.stderr)
+            return 1
+        reader = attach_when_ready(1, max_block=block)
+        rec = PacedRecorder(reader, seconds, block)
+        th = threading.Thread(target=rec.run, name="host", daemon=True)
+        th.start()
+        time.sleep(0.2)
+        print(f"  OSC on {d.host}:{d.port}; reading slot 1 at {block}-frame blocks, {reader.sample_rate} Hz")
+        t1 = c.send("/wb/play", 1, args.prompt)
+        started = c.wait_for("/wb/started", 5.0)
+        fa = c.wait_for("/wb/first_audio", 5.0)
+        print(f"  ▶ \"{args.prompt}\"  (job {started[1] if started else '?'})")
+        time.sleep(max(0.0, seconds / 2 - 0.2 - (time.monotonic() - t1)))
+        t2 = c.send("/wb/play", 1, args.prompt2)
+        c.wait_for("/wb/started", 5.0)
+        fa2 = c.wait_for("/wb/first_audio", 5.0)
+        meta = reader.meta()
+        splice_at = int(meta.get("splice_at", -1))
+        print(f"  ▶ \"{args.prompt2}\"  (prompt change at {t2 - t1:.1f} s)")
+        th.join(seconds + 5)
+        c.send("/wb/stop", 1)
+        c.wait_for("/wb/done", 3.0)
+        underruns = reader.underrun_frames
+        reader.detach()
+        rc, took = d.terminate()
+        rings_gone = not os.path.exists(shm_path(1)) and not os.path.exists(shm_path(2))
+    finally:
+        d.kill()
+
+    n = rec.blocks_done
+    times, real, ridx = rec.times[:n], rec.real[:n], rec.read_index[:n]
+    heard = np.nonzero((times >= t1) & (real > 0))[0]
+    head_ms = (times[heard[0]] - t1) * 1000 if heard.size else float("nan")
+    change_ms = float("nan")
+    if splice_at >= 0:
+        k = np.nonzero(ridx + real > splice_at)[0]
+        if k.size:
+            change_ms = (times[k[0]] - t2) * 1000
+    audio = rec.captured
+    write_wav(args.wav, audio, reader.sample_rate)
+    peak = float(np.abs(audio).max()) if audio.size else 0.0
+    rms = float(np.sqrt(np.mean(audio.astype(np.float64) ** 2))) if audio.size else 0.0
+    print()
+    print(f"  first audio:    {fa[2]:.1f} ms datagram → ring (daemon), {head_ms:.1f} ms to the read head"
+          if fa else "  first audio:    (no /wb/first_audio reply)")
+    print(f"  prompt change:  {change_ms:.1f} ms datagram → new audio at the read head"
+          f" (daemon: {fa2[2]:.1f} ms to splice)" if fa2 else "  prompt change:  (no reply)")
+    print(f"  underruns:      {underruns} frames in the ring header, "
+          f"{rec.short_blocks_while_playing()} short blocks while playing, {rec.late_blocks} late host blocks")
+    print(f"  wrote {args.wav}: {audio.shape[0] / reader.sample_rate:.1f} s stereo, peak {_dbfs(peak):.1f} dBFS, "
+          f"RMS {_dbfs(rms):.1f} dBFS, NaN: {bool(np.isnan(audio).any())}")
+    print(f"  daemon: SIGTERM → exit {rc} in {took * 1000:.0f} ms, rings removed: {rings_gone}")
+    ok = fa is not None and rc == 0 and rings_gone and peak > 0.01 and not np.isnan(audio).any()
+    return 0 if ok else 1
