@@ -52,6 +52,7 @@ class Config:
     guard_ms: float = 10.0            # splice distance ahead of the read head (min)
     end_fade_ms: float = 10.0         # fade at the end of a finite job
     queue_max: int = 1024
+    splice: bool = True               # False: a new prompt waits behind the buffered audio (naive)
     slot_names: list | None = None    # default 1..slots
 
 
@@ -198,6 +199,11 @@ class EngineThread(threading.Thread):
             d.scheduler.end(slot.old_job)
             self._done(slot, slot.old_job, "replaced")
         replacing = old is not None or (slot.ring.playing and slot.ring.buffered() > 0)
+        if replacing and not d.config.splice:     # naive mode: append behind what is buffered
+            if old is not None:
+                d.scheduler.end(old)
+                self._done(slot, old, "replaced")
+            old, replacing = None, False
         slot.old_job = old
         slot.pending = "splice" if replacing else "append"
         if replacing:
@@ -210,9 +216,15 @@ class EngineThread(threading.Thread):
         slot.job_started = time.time()
         slot.arrival_ns = cmd.arrival_ns or time.monotonic_ns()
         slot.reply_to = cmd.reply_to
-        slot.ring.set_meta({"slot": cmd.slot, "job": job.job, "prompt": cmd.prompt, "backend": d.backend.name,
-                            "seed": job.seed, "seconds": cmd.seconds, "sample_rate": slot.ring.sample_rate,
-                            "started_unix": slot.job_started})
+        self._meta(slot, job)
+
+    def _meta(self, slot: Slot, job: Job, **extra) -> None:
+        """Publish the job's metadata in the ring header (``start_at``/``splice_at``: frame positions)."""
+        meta = {"slot": slot.number, "job": job.job, "prompt": job.prompt, "backend": self.d.backend.name,
+                "seed": job.seed, "seconds": job.seconds, "sample_rate": slot.ring.sample_rate,
+                "started_unix": slot.job_started}
+        meta.update(extra)
+        slot.ring.set_meta(meta)
 
     def _xfade_frames(self, slot: Slot) -> int:
         ms = slot.xfade_ms if slot.xfade_ms is not None else self.d.config.xfade_ms
@@ -311,11 +323,12 @@ class EngineThread(threading.Thread):
                 d.scheduler.end(old)
                 self._done(slot, old, "replaced")
                 slot.old_job = None
-            ring.set_meta({"slot": job.slot, "job": job.job, "prompt": job.prompt, "backend": d.backend.name,
-                           "seed": job.seed, "seconds": job.seconds, "sample_rate": ring.sample_rate,
-                           "started_unix": slot.job_started, "splice_at": s})
+            self._meta(slot, job, start_at=s, splice_at=s)
         else:
+            at = ring.write_index
             ring.append(audio)
+            if ch.first:
+                self._meta(slot, job, start_at=at)
         if ch.first:
             ring.set_playing(True)
             slot.pending = ""

@@ -1,0 +1,336 @@
+"""``wavebridge bench``: the figures wavebridge is measured on, with a naive baseline in the same run.
+
+It drives real daemon processes over OSC and reads their rings with the stub reader at
+128-frame blocks in real time, as a host would:
+
+- ``first_audio_ms``: datagram → first frames in the ring (the daemon's ``/wb/first_audio``),
+  p50/p99 over repeated plays on idle slots; baseline: a daemon whose first chunk is full size.
+- ``prompt_change_ms``: ``/wb/play`` on a playing slot with ≥ 1 s buffered → the new job's
+  first frame reaches the read head (the reader sees ``read_index`` pass the splice point);
+  baseline: a daemon without splicing, where the new prompt waits behind the buffer.
+- ``max_realtime_slots``: the largest number of slots played together, all read at 128-frame
+  blocks in real time, with zero underrun frames over the measuring window.
+- ``rtf_single`` / ``aggregate_audio_s_per_s``: the backend alone, one stream and a batch;
+  baseline: the same streams generated one at a time.
+- ``reader_us_per_block``: the Python reader's cost per 128-frame read (and the C plugin's, if
+  ``build/lv2/bench_read`` exists).
+- ``cost_per_audio_minute``: compute seconds per audio second × ``--price-per-hour``.
+
+Progress goes to stderr; ``--json`` prints one JSON object as the last line of stdout.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+BLOCK = 128
+
+
+def _say(msg: str) -> None:
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def _pct(xs, q):
+    return float(np.percentile(np.asarray(xs, dtype=np.float64), q)) if len(xs) else float("nan")
+
+
+def machine_info() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__, "platform": platform.platform()}
+
+
+class HostReaders:
+    """One host thread reading several slots at BLOCK frames per tick, in real time."""
+
+    def __init__(self, slots, rate_hint=48000):
+        from plugin_stub.player import attach_when_ready
+
+        self.readers = [attach_when_ready(s, max_block=BLOCK) for s in slots]
+        self.rate = self.readers[0].sample_rate
+        self.out = np.zeros((BLOCK, self.readers[0].channels), np.float32)
+        self._stop = threading.Event()
+        self.ticks = 0
+        self.late = 0
+        self.on_tick = None
+        self.th = threading.Thread(target=self._run, daemon=True, name="bench-host")
+
+    def start(self):
+        self.th.start()
+        return self
+
+    def _run(self):
+        period = BLOCK / self.rate
+        t0 = time.monotonic()
+        k = 0
+        while not self._stop.is_set():
+            due = t0 + k * period
+            now = time.monotonic()
+            if due > now:
+                time.sleep(due - now)
+            elif now - due > 8 * period:
+                self.late += 1
+            for r in self.readers:
+                r.read_into(self.out)
+            k += 1
+            self.ticks = k
+            if self.on_tick is not None:
+                self.on_tick(k)
+
+    def stop(self):
+        self._stop.set()
+        self.th.join(2)
+        for r in self.readers:
+            r.detach()
+
+    def underruns(self):
+        return sum(r.underrun_frames for r in self.readers)
+
+
+def bench_first_audio(d, client, trials: int) -> list[float]:
+    out = []
+    slot = 1
+    for i in range(trials):
+        client.send("/wb/play", slot, f"first audio trial {i} with drums", 0.0, i)
+        fa = client.wait_for("/wb/first_audio", 5.0)
+        if fa is not None:
+            out.append(float(fa[2]))
+        client.send("/wb/stop", slot, 0.0)
+        client.wait_for("/wb/done", 2.0)
+        time.sleep(0.03)
+    return out
+
+
+def bench_prompt_change(d, client, trials: int, settle_s: float = 1.3) -> tuple[list[float], list[float]]:
+    """Returns (ms to the read head, buffered seconds at the change)."""
+    host = HostReaders([2]).start()
+    r = host.readers[0]
+    lat, buf = [], []
+    state = {}
+
+    def on_tick(_k):
+        sp = state.get("splice")
+        if sp is not None and "heard" not in state and r.read_index > sp:
+            state["heard"] = time.monotonic()
+
+    host.on_tick = on_tick
+    try:
+        client.send("/wb/play", 2, "steady house groove with piano")
+        client.wait_for("/wb/first_audio", 5.0)
+        for i in range(trials):
+            time.sleep(settle_s)
+            state.clear()
+            buf.append(r.buffered() / r.sample_rate)
+            t = client.send("/wb/play", 2, f"prompt change {i}: ambient pads in D major", 0.0, i)
+            started = client.wait_for("/wb/started", 5.0)
+            client.wait_for("/wb/first_audio", 5.0)
+            # the splice point (or, without splice, where the new job's audio begins)
+            end = time.monotonic() + 5.0
+            while time.monotonic() < end:
+                m = r.meta()
+                if started and m.get("job") == started[1] and "start_at" in m:
+                    state["splice"] = m["start_at"]      # where the new job's first frame lies
+                    break
+                time.sleep(0.001)
+            end = time.monotonic() + 5.0
+            while "heard" not in state and time.monotonic() < end:
+                time.sleep(0.002)
+            if "heard" in state:
+                lat.append((state["heard"] - t) * 1000.0)
+    finally:
+        host.stop()
+    return lat, buf
+
+
+def bench_realtime_slots(start_daemon, counts, window_s: float) -> tuple[int, dict]:
+    from bridge.osc import OscClient
+
+    best, detail = 0, {}
+    for n in counts:
+        d = start_daemon("--slots", str(n))
+        try:
+            c = OscClient(d.host, d.port, timeout=3.0)
+            host = HostReaders(list(range(1, n + 1))).start()
+            for s in range(1, n + 1):
+                c.send("/wb/play", s, f"slot {s} groove with drums bass pad and lead", 0.0, s)
+            got = 0
+            end = time.monotonic() + 10
+            while got < n and time.monotonic() < end:
+                if c.wait_for("/wb/first_audio", 1.0) is not None:
+                    got += 1
+            time.sleep(window_s)
+            ur = host.underruns()
+            late = host.late
+            host.stop()
+            c.close()
+        finally:
+            d.terminate()
+        detail[n] = {"underrun_frames": int(ur), "late_host_ticks": int(late), "started": got}
+        _say(f"  {n:3d} slots: {ur} underrun frames, {late} late host ticks")
+        if ur == 0 and got == n:
+            best = n
+        else:
+            break
+    return best, detail
+
+
+def bench_backend(backend_name: str, model: str | None, streams: int) -> dict:
+    from engine import get_backend
+
+    kw = {"model": model} if model else {}
+    b = get_backend(backend_name, **kw)
+    b.warmup()
+    rate = b.sample_rate
+    chunk = 8192
+    s = b.start(1, "benchmark stream with drums, bass, pad and lead", 0)
+    t0 = time.perf_counter()
+    frames = 0
+    while time.perf_counter() - t0 < 2.0:
+        frames += b.generate([s], chunk)[0].shape[0]
+    rtf = frames / rate / (time.perf_counter() - t0)
+    ss = [b.start(i, f"stream {i} with drums bass pad lead", i) for i in range(streams)]
+    t0 = time.perf_counter()
+    frames = 0
+    while time.perf_counter() - t0 < 2.0:
+        frames += sum(a.shape[0] for a in b.generate(ss, chunk))
+    agg = frames / rate / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    frames = 0
+    while time.perf_counter() - t0 < 2.0:
+        for x in ss:
+            frames += b.generate([x], chunk)[0].shape[0]
+    naive = frames / rate / (time.perf_counter() - t0)
+    b.close()
+    return {"rtf_single": rtf, "aggregate_audio_s_per_s": agg, "aggregate_naive_audio_s_per_s": naive,
+            "aggregate_streams": streams}
+
+
+def bench_reader() -> dict:
+    import secrets
+
+    from bridge.ring import RingWriter
+    from plugin_stub.reader import RingReader
+
+    name = "bench" + secrets.token_hex(4)
+    w = RingWriter.open(name, 48000, 2, 1 << 16)
+    r = RingReader(name, max_block=BLOCK).attach()
+    out = np.zeros((BLOCK, 2), np.float32)
+    try:
+        w.set_playing(True)
+        chunk = np.random.default_rng(0).standard_normal((1 << 14, 2)).astype(np.float32)
+        n, t = 0, 0.0
+        for _ in range(40):
+            w.append(chunk)
+            t0 = time.perf_counter_ns()
+            for _ in range((1 << 14) // BLOCK):
+                r.read_into(out)
+            t += time.perf_counter_ns() - t0
+            n += (1 << 14) // BLOCK
+        res = {"python_us": t / n / 1000.0}
+    finally:
+        r.detach()
+        w.close()
+    exe = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "lv2", "bench_read")
+    if os.path.exists(exe):
+        try:
+            p = subprocess.run([exe], capture_output=True, text=True, timeout=60)
+            for line in p.stdout.splitlines():
+                if "c_read_us_per_block" in line:
+                    res["c_us"] = float(line.split("=")[1])
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            pass
+    return res
+
+
+def run_bench(args) -> int:
+    from bridge.demo import DaemonProcess
+    from bridge.osc import OscClient
+
+    quick = bool(getattr(args, "quick", False))
+    backend = args.backend
+    extra = ["--backend", backend] + (["--model", args.model] if args.model else [])
+    price = float(getattr(args, "price_per_hour", None) or 1.0)
+    t_all = time.monotonic()
+    res: dict = {"backend": backend, "machine": machine_info(), "block_frames": BLOCK}
+
+    _say("backend throughput (in process) …")
+    be = bench_backend(backend, args.model, 16 if quick else 64)
+    res.update({k: round(v, 2) if isinstance(v, float) else v for k, v in be.items()})
+    res["aggregate_ratio_vs_naive"] = round(be["aggregate_audio_s_per_s"] / be["aggregate_naive_audio_s_per_s"], 2)
+    compute_per_audio_s = 1.0 / be["rtf_single"]
+    res["price_per_hour"] = price
+    res["cost_per_audio_minute"] = round(compute_per_audio_s * 60.0 * price / 3600.0, 6)
+    res["cost_per_audio_minute_batched"] = round(60.0 / be["aggregate_audio_s_per_s"] * price / 3600.0, 6)
+
+    _say("reader cost per 128-frame block …")
+    rd = bench_reader()
+    res["reader_us_per_block"] = {k: round(v, 3) for k, v in rd.items()}
+
+    trials = 8 if quick else 30
+    _say(f"first audio over OSC ({trials} plays) …")
+    d = DaemonProcess(*extra, "--slots", "4")
+    try:
+        c = OscClient(d.host, d.port, timeout=3.0)
+        fa = bench_first_audio(d, c, trials)
+        pc_trials = 3 if quick else 10
+        _say(f"prompt change at the read head ({pc_trials} changes, ≥ 1 s buffered) …")
+        pc, pc_buf = bench_prompt_change(d, c, pc_trials)
+        c.close()
+    finally:
+        d.terminate()
+    res["first_audio_ms"] = {"p50": round(_pct(fa, 50), 2), "p99": round(_pct(fa, 99), 2), "n": len(fa)}
+    res["prompt_change_ms"] = {"p50": round(_pct(pc, 50), 2), "p99": round(_pct(pc, 99), 2), "n": len(pc),
+                               "buffered_s_p50": round(_pct(pc_buf, 50), 3)}
+
+    _say("naive baseline: full first chunk, no splice …")
+    d = DaemonProcess(*extra, "--slots", "4", "--first-chunk", "8192", "--no-splice")
+    try:
+        c = OscClient(d.host, d.port, timeout=3.0)
+        fa_n = bench_first_audio(d, c, max(4, trials // 3))
+        pc_n, _ = bench_prompt_change(d, c, 2 if quick else 4)
+        c.close()
+    finally:
+        d.terminate()
+    res["first_audio_ms_naive"] = {"p50": round(_pct(fa_n, 50), 2), "p99": round(_pct(fa_n, 99), 2)}
+    res["prompt_change_ms_naive"] = {"p50": round(_pct(pc_n, 50), 2), "p99": round(_pct(pc_n, 99), 2)}
+    res["prompt_change_speedup_vs_naive"] = round(_pct(pc_n, 50) / max(_pct(pc, 50), 1e-9), 1)
+
+    window = 3.0 if quick else 10.0
+    counts = [4, 8] if quick else [8, 16, 24, 32, 48, 64]
+    _say(f"real-time slots at {BLOCK}-frame blocks, {window:.0f} s windows …")
+    best, detail = bench_realtime_slots(lambda *a: DaemonProcess(*extra, *a), counts, window)
+    res["max_realtime_slots"] = best
+    res["realtime_trials"] = detail
+    res["bench_seconds"] = round(time.monotonic() - t_all, 1)
+
+    print(f"wavebridge bench — {backend} on {res['machine']['cpu']} ({res['machine']['cores']} cores)")
+    print(f"  first audio        p50 {res['first_audio_ms']['p50']:7.2f} ms   p99 {res['first_audio_ms']['p99']:7.2f} ms"
+          f"   (naive full first chunk: p50 {res['first_audio_ms_naive']['p50']:.2f} ms)")
+    print(f"  prompt change      p50 {res['prompt_change_ms']['p50']:7.2f} ms   p99 {res['prompt_change_ms']['p99']:7.2f} ms"
+          f"   (naive, no splice: p50 {res['prompt_change_ms_naive']['p50']:.0f} ms → "
+          f"{res['prompt_change_speedup_vs_naive']}× faster)")
+    print(f"  real-time slots    {best} with 0 underruns ({BLOCK}-frame blocks, {window:.0f} s)")
+    print(f"  single stream RTF  {res['rtf_single']:.1f}×   batch of {res['aggregate_streams']}: "
+          f"{res['aggregate_audio_s_per_s']:.1f} audio-s/s ({res['aggregate_ratio_vs_naive']}× one-at-a-time)")
+    print(f"  reader per block   Python {res['reader_us_per_block'].get('python_us', float('nan')):.2f} µs"
+          + (f", C {res['reader_us_per_block']['c_us']:.3f} µs" if "c_us" in res["reader_us_per_block"] else ""))
+    print(f"  cost per audio min {res['cost_per_audio_minute']:.6f} at {price}/h (batched "
+          f"{res['cost_per_audio_minute_batched']:.6f})")
+    if getattr(args, "json", False):
+        print(json.dumps(res))
+    return 0
