@@ -53,6 +53,7 @@ class Config:
     end_fade_ms: float = 10.0         # fade at the end of a finite job
     queue_max: int = 1024
     splice: bool = True               # False: a new prompt waits behind the buffered audio (naive)
+    price_per_hour: float = 1.0       # of the device the engine runs on; for cost metering
     slot_names: list | None = None    # default 1..slots
 
 
@@ -252,8 +253,9 @@ class EngineThread(threading.Thread):
 
     def _done(self, slot: Slot, job: Job, reason: str, reply_to=None) -> None:
         slot.jobs_done += 1
+        cost = job.compute_s * self.d.config.price_per_hour / 3600.0
         self.d.emit(Event("done", slot=slot.number, job=job.job, reply_to=reply_to or slot.reply_to,
-                          extra={"reason": reason, "compute_s": job.compute_s,
+                          extra={"reason": reason, "compute_s": job.compute_s, "cost": cost,
                                  "audio_s": job.frames_out / max(1, slot.ring.sample_rate)}))
 
     # --------------------------------------------------------------------- audio

@@ -244,7 +244,10 @@ class OscServer:
             if ev.kind == "first_audio":
                 self.reply(ev.reply_to, "/wb/first_audio", ev.slot, ev.job, float(ev.ms))
             elif ev.kind == "done":
-                self.reply(ev.reply_to, "/wb/done", ev.slot, ev.job)
+                # trailing metering arguments after the normative (slot, job)
+                x = ev.extra
+                self.reply(ev.reply_to, "/wb/done", ev.slot, ev.job, float(x.get("audio_s", 0.0)),
+                           float(x.get("compute_s", 0.0)), float(x.get("cost", 0.0)))
             elif ev.kind == "error":
                 self.stats["errors"] += 1
                 self.reply(ev.reply_to, "/wb/error", int(ev.slot), ev.code, ev.message[:MAX_ERR_MSG])

@@ -74,7 +74,10 @@ class RingReader:
                                    offset=P.DATA_OFFSET).reshape(self.capacity, self.channels)
         self._buf = np.zeros((self.max_block, self.channels), dtype=np.float32)
         self._epoch = int(self._u64[_EP])
-        self._r = int(self._u64[_WI])            # start at the live edge
+        w, r = int(self._u64[_WI]), int(self._u64[_RI])
+        # continue where the previous reader stopped if that is valid (no underrun on attach),
+        # else start at the live edge
+        self._r = r if 0 <= w - r <= self.capacity else w
         self._u64[_RI] = self._r
         self._u32[P.OFF_READER_PID // 4] = os.getpid()
         self._u32[P.OFF_READER_RATE // 4] = self.host_rate
@@ -130,7 +133,9 @@ class RingReader:
         r = self._r
         ep = int(u64[_EP])
         if ep != self._epoch or w < r or w - r > self.capacity:
-            self._epoch = ep
+            if ep != self._epoch:
+                self._epoch = ep
+                self.sample_rate = int(self._u32[P.OFF_SAMPLE_RATE // 4])  # may change on reset
             r = w
             self.resyncs += 1
         k = w - r

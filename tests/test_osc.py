@@ -84,7 +84,10 @@ def test_ping_play_first_audio_status_with_an_independent_client(served):
         assert by_slot[2][1] == "playing" and by_slot[2][2] == "jazz trio with brushes"
         assert by_slot[1][1] == "idle"
         s.sendto(raw_msg("/wb/stop", 2, 0.01), (d.host, d.port))
-        assert parse_reply(s.recv(2048)) == ("/wb/done", args)
+        addr, done = parse_reply(s.recv(2048))
+        assert addr == "/wb/done" and done[:2] == args
+        audio_s, compute_s, cost = done[2:]
+        assert audio_s > 0 and 0 < compute_s < audio_s and cost > 0    # metering: share of engine time
     finally:
         s.close()
 

@@ -1,0 +1,404 @@
+"""CuPy kernels for dsp: fused stitch-and-publish into a ring, ring stores, soft limiter, resampling.
+
+Owns the device side of ``dsp``: three RawKernels and one ElementwiseKernel compiled once by
+:func:`warmup`, and the registration of a ring's shared-memory data region with the CUDA runtime
+(:class:`HostRegistration`: ``cudaHostRegister`` with the *mapped* flag, then the region's device
+address from ``cudaPointerGetAttributes`` wrapped as a CuPy array through ``UnownedMemory``). A
+kernel then writes interleaved frames straight into ``/dev/shm``; the host publishes
+``write_index`` after the stream is synchronized (kernel completion makes the mapped writes
+visible to the CPU; the index store is then ordered after them on x86-64).
+
+Importing this module does not import CuPy (it installs without a GPU but fails at the first
+allocation); the first call that needs it does. :func:`available` says whether a device works.
+Every function here is NumPy-twinned: ``dsp.fused`` (stitch and publish), ``dsp.core``
+(soft limiter) and ``dsp.resample`` (polyphase) hold the reference, and the GPU tests hold the
+two to 1e-6. Threading: kernels run on the caller's current CuPy stream; call from the
+``[engine]`` thread, register and warm up from ``[control]`` at start.
+"""
+from __future__ import annotations
+
+import mmap
+import threading
+
+import numpy as np
+
+from .fused import Published, plan
+
+# cudaHostRegister flags (driver_types.h); CuPy exposes the call, not these names.
+HOST_REGISTER_PORTABLE = 1
+HOST_REGISTER_MAPPED = 2
+_ERR_ALREADY_REGISTERED = 712      # cudaErrorHostMemoryAlreadyRegistered
+_MEMCPY_DEFAULT = 4                # cudaMemcpyDefault (UVA picks the direction)
+_BLOCK = 256
+_MAX_GRID = 4096                   # grid-stride loops cover the rest
+
+_SOURCE = r"""
+#define WB_HALF_PI 1.5707963267948966
+
+// One thread per (frame, channel) of the chunk, in interleaved order so ring stores coalesce.
+// Arithmetic mirrors dsp.core step by step with round-to-nearest intrinsics (no FMA
+// contraction), so results equal NumPy's to float32 rounding of cos/sin/tanh.
+extern "C" __global__ void wb_stitch_publish(
+    const float* __restrict__ chunk, const long long ch_cs, const long long ch_fs,
+    const float* __restrict__ prev, const long long pv_cs, const long long pv_fs,
+    float* ring, const unsigned long long pos0, const unsigned long long mask,
+    float* __restrict__ tail,
+    const long long n, const int C, const long long xf, const long long emit,
+    const int has_prev, const int equal_power,
+    const double g0, const double gstep, const float thr, const float span)
+{
+    const long long total = n * (long long)C;
+    const long long hold = n - emit;
+    for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        const long long i = idx / C;
+        const int c = (int)(idx - i * C);
+        float v = chunk[c * ch_cs + i * ch_fs];
+        if (has_prev && i < xf) {
+            const double t = ((double)i + 0.5) / (double)xf;
+            float g_out, g_in;
+            if (equal_power) {
+                g_out = (float)cos(t * WB_HALF_PI);
+                g_in = (float)sin(t * WB_HALF_PI);
+            } else {
+                g_out = (float)(1.0 - t);
+                g_in = (float)t;
+            }
+            v = __fadd_rn(__fmul_rn(prev[c * pv_cs + i * pv_fs], g_out), __fmul_rn(v, g_in));
+        }
+        if (i < emit) {
+            const float g = (float)__dadd_rn(__dmul_rn((double)i, gstep), g0);
+            v = __fmul_rn(v, g);
+            const float a = fabsf(v);
+            if (a > thr) {
+                v = copysignf(__fadd_rn(thr, __fmul_rn(span, tanhf(__fdiv_rn(__fsub_rn(a, thr), span)))), v);
+            }
+            ring[((pos0 + (unsigned long long)i) & mask) * (unsigned long long)C + c] = v;
+        } else {
+            tail[(long long)c * hold + (i - emit)] = v;
+        }
+    }
+}
+
+// Interleaved (n, C) device frames -> ring positions pos0.., wrapping (mapped host memory).
+extern "C" __global__ void wb_ring_store(
+    const float* __restrict__ src, float* ring, const unsigned long long pos0,
+    const unsigned long long mask, const long long n, const int C)
+{
+    const long long total = n * (long long)C;
+    for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        const long long i = idx / C;
+        const int c = (int)(idx - i * C);
+        ring[((pos0 + (unsigned long long)i) & mask) * (unsigned long long)C + c] = src[idx];
+    }
+}
+
+// Polyphase windowed-sinc resampler, one thread per (output frame, channel); see
+// dsp.resample for the geometry. hist holds input frames k_base.. interleaved (len, C).
+extern "C" __global__ void wb_polyphase(
+    const float* __restrict__ hist, const long long k_base, const int C,
+    const double* __restrict__ H, const int taps, const long long L, const long long M,
+    const int J, const long long m0, const long long count, float* __restrict__ y)
+{
+    const long long total = count * (long long)C;
+    for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        const long long q = idx / C;
+        const int c = (int)(idx - q * C);
+        const long long t = (m0 + q) * M;
+        const long long k = t / L;
+        const long long p = t - k * L;
+        const float* x = hist + (k - J + 1 - k_base) * C + c;
+        const double* h = H + p * taps;
+        double acc = 0.0;
+        for (int j = 0; j < taps; ++j) acc += (double)x[(long long)j * C] * h[j];
+        y[idx] = (float)acc;
+    }
+}
+"""
+
+_SOFT_LIMIT_OP = (
+    "const float a = fabsf(x);"
+    "y = (a > thr) ? copysignf(__fadd_rn(thr, __fmul_rn(span,"
+    " tanhf(__fdiv_rn(__fsub_rn(a, thr), span)))), x) : x;"
+)
+
+_lock = threading.Lock()
+_cp = None
+_available = None
+_kernels = None
+_registry: dict[int, "HostRegistration"] = {}
+
+
+def _cupy():
+    """Import CuPy on first use (never at module import)."""
+    global _cp
+    if _cp is None:
+        import cupy
+
+        _cp = cupy
+    return _cp
+
+
+def available() -> bool:
+    """True when CuPy imports, sees a device and can allocate on it (cached). ``[control]``"""
+    global _available
+    if _available is None:
+        try:
+            cp = _cupy()
+            ok = cp.cuda.runtime.getDeviceCount() > 0
+            if ok:
+                probe = cp.arange(4, dtype=cp.float32) + 1
+                ok = float(probe.sum()) == 10.0
+            _available = bool(ok)
+        except Exception:
+            _available = False
+    return _available
+
+
+class _Kernels:
+    def __init__(self, cp):
+        self.stitch = cp.RawKernel(_SOURCE, "wb_stitch_publish")
+        self.ring_store = cp.RawKernel(_SOURCE, "wb_ring_store")
+        self.polyphase = cp.RawKernel(_SOURCE, "wb_polyphase")
+        self.soft_limit = cp.ElementwiseKernel("float32 x, float32 thr, float32 span", "float32 y",
+                                               _SOFT_LIMIT_OP, "wb_soft_limit")
+        for k in (self.stitch, self.ring_store, self.polyphase):
+            k.compile()
+
+
+def kernels() -> _Kernels:
+    """The compiled kernels (compiles on first use if :func:`warmup` was not called)."""
+    global _kernels
+    if _kernels is None:
+        with _lock:
+            if _kernels is None:
+                _kernels = _Kernels(_cupy())
+    return _kernels
+
+
+def warmup() -> None:
+    """Compile every kernel and run each once so the first real chunk pays nothing. ``[control]``"""
+    cp = _cupy()
+    kernels()
+    ring = cp.zeros((8, 2), dtype=cp.float32)
+    chunk = cp.zeros((2, 6), dtype=cp.float32)
+    tail = cp.zeros((2, 2), dtype=cp.float32)
+    stitch_and_publish(tail, chunk, ring, 6, 2, 1.0, 0.5, "equal_power", 0.97, 0.7)
+    store_to_ring(cp.zeros((3, 2), dtype=cp.float32), ring, 7, method="kernel")
+    store_to_ring(cp.zeros((3, 2), dtype=cp.float32), ring, 7, method="memcpy")
+    soft_limit(cp.ones(4, dtype=cp.float32))
+    polyphase(cp.zeros((8, 2), dtype=cp.float32), 0, cp.full((1, 2), 0.5), 1, 1, 1, 0, 4)
+    cp.cuda.get_current_stream().synchronize()
+
+
+def _grid(total: int) -> tuple[int]:
+    return (max(1, min(_MAX_GRID, (total + _BLOCK - 1) // _BLOCK)),)
+
+
+# ------------------------------------------------------------------------ host registration
+class HostRegistration:
+    """A host array (e.g. ``RingWriter.data``) page-locked, mapped and visible to kernels. ``[control]``
+
+    ``device`` is a CuPy array of the same shape over the same bytes. Register once when the
+    ring opens, :meth:`close` before the ring's mapping is closed (an unmapped but still
+    registered range stays pinned; a registered view also keeps ``mmap.close`` from
+    succeeding). Also a context manager.
+    """
+
+    def __init__(self, host: np.ndarray):
+        cp = _cupy()
+        if not isinstance(host, np.ndarray) or not host.flags.c_contiguous:
+            raise ValueError("register_host needs a C-contiguous numpy array")
+        self.host = host
+        self.ptr = int(host.__array_interface__["data"][0])
+        self.nbytes = int(host.nbytes)
+        page = mmap.PAGESIZE
+        self._base = self.ptr & ~(page - 1)
+        size = ((self.ptr + self.nbytes + page - 1) & ~(page - 1)) - self._base
+        rt = cp.cuda.runtime
+        self._owned = False
+        try:
+            rt.hostRegister(self._base, size, HOST_REGISTER_PORTABLE | HOST_REGISTER_MAPPED)
+            self._owned = True
+        except rt.CUDARuntimeError as e:   # registered by someone else: use theirs, never unregister it
+            if getattr(e, "status", None) != _ERR_ALREADY_REGISTERED:
+                raise
+        dptr = int(rt.pointerGetAttributes(self._base).devicePointer) + (self.ptr - self._base)
+        self.device_pointer = dptr
+        mem = cp.cuda.UnownedMemory(dptr, self.nbytes, self, device_id=rt.getDevice())
+        self.device = cp.ndarray(host.shape, dtype=host.dtype, memptr=cp.cuda.MemoryPointer(mem, 0),
+                                 strides=host.strides)
+        _registry.setdefault(self.ptr, self)
+
+    def close(self) -> None:
+        """Wait for the device, then unregister (idempotent). ``[control]``"""
+        if self.device is None:
+            return
+        cp = _cupy()
+        cp.cuda.runtime.deviceSynchronize()
+        if _registry.get(self.ptr) is self:
+            del _registry[self.ptr]
+        self.device = None
+        self.host = None            # let the ring's mmap close
+        if self._owned:
+            cp.cuda.runtime.hostUnregister(self._base)
+            self._owned = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def register_host(host: np.ndarray) -> HostRegistration:
+    """Register ``host`` (e.g. ``RingWriter.data``) with CUDA; see :class:`HostRegistration`. ``[control]``"""
+    return HostRegistration(host)
+
+
+def device_view(ring_data):
+    """The device-addressable CuPy array for ``ring_data`` (a CuPy array, or a registered NumPy one)."""
+    cp = _cupy()
+    if isinstance(ring_data, cp.ndarray):
+        return ring_data
+    if isinstance(ring_data, np.ndarray):
+        reg = _registry.get(int(ring_data.__array_interface__["data"][0]))
+        if reg is not None and reg.device is not None and reg.host.shape == ring_data.shape:
+            return reg.device
+        raise ValueError("this NumPy ring is not registered with CUDA: call dsp.gpu.register_host(ring.data) "
+                         "when the ring opens")
+    raise TypeError(f"ring_data must be a cupy or a registered numpy array, not {type(ring_data).__name__}")
+
+
+def _elem_strides(a) -> tuple[int, int]:
+    s0, s1 = (int(s) // a.itemsize for s in a.strides)
+    return s0, s1
+
+
+# ------------------------------------------------------------------------ fused path
+def stitch_and_publish(prev_tail, chunk, ring_data, start_frame: int, xfade: int,
+                       gain0: float = 1.0, gain1: float = 1.0, curve: str = "linear",
+                       ceiling: float = 0.97, knee: float = 0.7, *,
+                       publish=None, tail_out=None, sync: bool = True) -> Published:
+    """CuPy form of :func:`dsp.fused.stitch_and_publish`: one kernel launch, then sync. ``[engine]``
+
+    ``ring_data`` is a registered NumPy ring (see :func:`register_host`) or a device array.
+    With ``sync=False`` the caller must synchronize the current stream before publishing
+    (``publish`` is then refused). ``tail_out`` must not alias ``prev_tail`` (ping-pong two
+    buffers): the kernel reads one while it writes the other.
+    """
+    cp = _cupy()
+    if not isinstance(chunk, cp.ndarray) or chunk.dtype != cp.float32:
+        chunk = cp.asarray(chunk, dtype=cp.float32)
+    ring = device_view(ring_data)
+    if ring.dtype != cp.float32 or not ring.flags.c_contiguous:
+        raise ValueError("ring_data must be C-contiguous float32")
+    p = plan(prev_tail, chunk, ring, start_frame, xfade, curve)
+    if publish is not None and not sync:
+        raise ValueError("publish needs sync=True: the audio must be in the ring before write_index moves")
+    if min(chunk.strides) < 0:
+        chunk = cp.ascontiguousarray(chunk)
+    ch_cs, ch_fs = _elem_strides(chunk)
+    if p.has_prev:
+        prev = prev_tail
+        if not isinstance(prev, cp.ndarray) or prev.dtype != cp.float32 or min(prev.strides) < 0:
+            prev = cp.ascontiguousarray(cp.asarray(prev, dtype=cp.float32))
+        pv_cs, pv_fs = _elem_strides(prev)
+    else:
+        prev, pv_cs, pv_fs = None, 0, 0
+    tail = None
+    if p.xfade:
+        if tail_out is not None:
+            if (not isinstance(tail_out, cp.ndarray) or tail_out.shape != (p.channels, p.xfade)
+                    or tail_out.dtype != cp.float32 or not tail_out.flags.c_contiguous):
+                raise ValueError(f"tail_out must be a C-contiguous float32 cupy array ({p.channels}, {p.xfade})")
+            tail = tail_out
+        else:
+            tail = cp.empty((p.channels, p.xfade), dtype=cp.float32)
+    g0 = float(gain0)
+    gstep = (float(gain1) - g0) / p.emit if p.emit and float(gain1) != g0 else 0.0
+    thr = np.float32(knee * ceiling)
+    span = np.float32(ceiling - knee * ceiling)
+    total = p.n * p.channels
+    if total:
+        kernels().stitch(
+            _grid(total), (_BLOCK,),
+            (chunk, np.int64(ch_cs), np.int64(ch_fs), prev, np.int64(pv_cs), np.int64(pv_fs),
+             ring, np.uint64(p.pos0), np.uint64(p.mask), tail,
+             np.int64(p.n), np.int32(p.channels), np.int64(p.xfade), np.int64(p.emit),
+             np.int32(p.has_prev), np.int32(curve == "equal_power"),
+             np.float64(g0), np.float64(gstep), thr, span))
+    if sync:
+        cp.cuda.get_current_stream().synchronize()
+    end = int(start_frame) + p.emit
+    if publish is not None:
+        publish(end)
+    return Published(p.emit, tail, end)
+
+
+def store_to_ring(frames, ring_data, start_frame: int, method: str = "memcpy", sync: bool = True) -> int:
+    """Copy interleaved device frames ``(n, channels)`` to ring positions ``start_frame…``, wrapping. ``[engine]``
+
+    ``method="memcpy"``: one or two ``cudaMemcpyAsync`` (DMA into the registered pages);
+    ``"kernel"``: a kernel writing through the mapped pointer. Returns frames stored.
+    """
+    cp = _cupy()
+    ring = device_view(ring_data)
+    frames = cp.ascontiguousarray(cp.asarray(frames, dtype=cp.float32))
+    n, ch = int(frames.shape[0]), int(frames.shape[1])
+    cap = int(ring.shape[0])
+    if ch != int(ring.shape[1]) or cap & (cap - 1) or not ring.flags.c_contiguous:
+        raise ValueError(f"frames {tuple(frames.shape)} do not fit ring {tuple(ring.shape)}")
+    if n > cap:
+        raise ValueError(f"{n} frames exceed the ring capacity {cap}")
+    pos0 = int(start_frame) & (cap - 1)
+    stream = cp.cuda.get_current_stream()
+    if n:
+        if method == "kernel":
+            kernels().ring_store(_grid(n * ch), (_BLOCK,),
+                                 (frames, ring, np.uint64(pos0), np.uint64(cap - 1), np.int64(n), np.int32(ch)))
+        elif method == "memcpy":
+            row = ch * 4
+            first = min(n, cap - pos0)
+            rt = cp.cuda.runtime
+            rt.memcpyAsync(ring.data.ptr + pos0 * row, frames.data.ptr, first * row, _MEMCPY_DEFAULT, stream.ptr)
+            if first < n:
+                rt.memcpyAsync(ring.data.ptr, frames.data.ptr + first * row, (n - first) * row,
+                               _MEMCPY_DEFAULT, stream.ptr)
+        else:
+            raise ValueError(f"unknown method {method!r} (memcpy, kernel)")
+    if sync:
+        stream.synchronize()
+    return n
+
+
+# ------------------------------------------------------------------------ other dsp functions
+def soft_limit(x, ceiling: float = 0.97, knee: float = 0.7):
+    """``dsp.core.soft_limit`` as one elementwise kernel (no host sync; float32 only). ``[engine]``
+
+    ``dsp.core.soft_limit`` also runs on CuPy but reads ``over.any()`` back to the host.
+    """
+    cp = _cupy()
+    if not isinstance(x, cp.ndarray) or x.dtype != cp.float32:
+        from .core import soft_limit as ref
+
+        return ref(x, ceiling, knee)
+    return kernels().soft_limit(x, np.float32(knee * ceiling), np.float32(ceiling - knee * ceiling))
+
+
+def polyphase(hist, k_base: int, H_dev, L: int, M: int, J: int, m0: int, count: int):
+    """Outputs ``m0 … m0+count`` of a polyphase resampler (see ``dsp.resample``). ``[engine]``
+
+    ``hist`` is a C-contiguous float32 ``(len, channels)`` device array of input frames
+    ``k_base…``; ``H_dev`` the float64 ``(L, taps)`` device table.
+    """
+    cp = _cupy()
+    ch = int(hist.shape[1])
+    y = cp.empty((int(count), ch), dtype=cp.float32)
+    if count:
+        kernels().polyphase(_grid(int(count) * ch), (_BLOCK,),
+                            (hist, np.int64(k_base), np.int32(ch), H_dev, np.int32(H_dev.shape[1]),
+                             np.int64(L), np.int64(M), np.int32(J), np.int64(m0), np.int64(count), y))
+    return y
