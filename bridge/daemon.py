@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dsp import fade, gain_ramp, soft_limit
+from dsp import Resampler, fade, gain_ramp, soft_limit
 from engine import get_backend
 from engine.backend import Backend
 from engine.scheduler import Chunk, Job, Scheduler
@@ -89,6 +89,7 @@ class Slot:
         self.reply_to = None
         self.last_splice = -1
         self.jobs_done = 0
+        self.resampler: Resampler | None = None   # backend rate → ring rate, per job
 
 
 class EngineThread(threading.Thread):
@@ -256,7 +257,7 @@ class EngineThread(threading.Thread):
         cost = job.compute_s * self.d.config.price_per_hour / 3600.0
         self.d.emit(Event("done", slot=slot.number, job=job.job, reply_to=reply_to or slot.reply_to,
                           extra={"reason": reason, "compute_s": job.compute_s, "cost": cost,
-                                 "audio_s": job.frames_out / max(1, slot.ring.sample_rate)}))
+                                 "audio_s": job.frames_out / max(1, self.d.backend.sample_rate)}))
 
     # --------------------------------------------------------------------- audio
     def _fill(self) -> None:
@@ -275,8 +276,11 @@ class EngineThread(threading.Thread):
                 free[s] = ring.capacity - ring.guard_frames(d.config.guard_ms)
             else:
                 b = ring.buffered()
-                buffered[s] = b
                 free[s] = ring.capacity - b
+                if ring.sample_rate != d.backend.sample_rate:   # scheduler counts backend frames
+                    b = b * d.backend.sample_rate // ring.sample_rate
+                    free[s] = free[s] * d.backend.sample_rate // ring.sample_rate - 64
+                buffered[s] = b
         res = sched.step(buffered, free)
         self.steps += 1
         if res.batch_sizes:
@@ -306,6 +310,13 @@ class EngineThread(threading.Thread):
             audio = audio[:, None]
         if audio.shape[1] != ring.channels:
             audio = np.repeat(audio[:, :1], ring.channels, axis=1) if audio.shape[1] == 1 else audio[:, :ring.channels]
+        if ch.first and slot.pending == "append" and ring.buffered() == 0:
+            self._follow_host_rate(slot)
+        if ch.first:
+            slot.resampler = (Resampler(d.backend.sample_rate, ring.sample_rate, ring.channels)
+                              if ring.sample_rate != d.backend.sample_rate else None)
+        if slot.resampler is not None:
+            audio = slot.resampler.push(np.ascontiguousarray(audio, dtype=np.float32), last=ch.last)
         g0, g1 = slot.gain, slot.gain_target
         if g0 != 1.0 or g1 != 1.0:
             audio = gain_ramp(audio, g0, g1)
@@ -318,7 +329,8 @@ class EngineThread(threading.Thread):
         audio = soft_limit(np.ascontiguousarray(audio, dtype=np.float32))
         if slot.pending == "splice":
             old = slot.old_job
-            tail = (lambda n: d.scheduler.extra(old, n)) if old is not None else None
+            # crossfade material beyond what the ring holds (not when resampling: rates differ)
+            tail = (lambda n: d.scheduler.extra(old, n)) if old is not None and slot.resampler is None else None
             s, _ = ring.splice(audio, self._xfade_frames(slot), tail, d.config.guard_ms)
             slot.last_splice = s
             if old is not None:
@@ -343,6 +355,21 @@ class EngineThread(threading.Thread):
             slot.job = None
             slot.state = "idle"
             self._done(slot, job, "finished")
+
+    def _follow_host_rate(self, slot: Slot) -> None:
+        """An idle slot takes the host's rate (``reader_sample_rate``) so the reader needs no resampling."""
+        ring = slot.ring
+        want = ring.reader_sample_rate or self.d.backend.sample_rate
+        if want != ring.sample_rate and 8000 <= want <= 384000:
+            log.info("slot %s: host runs at %d Hz, resampling from %d Hz", slot.number, want,
+                     self.d.backend.sample_rate)
+            t = time.monotonic_ns()
+            ring.set_sample_rate(want)
+            # the reader resyncs to write_index when it sees the new epoch: let it do so before
+            # the job's first frames are published, or it would skip them (one host block, ≤ 50 ms)
+            end = time.monotonic() + 0.05
+            while ring.reader_heartbeat_ns < t and time.monotonic() < end:
+                time.sleep(0.0005)
 
     def _shutdown(self) -> None:
         """Fade every playing slot to silence (20 ms) at the read head. ``[engine]``"""

@@ -311,6 +311,12 @@ class RingWriter:
         """Refresh ``writer_heartbeat_ns`` (called ≥ 10 Hz by the heartbeat thread)."""
         self._u64[P.OFF_WRITER_HEARTBEAT // 8] = P.monotonic_ns()
 
+    def set_sample_rate(self, rate: int) -> None:
+        """Change the rate of the data (a stream reset: bumps ``epoch``). ``[engine]``, idle slot only."""
+        self._u32[P.OFF_SAMPLE_RATE // 4] = int(rate)
+        self.sample_rate = int(rate)
+        self.bump_epoch()
+
     def bump_epoch(self) -> None:
         """Tell readers to resync (stream reset). ``[engine]``"""
         self._u64[P.OFF_EPOCH // 8] = self.epoch + 1

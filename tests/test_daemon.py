@@ -169,3 +169,32 @@ def test_stop_on_idle_slot_is_an_error_not_a_crash(daemon):
     daemon.submit(Command("stop", slot=daemon.names[0]))
     ev = wait_event(daemon, "error")
     assert ev.code == "not_playing"
+
+
+def test_slot_follows_the_host_rate(daemon):
+    """A host at 44.1 kHz gets a 44.1 kHz ring: the daemon resamples, the header says so."""
+    from plugin_stub.player import PacedRecorder
+
+    s = daemon.names[0]
+    r = RingReader(s, max_block=128, host_rate=44100).attach()
+    r.read(128)
+    rec = PacedRecorder(r, 1.0, 128)
+    rec.rate = 44100
+    import threading
+    th = threading.Thread(target=rec.run)
+    th.start()
+    job = daemon.submit(Command("play", slot=s, prompt="pads in C major", seconds=0.5))
+    wait_event(daemon, "done", job=job)
+    th.join()
+    assert daemon.slots[s].ring.sample_rate == 44100 and r.sample_rate == 44100
+    a = rec.captured[rec.real.nonzero()[0][0] * 128:]
+    n = int(rec.real.sum())
+    assert abs(n - 22050) < 300                 # 0.5 s at the host's rate, none skipped
+    a = a[:n]
+    assert np.isfinite(a).all() and np.abs(a).max() > 0.01
+    # pitch is preserved: the spectrum's peak matches the 48 kHz render's
+    ref = render([arrange("pads in C major", 0)], np.array([0]), 24000)[0][:, 0]
+    f_ref = np.argmax(np.abs(np.fft.rfft(ref[2000:20000]))) * 48000 / 18000
+    got = a[:, 0][1837:18375]
+    f_got = np.argmax(np.abs(np.fft.rfft(got))) * 44100 / got.size
+    assert abs(f_got - f_ref) < 6
