@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dsp import Resampler, fade, gain_ramp, soft_limit
+from dsp import Resampler, array_module, fade, gain_ramp, soft_limit, stitch_and_publish
 from engine import get_backend
 from engine.backend import Backend
 from engine.scheduler import Chunk, Job, Scheduler
@@ -90,6 +90,7 @@ class Slot:
         self.last_splice = -1
         self.jobs_done = 0
         self.resampler: Resampler | None = None   # backend rate → ring rate, per job
+        self.gpu_reg = None                       # the ring's data registered with CUDA (cupy path)
 
 
 class EngineThread(threading.Thread):
@@ -306,6 +307,13 @@ class EngineThread(threading.Thread):
             return  # stale (replaced or stopped meanwhile)
         ring = slot.ring
         audio = ch.audio
+        if array_module(audio) is not np:
+            if (slot.gpu_reg is not None and slot.pending != "splice" and slot.resampler is None
+                    and ring.sample_rate == d.backend.sample_rate and not ch.last and not ch.first
+                    and audio.ndim == 2 and audio.shape[1] == ring.channels):
+                self._write_on_device(slot, audio)
+                return
+            audio = array_module(audio).asnumpy(audio)   # splice, resample, fades: on the host
         if audio.ndim == 1:
             audio = audio[:, None]
         if audio.shape[1] != ring.channels:
@@ -356,6 +364,17 @@ class EngineThread(threading.Thread):
             slot.state = "idle"
             self._done(slot, job, "finished")
 
+    def _write_on_device(self, slot: Slot, audio) -> None:
+        """The CuPy path: gain ramp, limiter, interleave and store straight into the registered
+        ring in one kernel, sync, then publish ``write_index`` on the host. ``[engine]``"""
+        ring = slot.ring
+        w, r = ring.write_index, ring.read_index
+        w = max(w, r)
+        n = min(audio.shape[0], ring.capacity - (w - r))
+        stitch_and_publish(None, audio[:n].T, ring.data, w, 0, slot.gain, slot.gain_target,
+                           publish=ring.publish)
+        slot.gain = slot.gain_target
+
     def _follow_host_rate(self, slot: Slot) -> None:
         """An idle slot takes the host's rate (``reader_sample_rate``) so the reader needs no resampling."""
         ring = slot.ring
@@ -400,6 +419,7 @@ class Daemon:
         self.on_step = None           # metrics hook: callable(StepResult)
         self.started_at = time.time()
         self.ready = False
+        self.dsp_path = "numpy"
 
     # ------------------------------------------------------------------ lifecycle [control]
     def open(self) -> "Daemon":
@@ -424,6 +444,7 @@ class Daemon:
             for s in self.slots.values():
                 s.ring.close(unlink=s.ring.created)
             raise
+        self.dsp_path = self._choose_dsp_path()
         self.scheduler = Scheduler(self.backend, target_frames=target, first_chunk=cfg.first_chunk,
                                    max_chunk=cfg.max_chunk)
         self.engine = EngineThread(self)
@@ -432,6 +453,30 @@ class Daemon:
         self._hb.start()
         self.ready = True
         return self
+
+    def _choose_dsp_path(self) -> str:
+        """``cupy`` when the backend's audio is on an NVIDIA GPU and CuPy works, else ``numpy``."""
+        path = "numpy"
+        if str(getattr(self.backend, "device", "cpu")).startswith("cuda"):
+            try:
+                from dsp import gpu
+
+                if gpu.available():
+                    gpu.warmup()
+                    for s in self.slots.values():
+                        s.gpu_reg = gpu.register_host(s.ring.data)
+                    path = "cupy"
+                else:
+                    log.warning("backend runs on %s but CuPy has no usable device: stitching on the host",
+                                self.backend.device)
+            except Exception as e:  # noqa: BLE001 — the host path always works
+                log.warning("CuPy path unavailable (%s): stitching on the host", e)
+                for s in self.slots.values():
+                    if s.gpu_reg is not None:
+                        s.gpu_reg.close()
+                        s.gpu_reg = None
+        log.info("dsp path: %s", path)
+        return path
 
     def close(self, unlink: bool = True, linger_s: float = 0.1) -> None:
         """Fade out, stop the threads, unlink the rings. ``[control]``"""
@@ -444,6 +489,12 @@ class Daemon:
         if self._hb is not None:
             self._hb.join(timeout=0.5)
         for s in self.slots.values():
+            if s.gpu_reg is not None:
+                try:
+                    s.gpu_reg.close()
+                except Exception:  # noqa: BLE001
+                    log.exception("unregistering slot %s from CUDA failed", s.number)
+                s.gpu_reg = None
             s.ring.close(unlink=unlink)
         if self.backend is not None:
             try:
@@ -507,7 +558,7 @@ class Daemon:
                 "buffered_s": ring.buffered() / ring.sample_rate, "underrun_frames": ring.underrun_frames,
                 "age_s": (now - s.job_started) if job is not None else 0.0,
                 "reader_alive": (time.monotonic_ns() - ring.reader_heartbeat_ns) < 1_000_000_000,
-                "splices_overtaken": ring.splices_overtaken,
+                "splices_overtaken": ring.splices_overtaken, "dsp": self.dsp_path,
             })
         return out
 

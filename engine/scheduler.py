@@ -238,7 +238,8 @@ class Scheduler:
         self._charge(batch, dt, res)
         res.batch_sizes.append(len(batch))
         self.total_frames += n * len(batch)
-        return [np.asarray(a, dtype=np.float32) for a in out]
+        # device arrays (CuPy) stay on the device: the daemon stitches them there
+        return [a if type(a).__module__.startswith("cupy") else np.asarray(a, dtype=np.float32) for a in out]
 
     def _charge(self, batch: list[Job], dt: float, res: StepResult) -> None:
         share = dt / max(1, len(batch))

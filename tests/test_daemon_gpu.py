@@ -1,0 +1,63 @@
+"""The daemon's CuPy path: a backend whose audio is on the GPU gets stitched and stored on the device."""
+from __future__ import annotations
+
+import queue
+import secrets
+import time
+
+import numpy as np
+import pytest
+
+from bridge.commands import Command
+from bridge.daemon import Config, Daemon
+from engine.synth import SynthBackend
+from plugin_stub.reader import RingReader
+
+
+def _cupy_device():
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return None
+        cupy.zeros(1).sum()
+        return cupy
+    except Exception:  # noqa: BLE001 — no CuPy, no driver, or no device
+        return None
+
+
+cp = _cupy_device()
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(cp is None, reason="needs CuPy and an NVIDIA GPU")]
+
+
+class DeviceSynth(SynthBackend):
+    """The synth, handing its chunks back as CuPy arrays, as a GPU backend would."""
+
+    device = "cuda"
+
+    def generate(self, streams, frames):
+        return [cp.asarray(a) for a in super().generate(streams, frames)]
+
+
+def _capture(backend, seconds=0.5):
+    events = queue.Queue()
+    name = "g" + secrets.token_hex(5)
+    d = Daemon(Config(slot_names=[name], slots=1, target_s=0.3), emit=events.put, backend=backend).open()
+    try:
+        r = RingReader(name, max_block=1 << 16).attach()
+        d.submit(Command("play", slot=name, prompt="house with piano", seed=1))
+        end = time.monotonic() + 10
+        while r.buffered() < int(seconds * 48000) and time.monotonic() < end:
+            time.sleep(0.01)
+        out = r.read(int(seconds * 48000)).copy()
+        r.detach()
+        return d.dsp_path, out
+    finally:
+        d.close(linger_s=0)
+
+
+def test_device_path_equals_host_path():
+    path_gpu, a = _capture(DeviceSynth())
+    path_cpu, b = _capture(SynthBackend())
+    assert (path_gpu, path_cpu) == ("cupy", "numpy")
+    np.testing.assert_allclose(a, b, atol=1e-6)
