@@ -245,7 +245,7 @@ def bench_reader() -> dict:
     finally:
         r.detach()
         w.close()
-    exe = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "lv2", "bench_read")
+    exe = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "lv2-bench", "bench_read")
     if os.path.exists(exe):
         try:
             p = subprocess.run([exe], capture_output=True, text=True, timeout=60)

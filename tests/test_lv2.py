@@ -1,0 +1,479 @@
+"""The LV2 stub (plugin_stub/lv2) in real LV2 hosts.
+
+lilv's ``lv2ls``/``lv2info`` must find the bundle and its ports; then the console ``jalv``
+(headless; it reads commands such as ``set slot 58`` and ``monitors`` on stdin and quits on
+EOF) runs the plugin inside a private JACK server (dummy backend, its own server name), a
+thread of this process writes a ring through ``bridge.ring.RingWriter``, and ``jack_capture``
+records the plugin's outputs. The written signal encodes each frame's absolute index
+exactly (a float32 sawtooth of period ``PERIOD``; the right channel is the same sawtooth
+shifted by ``shift``), so a capture proves contiguity, channel order and which ring was read.
+
+Test rings use free slots 57..64 and are unlinked by the test that created them. Every
+process is time-bounded and killed in teardown.
+"""
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import string
+import struct
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bridge import protocol as P
+from bridge.ring import RingWriter
+
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "plugin_stub" / "lv2"
+BUILD = REPO / "build" / "lv2"
+URI = "urn:wavebridge:stub"
+RATE = 48000
+PERIOD = 1 << 16            # sawtooth period in frames: values k/PERIOD - 0.5 are exact in float32
+CAPACITY = 1 << 16
+
+pytestmark = [pytest.mark.lv2, pytest.mark.timeout(90)]
+
+
+def _need(*tools):
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"not installed: {' '.join(missing)} (make setup installs them)")
+
+
+# ------------------------------------------------------------------------------ signal
+def signal(idx: np.ndarray, shift: int) -> np.ndarray:
+    """Frames ``idx`` of the test signal, (n, 2) float32."""
+    left = (idx % PERIOD).astype(np.float32) / PERIOD - 0.5
+    right = ((idx + shift) % PERIOD).astype(np.float32) / PERIOD - 0.5
+    return np.stack([left, right], axis=1).astype(np.float32)
+
+
+def decode(frames: np.ndarray, shift: int):
+    """Split a capture into (indices mod PERIOD of its signal frames, silent frames between them).
+
+    Asserts no NaN, that every frame is either exact silence or the signal with this
+    ``shift`` (so it came from the expected ring, de-interleaved in the right order).
+    """
+    assert not np.isnan(frames).any(), "NaN in the plugin's output"
+    silent = np.all(frames == 0.0, axis=1)
+    sig = frames[~silent]
+    idx = np.rint((sig[:, 0].astype(np.float64) + 0.5) * PERIOD).astype(np.int64) % PERIOD
+    expect = signal(idx, shift)
+    bad = np.flatnonzero(np.any(sig != expect, axis=1))
+    assert bad.size == 0, f"{bad.size} frames are not the written signal (first at {bad[0]}: {sig[bad[0]]})"
+    where = np.flatnonzero(~silent)
+    interior = int(silent[where[0]:where[-1]].sum()) if where.size else 0
+    return idx, interior
+
+
+def assert_contiguous(idx: np.ndarray) -> None:
+    """No frame repeated or skipped: consecutive indices step by exactly 1 (mod PERIOD)."""
+    steps = np.diff(idx) % PERIOD
+    jumps = np.flatnonzero(steps != 1)
+    assert jumps.size == 0, f"{jumps.size} discontinuities, first after signal frame {jumps[0]} " \
+                            f"(step {steps[jumps[0]]})"
+
+
+# ------------------------------------------------------------------------------ ring side
+def header(slot) -> dict:
+    """Reader-side fields of a ring, read from /dev/shm without mapping it."""
+    with open(P.shm_path(slot), "rb") as f:
+        raw = f.read(P.OFF_READER_PID + 4)
+    u64 = lambda off: struct.unpack_from("<Q", raw, off)[0]
+    u32 = lambda off: struct.unpack_from("<I", raw, off)[0]
+    return {"epoch": u64(P.OFF_EPOCH), "write_index": u64(P.OFF_WRITE_INDEX),
+            "read_index": u64(P.OFF_READ_INDEX), "underrun_frames": u64(P.OFF_UNDERRUN),
+            "reader_heartbeat_ns": u64(P.OFF_READER_HEARTBEAT),
+            "reader_sample_rate": u32(P.OFF_READER_RATE),
+            "reader_block_frames": u32(P.OFF_READER_BLOCK), "reader_pid": u32(P.OFF_READER_PID)}
+
+
+class SignalWriter:
+    """A daemon stand-in: keeps ``target`` frames of the test signal buffered in a ring.
+
+    The thread heartbeats at 50 Hz while the writer is open, like the daemon's heartbeat
+    thread; ``pause()`` stops producing audio (the ``playing`` flag is left alone).
+    """
+
+    def __init__(self, slot, shift: int, target: int = 1 << 15):
+        self.slot, self.shift, self.target = slot, shift, target
+        self.next_index = 0
+        self._dead: list[RingWriter] = []
+        self._lock = threading.Lock()
+        self._producing = threading.Event()
+        self._stop = threading.Event()
+        self.ring = RingWriter.open(slot, RATE, 2, CAPACITY)
+        self.ring.set_playing(True)
+        self._producing.set()
+        self._thread = threading.Thread(target=self._loop, name=f"writer-{slot}", daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        while not self._stop.is_set():
+            with self._lock:
+                if self.ring is not None:
+                    self.ring.heartbeat()
+                    while self._producing.is_set() and self.ring.buffered() < self.target:
+                        n = self.ring.append(signal(np.arange(self.next_index, self.next_index + 1024),
+                                                    self.shift))
+                        self.next_index += n
+                        if n == 0:
+                            break
+            time.sleep(0.02)
+
+    def pause(self):
+        self._producing.clear()
+
+    def resume(self):
+        self._producing.set()
+
+    def set_playing(self, on: bool):
+        with self._lock:
+            self.ring.set_playing(on)
+
+    def restart(self, how: str, shift: int):
+        """Daemon restart; the new stream is the signal with ``shift``. ``how``:
+
+        ``same``: close without unlink, reopen (same segment, epoch bump);
+        ``recreate``: close with unlink, create a new segment;
+        ``crash``: the writer dies without clearing ``writer_alive`` (its heartbeat goes stale),
+        then a new daemon replaces the segment.
+        """
+        with self._lock:                 # no heartbeat and no audio while held
+            if how == "crash":
+                self._dead.append(self.ring)
+                os.unlink(P.shm_path(self.slot))
+                time.sleep(1.3)          # heartbeat older than 1 s, writer_alive still set
+            else:
+                self.ring.close(unlink=(how == "recreate"))
+                time.sleep(0.3)          # writer_alive clear for a moment
+            self.ring = RingWriter.open(self.slot, RATE, 2, CAPACITY)
+            self.ring.set_playing(True)
+            self.shift = shift
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(timeout=5)
+        with self._lock:
+            if self.ring is not None:
+                self.ring.close(unlink=True)
+                self.ring = None
+            for ring in self._dead:
+                ring.close(unlink=False)     # its name now belongs to the new segment
+
+
+def free_slots(k: int) -> list[int]:
+    """``k`` integer slots in 57..64 with no ring now (tests must not touch a daemon's rings)."""
+    slots = [s for s in range(57, 65) if not os.path.exists(P.shm_path(s))]
+    if len(slots) < k:
+        pytest.skip("slots 57..64 are in use")
+    random.shuffle(slots)
+    return slots[:k]
+
+
+# ------------------------------------------------------------------------------ hosts
+@pytest.fixture(scope="module")
+def lv2_env():
+    """Build the bundle (idempotent) and return an environment with LV2_PATH set."""
+    _need("make", "cc", "pkg-config")
+    if subprocess.run(["pkg-config", "--exists", "lv2"]).returncode != 0:
+        pytest.skip("lv2-dev is not installed")
+    subprocess.run(["make", "-s", "-C", str(SRC), f"BUILD={BUILD}"], check=True, timeout=120)
+    env = dict(os.environ, LV2_PATH=str(BUILD))
+    return env
+
+
+@pytest.fixture(scope="module")
+def jack_env(lv2_env, tmp_path_factory):
+    """A private JACK server (dummy backend, 48 kHz, 256-frame periods); yields client env."""
+    _need("jackd", "jack_wait", "jack_lsp", "jalv", "jack_capture")
+    name = "wbtest_" + "".join(random.choices(string.ascii_lowercase, k=8))
+    log = open(tmp_path_factory.mktemp("jack") / "jackd.log", "wb")
+    env = dict(lv2_env, JACK_DEFAULT_SERVER=name, JACK_NO_AUDIO_RESERVATION="1")
+    proc = subprocess.Popen(["jackd", "-n", name, "--no-realtime", "-d", "dummy", "-r", str(RATE),
+                             "-p", "256"], stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        ok = subprocess.run(["jack_wait", "-s", name, "-w", "-t", "10"], env=env, timeout=15,
+                            capture_output=True).returncode == 0
+        if not ok or proc.poll() is not None:
+            pytest.skip(f"jackd did not start (see {log.name})")
+        yield env
+    finally:
+        _stop(proc)
+        log.close()
+
+
+def _stop(proc: subprocess.Popen, grace: float = 5.0):
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=grace)
+
+
+def wait_until(cond, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+class Jalv:
+    """The console jalv running the stub as a JACK client; commands go to its stdin."""
+
+    def __init__(self, env, slot: int, tmp: Path):
+        self.env = env
+        self.client = "wbstub_" + "".join(random.choices(string.ascii_lowercase, k=6))
+        self.out_path = tmp / f"{self.client}.out"
+        self._out = open(self.out_path, "wb")
+        self.proc = subprocess.Popen(["jalv", "-x", "-n", self.client, "-c", f"slot={slot}", URI],
+                                     stdin=subprocess.PIPE, stdout=self._out,
+                                     stderr=subprocess.STDOUT, env=env)
+        try:
+            wait_until(lambda: f"{self.client}:out_r" in self.ports() or self.proc.poll() is not None,
+                       15, "jalv's JACK ports")
+            assert self.proc.poll() is None, f"jalv exited: {self.out_path.read_text(errors='replace')}"
+        except BaseException:
+            self.close()
+            raise
+
+    def ports(self) -> str:
+        return subprocess.run(["jack_lsp"], env=self.env, capture_output=True, text=True,
+                              timeout=10).stdout
+
+    def command(self, line: str):
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def capture(self, seconds: float, tmp: Path) -> np.ndarray:
+        """Record out_l/out_r for ``seconds`` with jack_capture; (frames, 2) float32."""
+        wav = tmp / f"cap_{time.monotonic_ns()}.wav"
+        subprocess.run(["jack_capture", "-as", "-d", str(seconds), "-p", f"{self.client}:out_l",
+                        "-p", f"{self.client}:out_r", str(wav)],
+                       env=self.env, check=True, timeout=seconds + 20,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        frames = read_wav_float(wav)
+        wav.unlink()
+        assert frames.shape[0] >= 0.8 * seconds * RATE, f"short capture: {frames.shape[0]} frames"
+        return frames
+
+    def attached(self, slot) -> bool:
+        """The plugin maps ``slot``'s ring and runs on it (reader pid ours, heartbeat fresh)."""
+        try:
+            h = header(slot)
+        except FileNotFoundError:
+            return False
+        return h["reader_pid"] == self.proc.pid and \
+            time.monotonic_ns() - h["reader_heartbeat_ns"] < 200_000_000
+
+    def close(self) -> str:
+        """Quit (EOF on stdin), return what jalv printed."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            _stop(self.proc)
+        self._out.close()
+        return self.out_path.read_text(errors="replace")
+
+
+def read_wav_float(path: Path) -> np.ndarray:
+    """A 32-bit float WAV (jack_capture's default) as (frames, channels) float32."""
+    data = path.read_bytes()
+    assert data[:4] == b"RIFF" and data[8:12] == b"WAVE", "not a WAV file"
+    pos, fmt, payload = 12, None, None
+    while pos + 8 <= len(data):
+        cid, size = data[pos:pos + 4], struct.unpack_from("<I", data, pos + 4)[0]
+        body = data[pos + 8:pos + 8 + size]
+        if cid == b"fmt ":
+            fmt = struct.unpack_from("<HHIIHH", body)
+            if fmt[0] == 0xFFFE:                              # WAVE_FORMAT_EXTENSIBLE
+                fmt = (struct.unpack_from("<H", body, 24)[0],) + fmt[1:]
+        elif cid == b"data":
+            payload = body
+        pos += 8 + size + (size & 1)
+    assert fmt is not None and payload is not None, "WAV without fmt or data chunk"
+    tag, channels, rate, _, _, bits = fmt
+    assert (tag, bits, rate) == (3, 32, RATE), f"expected 32-bit float at {RATE} Hz, got {fmt}"
+    return np.frombuffer(payload, dtype="<f4").reshape(-1, channels)
+
+
+@pytest.fixture
+def host(jack_env, tmp_path):
+    """Factory: start jalv on a slot; every jalv started is closed in teardown."""
+    started = []
+
+    def start(slot):
+        j = Jalv(jack_env, slot, tmp_path)
+        started.append(j)
+        return j
+
+    yield start
+    for j in started:
+        j.close()
+
+
+@pytest.fixture
+def writers():
+    """Factory: a SignalWriter on a slot; all are closed (rings unlinked) in teardown."""
+    made = []
+
+    def make(slot, shift):
+        w = SignalWriter(slot, shift)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.close()
+
+
+# ------------------------------------------------------------------------------ lilv
+def test_lv2ls_lists_the_stub(lv2_env):
+    _need("lv2ls")
+    out = subprocess.run(["lv2ls"], env=lv2_env, capture_output=True, text=True, timeout=30)
+    assert URI in out.stdout.split()
+    assert "error" not in out.stderr.lower(), out.stderr   # nothing else lives in LV2_PATH
+
+
+def test_lv2info_shows_ports_and_worker(lv2_env):
+    _need("lv2info")
+    out = subprocess.run(["lv2info", URI], env=lv2_env, capture_output=True, text=True,
+                         timeout=30).stdout
+    ports = {}
+    for m in re.finditer(r"Port (\d+):(.*?)(?=\n\s*Port \d+:|\Z)", out, re.S):
+        ports[re.search(r"Symbol:\s+(\S+)", m.group(2)).group(1)] = m.group(2)
+    assert list(ports) == ["slot", "out_l", "out_r", "buffered_ms", "underruns"]
+    assert "ControlPort" in ports["slot"] and "InputPort" in ports["slot"]
+    assert re.search(r"Minimum:\s+1\.0+\b", ports["slot"]) and re.search(r"Maximum:\s+64\.0+", ports["slot"])
+    assert re.search(r"Default:\s+1\.0+", ports["slot"]) and "lv2core#integer" in ports["slot"]
+    for sym in ("out_l", "out_r"):
+        assert "AudioPort" in ports[sym] and "OutputPort" in ports[sym]
+    for sym in ("buffered_ms", "underruns"):
+        assert "ControlPort" in ports[sym] and "OutputPort" in ports[sym]
+    assert "worker#interface" in out and "worker#schedule" in out
+
+
+def test_c_read_benchmark_runs(lv2_env):
+    """The C benchmark builds with the bundle, checks its own read and prints its figure."""
+    bench = Path(str(BUILD) + "-bench") / "bench_read"
+    out = subprocess.run([str(bench)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    m = re.search(r"^c_read_us_per_block=([0-9.]+)$", out.stdout, re.M)
+    assert m and float(m.group(1)) > 0
+
+
+# ------------------------------------------------------------------------------ jalv + JACK
+@pytest.mark.jack
+@pytest.mark.timeout(60)
+def test_jalv_plays_the_ring_contiguously(host, writers, tmp_path):
+    (slot,) = free_slots(1)
+    w = writers(slot, shift=PERIOD // 2)
+    j = host(slot)
+    wait_until(lambda: j.attached(slot), 10, f"the plugin to attach slot {slot}")
+    u0 = header(slot)["underrun_frames"]
+    frames = j.capture(1.5, tmp_path)
+    u1 = header(slot)["underrun_frames"]
+    idx, silent = decode(frames, w.shift)
+    assert_contiguous(idx)
+    assert silent <= u1 - u0, f"{silent} silent frames amid the audio, {u1 - u0} counted as underrun"
+    assert idx.size >= 0.9 * frames.shape[0], f"mostly silence: {silent} of {frames.shape[0]} frames"
+    h = header(slot)
+    assert h["reader_sample_rate"] == RATE
+    assert h["reader_block_frames"] == 256
+    assert 0 <= h["write_index"] - h["read_index"] <= CAPACITY
+    j.command("monitors")
+    time.sleep(0.3)
+    out = j.close()
+    buffered = [float(x) for x in re.findall(r"buffered_ms = ([0-9.eE+-]+)", out)]
+    assert buffered and 0 < buffered[-1] <= CAPACITY * 1000 / RATE, out[-500:]
+
+
+@pytest.mark.jack
+@pytest.mark.timeout(60)
+def test_underruns_counted_only_while_playing(host, writers, tmp_path):
+    (slot,) = free_slots(1)
+    w = writers(slot, shift=PERIOD // 2)
+    j = host(slot)
+    wait_until(lambda: j.attached(slot), 10, f"the plugin to attach slot {slot}")
+
+    # The writer stops producing while `playing` stays set: silence, every frame counted.
+    w.pause()
+    wait_until(lambda: header(slot)["write_index"] == header(slot)["read_index"], 5, "the ring to drain")
+    u0 = header(slot)["underrun_frames"]
+    silence = j.capture(0.5, tmp_path)
+    u1 = header(slot)["underrun_frames"]
+    assert not np.isnan(silence).any() and np.all(silence == 0.0)
+    assert u1 - u0 >= 0.9 * silence.shape[0], (u0, u1, silence.shape[0])
+
+    # `playing` cleared: still silence, no more underruns.
+    w.set_playing(False)
+    time.sleep(0.1)
+    u2 = header(slot)["underrun_frames"]
+    time.sleep(0.4)
+    assert header(slot)["underrun_frames"] == u2
+
+    # The plugin's `underruns` output reports the ring's counter.
+    j.command("monitors")
+    time.sleep(0.3)
+    out = j.close()
+    shown = [float(x) for x in re.findall(r"underruns = ([0-9.eE+-]+)", out)]
+    assert shown and shown[-1] == float(u2), out[-500:]
+
+
+@pytest.mark.jack
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("how", ["same", "recreate", "crash"])
+def test_reattach_after_daemon_restart(host, writers, tmp_path, how):
+    """Audio returns without restarting jalv; nothing of the old stream is played after it.
+
+    ``same`` needs the epoch resync (the ring still holds ~0.4 s of the old stream when the
+    new writer bumps the epoch); ``recreate`` and ``crash`` need the worker to map the new
+    segment (``crash`` is noticed only through the stale writer heartbeat).
+    """
+    (slot,) = free_slots(1)
+    w = writers(slot, shift=PERIOD // 2)
+    j = host(slot)
+    wait_until(lambda: j.attached(slot), 10, f"the plugin to attach slot {slot}")
+    wait_until(lambda: w.ring.buffered() >= w.target // 2, 5, "the ring to fill")
+    epoch = header(slot)["epoch"]
+    w.restart(how, shift=PERIOD // 8)
+    if how == "same":
+        assert header(slot)["epoch"] == epoch + 1
+    wait_until(lambda: j.attached(slot), 10, "the plugin to read the new ring")
+    frames = j.capture(1.0, tmp_path)
+    idx, _ = decode(frames, w.shift)          # fails on any frame of the old stream
+    assert_contiguous(idx)
+    assert idx.size > 0.8 * frames.shape[0], f"mostly silence: {idx.size} of {frames.shape[0]}"
+    assert j.proc.poll() is None
+
+
+@pytest.mark.jack
+@pytest.mark.timeout(60)
+def test_slot_port_change_switches_rings(host, writers, tmp_path):
+    a, b = free_slots(2)
+    wa = writers(a, shift=PERIOD // 2)
+    wb = writers(b, shift=PERIOD // 4)
+    j = host(a)
+    wait_until(lambda: j.attached(a), 10, f"the plugin to attach slot {a}")
+    decode(j.capture(0.5, tmp_path), wa.shift)
+    j.command(f"set slot {b}")
+    wait_until(lambda: j.attached(b), 10, f"the plugin to switch to slot {b}")
+    wait_until(lambda: not j.attached(a), 2, f"the plugin to stop reading slot {a}")
+    idx, _ = decode(j.capture(0.5, tmp_path), wb.shift)   # only slot b's signal
+    assert_contiguous(idx)
+    assert idx.size > 0.4 * RATE
