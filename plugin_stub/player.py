@@ -71,6 +71,8 @@ def read_wav(path: str) -> tuple[np.ndarray, int]:
         a = np.frombuffer(data, dtype="<f4")
     elif bits == 16:
         a = np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
+    elif bits == 32:
+        a = (np.frombuffer(data, dtype="<i4").astype(np.float64) / 2147483648.0).astype(np.float32)
     else:
         raise ValueError(f"unsupported WAV format tag={tag} bits={bits}")
     return a.reshape(-1, ch), rate
@@ -130,30 +132,48 @@ class PacedRecorder:
         return int(np.sum((self.real[:n] < self.block) & self.playing[:n]))
 
 
-def play_soundcard(reader: RingReader, seconds: float = 0.0, block: int = 256, device=None) -> None:
-    """Play a slot on the default (or given) output through PortAudio callback mode."""
+def play_soundcard(reader: RingReader, seconds: float = 0.0, block: int = 256, device=None,
+                   stop: threading.Event | None = None) -> dict:
+    """Play a slot on the default (or given) output through PortAudio callback mode.
+
+    The stream runs at the ring's rate; the device's default rate is published as the reader's
+    host rate so the daemon resamples the slot's next job to it. Returns counters.
+    """
     try:
         import pyaudio
     except ImportError as e:  # the `audio` extra
         raise RuntimeError("pyaudio is not installed (pip install 'wavebridge[audio]')") from e
     pa = pyaudio.PyAudio()
     ch = reader.channels
-    buf = np.zeros((block, ch), dtype=np.float32)
+    buf = np.zeros((max(block, 8192), ch), dtype=np.float32)
+    stats = {"callbacks": 0, "frames": 0, "real": 0}
+    try:
+        info = pa.get_device_info_by_index(device) if device is not None else pa.get_default_output_device_info()
+    except (IOError, OSError) as e:
+        pa.terminate()
+        raise RuntimeError(f"no audio output device: {e}") from None
+    host_rate = int(info.get("defaultSampleRate") or reader.sample_rate)
+    reader.set_host_rate(host_rate)
 
     def callback(_in, frames, _info, _status):
-        # [audio]: PortAudio's callback thread
-        out = buf[:frames] if frames <= block else np.zeros((frames, ch), dtype=np.float32)
-        reader.read_into(out)
+        # [audio]: PortAudio's callback thread — copy, zero-fill, never wait
+        out = buf[:frames]
+        stats["real"] += reader.read_into(out)
+        stats["callbacks"] += 1
+        stats["frames"] += frames
         return out.tobytes(), pyaudio.paContinue
 
     stream = pa.open(format=pyaudio.paFloat32, channels=ch, rate=reader.sample_rate, output=True,
-                     frames_per_buffer=block, stream_callback=callback, output_device_index=device)
+                     frames_per_buffer=block, stream_callback=callback, output_device_index=info["index"])
     try:
         stream.start_stream()
         end = time.monotonic() + seconds if seconds > 0 else None
         while stream.is_active() and (end is None or time.monotonic() < end):
-            time.sleep(0.05)
+            if stop is not None and stop.is_set():
+                break
+            time.sleep(0.02)
     finally:
         stream.stop_stream()
         stream.close()
         pa.terminate()
+    return stats

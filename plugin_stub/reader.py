@@ -110,6 +110,12 @@ class RingReader:
     def attached(self) -> bool:
         return self._mm is not None
 
+    def set_host_rate(self, rate: int) -> None:
+        """Publish the host's sample rate (the daemon resamples new jobs to it). Not ``[audio]``."""
+        self.host_rate = int(rate)
+        if self._mm is not None:
+            self._u32[P.OFF_READER_RATE // 4] = self.host_rate
+
     # ------------------------------------------------------------ [audio]
     def read(self, n: int) -> np.ndarray:
         """Read ``n`` frames into the preallocated buffer and return a view of it. ``[audio]``"""
