@@ -204,20 +204,23 @@ def bench_backend(backend_name: str, model: str | None, streams: int) -> dict:
         frames += b.generate([s], chunk)[0].shape[0]
     rtf = frames / rate / (time.perf_counter() - t0)
     ss = [b.start(i, f"stream {i} with drums bass pad lead", i) for i in range(streams)]
-    t0 = time.perf_counter()
-    frames = 0
-    while time.perf_counter() - t0 < 2.0:
-        frames += sum(a.shape[0] for a in b.generate(ss, chunk))
-    agg = frames / rate / (time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    frames = 0
-    while time.perf_counter() - t0 < 2.0:
-        for x in ss:
-            frames += b.generate([x], chunk)[0].shape[0]
-    naive = frames / rate / (time.perf_counter() - t0)
+    agg, naive = {}, {}
+    for n in (1024, chunk):                    # a warming slot's small chunks, and steady state
+        for mode in ("batched", "naive"):
+            t0 = time.perf_counter()
+            frames = 0
+            while time.perf_counter() - t0 < 1.5:
+                if mode == "batched":
+                    frames += sum(a.shape[0] for a in b.generate(ss, n))
+                else:
+                    for x in ss:
+                        frames += b.generate([x], n)[0].shape[0]
+            v = frames / rate / (time.perf_counter() - t0)
+            (agg if mode == "batched" else naive)[n] = v
     b.close()
-    return {"rtf_single": rtf, "aggregate_audio_s_per_s": agg, "aggregate_naive_audio_s_per_s": naive,
-            "aggregate_streams": streams}
+    return {"rtf_single": rtf, "aggregate_audio_s_per_s": agg[chunk], "aggregate_naive_audio_s_per_s": naive[chunk],
+            "aggregate_small_chunks_audio_s_per_s": agg[1024],
+            "aggregate_small_chunks_naive_audio_s_per_s": naive[1024], "aggregate_streams": streams}
 
 
 def bench_reader() -> dict:
@@ -272,6 +275,8 @@ def run_bench(args) -> int:
     be = bench_backend(backend, args.model, 16 if quick else 64)
     res.update({k: round(v, 2) if isinstance(v, float) else v for k, v in be.items()})
     res["aggregate_ratio_vs_naive"] = round(be["aggregate_audio_s_per_s"] / be["aggregate_naive_audio_s_per_s"], 2)
+    res["aggregate_small_chunks_ratio_vs_naive"] = round(
+        be["aggregate_small_chunks_audio_s_per_s"] / be["aggregate_small_chunks_naive_audio_s_per_s"], 2)
     compute_per_audio_s = 1.0 / be["rtf_single"]
     res["price_per_hour"] = price
     res["cost_per_audio_minute"] = round(compute_per_audio_s * 60.0 * price / 3600.0, 6)
@@ -326,7 +331,9 @@ def run_bench(args) -> int:
           f"{res['prompt_change_speedup_vs_naive']}× faster)")
     print(f"  real-time slots    {best} with 0 underruns ({BLOCK}-frame blocks, {window:.0f} s)")
     print(f"  single stream RTF  {res['rtf_single']:.1f}×   batch of {res['aggregate_streams']}: "
-          f"{res['aggregate_audio_s_per_s']:.1f} audio-s/s ({res['aggregate_ratio_vs_naive']}× one-at-a-time)")
+          f"{res['aggregate_audio_s_per_s']:.1f} audio-s/s ({res['aggregate_ratio_vs_naive']}× one-at-a-time); "
+          f"1024-frame chunks: {res['aggregate_small_chunks_audio_s_per_s']:.1f} "
+          f"({res['aggregate_small_chunks_ratio_vs_naive']}×)")
     print(f"  reader per block   Python {res['reader_us_per_block'].get('python_us', float('nan')):.2f} µs"
           + (f", C {res['reader_us_per_block']['c_us']:.3f} µs" if "c_us" in res["reader_us_per_block"] else ""))
     print(f"  cost per audio min {res['cost_per_audio_minute']:.6f} at {price}/h (batched "

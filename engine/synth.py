@@ -526,6 +526,7 @@ class SynthBackend(Backend):
     name = "synth"
     channels = 2
     max_batch = 256
+    WORK_FRAMES = 8192      # frames per vectorised render (streams × chunk)
     params = {
         "gain": (0.0, 4.0, 1.0),
         "brightness": (0.0, 1.0, -1.0),
@@ -552,11 +553,18 @@ class SynthBackend(Backend):
         """One vectorised render of every stream's next ``frames`` frames. ``[engine]``"""
         if not streams:
             return []
-        start = np.array([s.frames_done for s in streams], dtype=np.int64)
-        out = render([s.state for s in streams], start, frames, self.sample_rate, [s.params for s in streams])
+        # vectorise over streams only up to ~8k frames per render: beyond that the (B, n)
+        # temporaries leave the cache and a batch is slower than one stream at a time (measured)
+        per = max(1, self.WORK_FRAMES // max(1, frames))
+        res = []
+        for k in range(0, len(streams), per):
+            part = streams[k:k + per]
+            start = np.array([s.frames_done for s in part], dtype=np.int64)
+            out = render([s.state for s in part], start, frames, self.sample_rate, [s.params for s in part])
+            res.extend(out[i] for i in range(len(part)))
         for s in streams:
             s.frames_done += frames
-        return [out[i] for i in range(len(streams))]
+        return res
 
     def set_tempo(self, bpm: float) -> None:
         """Global tempo: applies to jobs started afterwards. ``[engine]``"""
