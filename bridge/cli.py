@@ -1,7 +1,12 @@
-"""``wavebridge`` command line: serve, play, status, demo, bench.
+"""``wavebridge`` command line: serve, play, status, demo, bench, install-service.
 
-``serve`` runs the daemon: the asyncio control loop (OSC) in the main thread, the engine
-thread, the heartbeat. SIGTERM/SIGINT fade every slot out, unlink the rings and exit 0.
+``serve`` runs the daemon: the asyncio control loop (OSC, MIDI, metrics, systemd notify) in the
+main thread, the engine thread, the heartbeat. Settings come from flags over a TOML config over
+built-in defaults (``bridge.config``). Signals: SIGTERM/SIGINT fade every slot out, unlink the
+rings and exit 0; SIGHUP re-reads the config and the MIDI map and applies live parameters
+without touching the audio. Under systemd (``NOTIFY_SOCKET``): ``READY=1`` once the engine is
+warm and OSC listens, ``WATCHDOG=1`` while the engine loop turns, ``STATUS=``, ``RELOADING=1``
+and ``STOPPING=1``.
 """
 from __future__ import annotations
 
@@ -10,77 +15,333 @@ import asyncio
 import logging
 import os
 import signal
+import statistics
 import sys
 import time
 
 log = logging.getLogger("wavebridge")
 
 
+class _QuietPythonOsc(logging.Filter):
+    """Drop python-osc's own root-logger warnings ("Could not identify content type …").
+
+    The OSC adapter already counts and answers every bad packet; a log line per hostile datagram
+    would let any sender flood the journal (or block the daemon on a full stderr pipe).
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno <= logging.WARNING and f"{os.sep}pythonosc{os.sep}" in record.pathname)
+
+
+def _metrics_port(v: str) -> int:
+    if v.lower() in ("off", "none", "no", "-1"):
+        return -1
+    try:
+        n = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{v!r} is not a port number or 'off'") from None
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError("port must be 0..65535")
+    return n
+
+
 def _serve_parser(sub):
-    p = sub.add_parser("serve", help="run the daemon")
-    p.add_argument("--osc-host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--osc-port", type=int, default=9137, help="UDP port; 0 takes a free one and logs it")
-    p.add_argument("--backend", default="synth", help="synth (default) or musicgen")
+    p = sub.add_parser("serve", help="run the daemon",
+                       description="Run the daemon. Flags override the config file (--config, else "
+                                   "~/.config/wavebridge/config.toml, else /etc/wavebridge/config.toml), "
+                                   "which overrides the defaults shown.")
+    p.add_argument("--config", default=None, metavar="FILE", help="TOML config file (see examples/config.toml)")
+    p.add_argument("--osc-host", default=None, help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--osc-port", type=int, default=None, help="UDP port (default 9137); 0 takes a free one and logs it")
+    p.add_argument("--backend", default=None, help="synth (default) or musicgen")
     p.add_argument("--model", default=None, help="local model directory (musicgen)")
     p.add_argument("--device", default=None, help="backend device override (cpu, cuda)")
-    p.add_argument("--slots", type=int, default=8, help="number of slots (rings), 1..64")
-    p.add_argument("--target-s", type=float, default=1.0, help="seconds of audio kept ahead of the reader")
-    p.add_argument("--xfade-ms", type=float, default=50.0, help="prompt-change crossfade")
+    p.add_argument("--slots", type=int, default=None, help="number of slots (rings), 1..64 (default 8)")
+    p.add_argument("--target-s", type=float, default=None, help="seconds of audio kept ahead of the reader (1.0)")
+    p.add_argument("--xfade-ms", type=float, default=None, help="prompt-change crossfade (50)")
+    p.add_argument("--first-chunk", type=int, default=None, help="frames of a job's first chunk (1024)")
+    p.add_argument("--max-chunk", type=int, default=None, help="largest chunk in frames (8192)")
+    p.add_argument("--no-splice", dest="splice", action="store_false", default=None,
+                   help="naive mode: a new prompt waits behind the buffered audio (for benchmarks)")
+    p.add_argument("--price-per-hour", type=float, default=None, help="device price for cost metering (1.0)")
     p.add_argument("--allow", action="append", default=None, metavar="CIDR",
                    help="accept OSC from this network (repeatable); default loopback only")
-    p.add_argument("--log-level", default="INFO")
+    p.add_argument("--midi", action=argparse.BooleanOptionalAction, default=None,
+                   help="open a virtual MIDI input named 'wavebridge' (MIDO_BACKEND picks ALSA or JACK)")
+    p.add_argument("--midi-port", default=None, metavar="NAME",
+                   help="connect to this existing MIDI output instead (exact name, its port part, or a "
+                        "unique substring; waits for it to appear)")
+    p.add_argument("--midi-map", default=None, metavar="FILE", help="TOML MIDI map (see examples/midi-map.toml)")
+    p.add_argument("--metrics-port", type=_metrics_port, default=None, metavar="PORT",
+                   help="Prometheus /metrics on this TCP port (default 9464; 0 = a free port; 'off' = none)")
+    p.add_argument("--metrics-host", default=None, help="address for /metrics (default 127.0.0.1)")
+    p.add_argument("--resume", action=argparse.BooleanOptionalAction, default=None,
+                   help="after a crash, carry on what the dead daemon's rings were playing (default on)")
+    p.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING, ERROR")
     return p
 
 
-def build_config(args):
+_CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "slots", "target_s", "xfade_ms",
+               "first_chunk", "max_chunk", "splice", "price_per_hour", "allow", "midi", "midi_port", "midi_map",
+               "metrics_host", "resume", "log_level")
+
+
+def cli_values(args) -> dict:
+    """The serve flags that were given, as ``bridge.config.Settings`` field names."""
+    d = {k: getattr(args, k, None) for k in _CLI_FIELDS}
+    mp = getattr(args, "metrics_port", None)
+    if mp is not None:
+        if mp < 0:
+            d["metrics"] = False
+        else:
+            d["metrics"] = True
+            d["metrics_port"] = mp
+    return d
+
+
+def build_config(s):
+    """``bridge.daemon.Config`` from resolved settings (or from parsed serve args)."""
     from .daemon import Config
 
-    if not 1 <= args.slots <= 64:
+    if not isinstance(s, _settings_type()):
+        s = settings_from_args(s)
+    if not 1 <= s.slots <= 64:
         raise SystemExit("--slots must be 1..64")
     kw = {}
-    if args.model:
-        kw["model"] = args.model
-    if args.device:
-        kw["device"] = args.device
-    return Config(slots=args.slots, backend=args.backend, backend_kwargs=kw, target_s=args.target_s,
-                  xfade_ms=args.xfade_ms)
+    if s.model:
+        kw["model"] = s.model
+    if s.device:
+        kw["device"] = s.device
+    return Config(slots=s.slots, backend=s.backend, backend_kwargs=kw, target_s=s.target_s,
+                  xfade_ms=s.xfade_ms, first_chunk=s.first_chunk, max_chunk=s.max_chunk, splice=s.splice,
+                  price_per_hour=s.price_per_hour)
+
+
+def _settings_type():
+    from .config import Settings
+
+    return Settings
+
+
+def settings_from_args(args):
+    from .config import resolve
+
+    return resolve(cli_values(args))
+
+
+class Service:
+    """One running ``serve``: daemon, OSC, MIDI, metrics, systemd. Lives on the loop. ``[control]``"""
+
+    def __init__(self, settings, cli: dict, notifier):
+        self.s = settings
+        self.cli = cli
+        self.n = notifier
+        self.daemon = None
+        self.osc = None
+        self.midi = None
+        self.metrics = None
+        self.watchdog = None
+        self.reloads = 0
+
+    # ------------------------------------------------------------------ live settings
+    def param_commands(self, s) -> list:
+        """Validated ``param``/``tempo`` commands for the settings' ``[params]`` and ``tempo``."""
+        from .commands import parse_osc
+
+        d = self.daemon
+        n = len(d.slots)
+        out = []
+        for slot, name, value in s.live_params():
+            for k in ([slot] if slot is not None else list(d.slots)):
+                try:
+                    out.append(parse_osc("/wb/param", [k, name, value], n, d.params()))
+                except Exception as e:  # noqa: BLE001 — WavebridgeError with a message
+                    where = f"params.{slot}.{name}" if slot is not None else f"params.{name}"
+                    raise ValueError(f"{where}: {getattr(e, 'message', e)}") from None
+        if s.tempo is not None:
+            out.append(parse_osc("/wb/tempo", [s.tempo], n, d.params()))
+        for c in out:
+            c.source = "config"
+        return out
+
+    def load_midi_map(self, s):
+        from .midi import MidiMap
+
+        return MidiMap.load(s.midi_map) if s.midi_map else MidiMap.default()
+
+    def reload(self) -> None:
+        """SIGHUP: config, MIDI map and live parameters; audio is not touched. ``[control]``"""
+        from .config import reload as reload_settings
+
+        self.n.reloading()
+        self.reloads += 1
+        try:
+            new, restart = reload_settings(self.s, self.cli)
+            cmds = self.param_commands(new)
+            midi_map = self.load_midi_map(new) if self.midi is not None else None
+        except Exception as e:  # noqa: BLE001 — a bad edit keeps the running settings
+            log.error("reload failed, keeping the running settings: %s", getattr(e, "message", e))
+            print(f"wavebridge: reload failed, keeping the running settings: {getattr(e, 'message', e)}", flush=True)
+            self.daemon.count_error("bad_config")
+            self.n.ready(f"reload failed: {getattr(e, 'message', e)}"[:200])
+            return
+        for c in cmds:
+            try:
+                self.daemon.submit(c)
+            except Exception as e:  # noqa: BLE001
+                log.warning("reload: %s %s: %s", c.kind, c.name, getattr(e, "message", e))
+        if midi_map is not None:
+            self.midi.set_map(midi_map)
+        if restart:
+            log.warning("reload: %s changed; these take effect at the next restart", ", ".join(restart))
+        keep = {f: getattr(self.s, f) for f in restart}
+        for f, v in keep.items():
+            setattr(new, f, v)
+        self.s = new
+        log.info("reloaded %s: %d parameter commands%s", new.config_path or "(no config file)", len(cmds),
+                 f", MIDI map {midi_map.source}" if midi_map is not None else "")
+        print(f"wavebridge: reloaded ({len(cmds)} parameter commands"
+              f"{', MIDI map ' + midi_map.source if midi_map is not None else ''})", flush=True)
+        self.n.ready(self.summary())
+
+    # ------------------------------------------------------------------ status
+    def summary(self) -> str:
+        d = self.daemon
+        if d is None:
+            return "starting"
+        rows = d.status()
+        playing = sum(1 for r in rows if r["state"] == "playing")
+        under = sum(int(r["underrun_frames"]) for r in rows)
+        parts = [f"{playing}/{len(rows)} slots playing"]
+        if self.osc is not None:
+            parts.append(f"OSC {self.osc.host}:{self.osc.port}")
+        if self.midi is not None:
+            parts.append(self.midi.summary())
+        fa = d.first_audio_ms[-200:]
+        if fa:
+            parts.append(f"first audio p50 {statistics.median(fa):.0f} ms")
+        parts.append(f"underruns {under} frames")
+        errs = sum(d.errors_by_code.values())
+        if errs:
+            parts.append(f"{errs} errors")
+        return ", ".join(parts)
 
 
 async def serve_async(args, ready_cb=None) -> int:
+    from .config import ConfigError, resolve
     from .daemon import Daemon
     from .osc import OscServer
+    from .systemd import Notifier, Watchdog, interrupted_jobs
 
-    cfg = build_config(args)
+    notifier = Notifier()
+    for k in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"):
+        os.environ.pop(k, None)       # like sd_notify(unset_environment=1): children must not inherit them
+    cli = cli_values(args)
+    try:
+        s = resolve(cli)
+    except ConfigError as e:
+        print(f"wavebridge: {e.message}", file=sys.stderr, flush=True)
+        return 2
+    logging.getLogger().setLevel(getattr(logging, str(s.log_level).upper(), logging.INFO))
+    if s.config_path:
+        log.info("config: %s", s.config_path)
+    svc = Service(s, cli, notifier)
+    midi_map = None
+    if s.midi:
+        try:
+            midi_map = svc.load_midi_map(s)
+        except Exception as e:  # noqa: BLE001
+            print(f"wavebridge: {getattr(e, 'message', e)}", file=sys.stderr, flush=True)
+            return 2
+    cfg = build_config(s)
+    names = cfg.slot_names or list(range(1, cfg.slots + 1))
+    resume = interrupted_jobs(names) if s.resume else []
     server_box = {}
     daemon = Daemon(cfg, emit=lambda ev: server_box["s"].post_event(ev))
-    server = OscServer(daemon, args.osc_host, args.osc_port, allow=args.allow)
+    server = OscServer(daemon, s.osc_host, s.osc_port, allow=s.allow)
     server_box["s"] = server
+    svc.daemon, svc.osc = daemon, server
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, lambda: None)   # not fatal while warming up
     t0 = time.perf_counter()
+    notifier.status(f"warming up the {s.backend} backend")
     try:
         await loop.run_in_executor(None, daemon.open)
     except Exception as e:  # noqa: BLE001
         log.error("could not start: %s", e)
         print(f"wavebridge: could not start: {e}", file=sys.stderr, flush=True)
+        notifier.stopping(f"could not start: {e}"[:200])
         return 2
     try:
         host, port = await server.start()
     except OSError as e:
-        print(f"wavebridge: cannot listen on {args.osc_host}:{args.osc_port}: {e}", file=sys.stderr, flush=True)
-        daemon.close()
+        print(f"wavebridge: cannot listen on {s.osc_host}:{s.osc_port}: {e}", file=sys.stderr, flush=True)
+        notifier.stopping(f"cannot listen on {s.osc_host}:{s.osc_port}")
+        await loop.run_in_executor(None, daemon.close)
         return 2
+    try:
+        startup = svc.param_commands(s)
+    except ValueError as e:
+        print(f"wavebridge: {e}", file=sys.stderr, flush=True)
+        server.close()
+        await loop.run_in_executor(None, daemon.close)
+        return 2
+    for c in startup:
+        daemon.submit(c)
+    if s.metrics:
+        from .metrics import Metrics
+
+        svc.metrics = Metrics(daemon, server).attach()
+        try:
+            mport = svc.metrics.start_http(s.metrics_host, s.metrics_port)
+            print(f"wavebridge: metrics on http://{s.metrics_host}:{mport}/metrics", flush=True)
+        except OSError as e:          # metrics are optional: a taken port must not cost the audio
+            log.warning("metrics: cannot listen on %s:%s (%s); running without /metrics",
+                        s.metrics_host, s.metrics_port, e)
+    if s.midi:
+        from .midi import MidiInput
+
+        svc.midi = MidiInput(daemon, midi_map, port_name=s.midi_port)
+        if svc.metrics is not None:
+            svc.metrics.midi = svc.midi
+        svc.midi.open(loop)
+        print(f"wavebridge: {svc.midi.summary()}"
+              + (f" via {svc.midi.api}" if svc.midi.connected else f" — {svc.midi.last_error}"), flush=True)
+    for job in resume:
+        from .commands import parse_osc
+
+        try:
+            args_ = [job["slot"], job["prompt"], float(job["seconds"])]
+            if job["seed"] is not None:
+                args_.append(job["seed"])
+            c = parse_osc("/wb/play", args_, len(daemon.slots), daemon.params())
+            c.source = "resume"
+            daemon.submit(c)
+            print(f"wavebridge: resuming slot {job['slot']}: {job['prompt']}", flush=True)
+        except Exception as e:  # noqa: BLE001
+            log.warning("could not resume slot %s: %s", job["slot"], getattr(e, "message", e))
     log.info("backend %s warm in %.0f ms", daemon.backend.name, daemon.warmup_s * 1000)
+    loop.add_signal_handler(signal.SIGHUP, svc.reload)
     print(f"wavebridge: listening for OSC on {host}:{port} ({cfg.slots} slots, backend {daemon.backend.name}, "
           f"ready in {(time.perf_counter() - t0) * 1000:.0f} ms)", flush=True)
+    notifier.ready(svc.summary())
+    svc.watchdog = Watchdog(notifier, daemon.engine, svc.summary).start()
     if ready_cb is not None:
         ready_cb(daemon, server)
     await stop.wait()
     print("wavebridge: shutting down", flush=True)
+    notifier.stopping()
+    svc.watchdog.stop()
+    if svc.midi is not None:
+        svc.midi.close()
     server.close()
     await loop.run_in_executor(None, daemon.close)
+    if svc.metrics is not None:
+        svc.metrics.close()
+    notifier.close()
     return 0
 
 
@@ -102,7 +363,9 @@ def cmd_play(args) -> int:
                   f"{reader.sample_rate} Hz; short blocks while playing: {rec.short_blocks_while_playing()}; "
                   f"ring underrun_frames: {reader.underrun_frames}")
         else:
-            play_soundcard(reader, args.seconds, args.block)
+            st = play_soundcard(reader, args.seconds, args.block)
+            print(f"played {st['frames'] / reader.sample_rate:.2f} s in {st['callbacks']} callbacks; "
+                  f"ring underrun_frames: {reader.underrun_frames}")
     finally:
         reader.detach()
     return 0
@@ -126,6 +389,83 @@ def cmd_status(args) -> int:
     print(f"{'slot':>4}  {'state':<8} {'buffered':>8} {'underruns':>10}  prompt")
     for slot, state, prompt, buf, ur in rows:
         print(f"{slot:>4}  {state:<8} {buf:>7.2f}s {ur:>10}  {prompt}")
+    return 0
+
+
+def _exec_start(extra: list[str]) -> str:
+    """``ExecStart=`` for this installation: the venv's console script, else ``python -m bridge.cli``."""
+    import shlex
+
+    exe = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "wavebridge")
+    cmd = [exe] if os.access(exe, os.X_OK) else [os.path.abspath(sys.executable), "-m", "bridge.cli"]
+    return " ".join(shlex.quote(a) for a in cmd + ["serve", *extra])
+
+
+def cmd_install_service(args) -> int:
+    """Write the unit (and reload/enable it when systemd runs). ``--dry-run`` changes nothing."""
+    import grp
+    import pwd
+    import shutil
+    import subprocess
+
+    from .systemd import UNIT_NAME, render_unit
+
+    extra = [a for a in (args.serve_args or []) if a != "--"]
+    run_as, groups = None, None
+    if not args.user:
+        run_as = args.run_as or os.environ.get("SUDO_USER") or pwd.getpwuid(os.getuid()).pw_name
+        try:
+            pwd.getpwnam(run_as)
+        except KeyError:
+            print(f"install-service: no user {run_as!r}", file=sys.stderr)
+            return 2
+        if run_as == "root":
+            print("install-service: note: the rings are mode 0600, so the daemon must run as the DAW's user; "
+                  "pass --run-as USER (or use --user)", file=sys.stderr)
+        groups = []
+        for g in ("audio",):
+            try:
+                grp.getgrnam(g)
+                groups.append(g)
+            except KeyError:
+                pass
+    unit = render_unit(_exec_start(extra), run_as=run_as, groups=groups, watchdog_s=args.watchdog_s)
+    if args.unit_dir:
+        unit_dir = args.unit_dir
+    elif args.user:
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        unit_dir = os.path.join(base, "systemd", "user")
+    else:
+        unit_dir = "/etc/systemd/system"
+    path = os.path.join(unit_dir, UNIT_NAME)
+    ctl = ["systemctl"] + (["--user"] if args.user else [])
+    steps = [ctl + ["daemon-reload"]] + ([ctl + ["enable", "--now", "wavebridge"]] if args.enable else [])
+    if args.dry_run:
+        print(f"# would write {path}:")
+        print(unit, end="")
+        for st in steps:
+            print("# would run: " + " ".join(st))
+        return 0
+    os.makedirs(unit_dir, exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(unit)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+    print(f"wrote {path}")
+    running = os.path.isdir("/run/systemd/system") and shutil.which("systemctl")
+    if not running:
+        print("systemd is not running here; later: " + "; ".join(" ".join(st) for st in steps or [ctl]))
+        return 0
+    for st in steps:
+        r = subprocess.run(st, capture_output=True, text=True)
+        print("$ " + " ".join(st) + (f"\n{r.stderr.strip()}" if r.returncode else ""))
+        if r.returncode:
+            return 1
+    if not args.enable:
+        print("start it with: " + " ".join(ctl + ["enable", "--now", "wavebridge"]))
+    if args.user:
+        print("to keep it running after you log out: loginctl enable-linger " + pwd.getpwuid(os.getuid()).pw_name)
     return 0
 
 
@@ -153,16 +493,33 @@ def main(argv=None) -> int:
     p.add_argument("--model", default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--quick", action="store_true", help="shorter runs (for tests)")
+    p.add_argument("--price-per-hour", type=float, default=None, help="device price for the cost figures")
+    p = sub.add_parser("install-service", help="install the systemd unit (user or system)",
+                       description="Write wavebridge.service for this installation. Settings belong in "
+                                   "the config file (~/.config/wavebridge/config.toml or "
+                                   "/etc/wavebridge/config.toml); extra serve flags may follow '--'.")
+    p.add_argument("--user", action="store_true", help="a user unit in ~/.config/systemd/user (recommended)")
+    p.add_argument("--run-as", default=None, metavar="USER",
+                   help="system unit: the user to run as, the DAW's user (default $SUDO_USER)")
+    p.add_argument("--dry-run", action="store_true", help="print the unit and the commands; change nothing")
+    p.add_argument("--enable", action="store_true", help="also systemctl enable --now")
+    p.add_argument("--unit-dir", default=None, help="write the unit into this directory instead")
+    p.add_argument("--watchdog-s", type=int, default=20, help="WatchdogSec= (default 20)")
+    p.add_argument("serve_args", nargs=argparse.REMAINDER, help="-- then extra `wavebridge serve` flags")
     args = ap.parse_args(argv)
     level = getattr(args, "log_level", "WARNING")
     logging.basicConfig(level=getattr(logging, str(level).upper(), logging.INFO),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+    for h in logging.getLogger().handlers:
+        h.addFilter(_QuietPythonOsc())
     if args.cmd == "serve":
         return cmd_serve(args)
     if args.cmd == "play":
         return cmd_play(args)
     if args.cmd == "status":
         return cmd_status(args)
+    if args.cmd == "install-service":
+        return cmd_install_service(args)
     if args.cmd == "demo":
         from .demo import run_demo
 

@@ -91,6 +91,7 @@ class Slot:
         self.jobs_done = 0
         self.resampler: Resampler | None = None   # backend rate → ring rate, per job
         self.gpu_reg = None                       # the ring's data registered with CUDA (cupy path)
+        self.held: list = []                      # a starting job's chunks not yet published
 
 
 class EngineThread(threading.Thread):
@@ -104,6 +105,7 @@ class EngineThread(threading.Thread):
         self._halt = threading.Event()
         self.steps = 0
         self.last_batch = 0
+        self.step_ema: float | None = None      # seconds per generating step (recent average)
 
     def stop(self) -> None:
         self._halt.set()
@@ -153,6 +155,11 @@ class EngineThread(threading.Thread):
 
     # --------------------------------------------------------------------- commands
     def _apply_safely(self, cmd: Command) -> None:
+        if self.d.on_apply is not None:
+            try:
+                self.d.on_apply(cmd)
+            except Exception:  # noqa: BLE001 — metrics never hurt the engine
+                pass
         try:
             self._apply(cmd)
         except WavebridgeError as e:
@@ -197,6 +204,7 @@ class EngineThread(threading.Thread):
             d.emit(Event("error", slot=cmd.slot, job=cmd.extra["job"], code=code if isinstance(code, str) else "backend",
                          message=f"could not start: {e}", reply_to=cmd.reply_to))
             return
+        job.tag = cmd.reply_to                  # /wb/done for this job goes to whoever started it
         old = d.scheduler.attach(job)
         if slot.old_job is not None:            # a replacement that never got its first chunk
             d.scheduler.end(slot.old_job)
@@ -214,6 +222,7 @@ class EngineThread(threading.Thread):
             job.next_chunk = max(d.scheduler.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
             job.next_chunk = min(job.next_chunk, d.scheduler.max_chunk)
         slot.job = job
+        slot.held = []
         slot.prompt = cmd.prompt
         slot.state = "playing"
         slot.job_started = time.time()
@@ -251,12 +260,13 @@ class EngineThread(threading.Thread):
             self._done(slot, job, "stopped", reply_to)
         slot.job = None
         slot.pending = ""
+        slot.held = []
         slot.state = "idle"
 
     def _done(self, slot: Slot, job: Job, reason: str, reply_to=None) -> None:
         slot.jobs_done += 1
         cost = job.compute_s * self.d.config.price_per_hour / 3600.0
-        self.d.emit(Event("done", slot=slot.number, job=job.job, reply_to=reply_to or slot.reply_to,
+        self.d.emit(Event("done", slot=slot.number, job=job.job, reply_to=reply_to or job.tag or slot.reply_to,
                           extra={"reason": reason, "compute_s": job.compute_s, "cost": cost,
                                  "audio_s": job.frames_out / max(1, self.d.backend.sample_rate)}))
 
@@ -282,7 +292,15 @@ class EngineThread(threading.Thread):
                     b = b * d.backend.sample_rate // ring.sample_rate
                     free[s] = free[s] * d.backend.sample_rate // ring.sample_rate - 64
                 buffered[s] = b
+            if slot.held:                       # generated but held back (see _prebuffer)
+                h = sum(c.audio.shape[0] for c in slot.held)
+                buffered[s] += h
+                free[s] -= h
+        t0 = time.perf_counter()
         res = sched.step(buffered, free)
+        if res.chunks:
+            dt = time.perf_counter() - t0
+            self.step_ema = dt if self.step_ema is None else 0.8 * self.step_ema + 0.2 * dt
         self.steps += 1
         if res.batch_sizes:
             self.last_batch = max(res.batch_sizes)
@@ -306,6 +324,10 @@ class EngineThread(threading.Thread):
         if slot.job is not job:
             return  # stale (replaced or stopped meanwhile)
         ring = slot.ring
+        if slot.pending:
+            ch = self._prebuffer(slot, ch)
+            if ch is None:
+                return
         audio = ch.audio
         if array_module(audio) is not np:
             if (slot.gpu_reg is not None and slot.pending != "splice" and slot.resampler is None
@@ -364,6 +386,27 @@ class EngineThread(threading.Thread):
             slot.state = "idle"
             self._done(slot, job, "finished")
 
+    def _prebuffer(self, slot: Slot, ch: Chunk) -> Chunk | None:
+        """Hold a starting job's chunks until they cover the time the next steps take.
+
+        A job's audio is first published when it holds at least ``2.5 ×`` the recent step
+        time's worth of frames, so the reader never runs dry while the chunks grow. A fast
+        backend (the synth: ~1 ms steps) publishes its first small chunk at once; a slow one
+        (a neural model on a CPU) waits for a few chunks rather than stutter. ``[engine]``
+        """
+        held = slot.held
+        held.append(ch)
+        frames = sum(c.audio.shape[0] for c in held)
+        need = int(2.5 * (self.step_ema or 0.0) * self.d.backend.sample_rate)
+        if frames < need and not ch.last and frames < self.d.scheduler.target_frames:
+            return None
+        slot.held = []
+        if len(held) == 1:
+            return ch
+        xp = array_module(ch.audio)
+        audio = xp.concatenate([c.audio for c in held], axis=0)
+        return Chunk(ch.job, audio, first=held[0].first, last=ch.last)
+
     def _write_on_device(self, slot: Slot, audio) -> None:
         """The CuPy path: gain ramp, limiter, interleave and store straight into the registered
         ring in one kernel, sync, then publish ``write_index`` on the host. ``[engine]``"""
@@ -417,6 +460,7 @@ class Daemon:
         self.counters = {"commands": 0, "errors": 0}
         self.errors_by_code: dict[str, int] = {}
         self.on_step = None           # metrics hook: callable(StepResult)
+        self.on_apply = None          # metrics hook: callable(Command) as the engine takes it [engine]
         self.started_at = time.time()
         self.ready = False
         self.dsp_path = "numpy"

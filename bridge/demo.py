@@ -41,12 +41,20 @@ class DaemonProcess:
             self.proc.kill()
             err = self.proc.stderr.read()
             raise RuntimeError(f"daemon did not start: {''.join(self.lines)} {err[-2000:]}")
-        self._drain = threading.Thread(target=self._drain_out, daemon=True)
+        self.err_lines: list[str] = []
+        self._drain = threading.Thread(target=self._drain_out, args=(self.proc.stdout, self.lines), daemon=True)
         self._drain.start()
+        self._drain_err = threading.Thread(target=self._drain_out, args=(self.proc.stderr, self.err_lines),
+                                           daemon=True)
+        self._drain_err.start()
 
-    def _drain_out(self):
-        for line in self.proc.stdout:
-            self.lines.append(line)
+    @staticmethod
+    def _drain_out(stream, into: list):
+        """Keep reading the child's output so a chatty daemon never blocks on a full pipe."""
+        for line in stream:
+            into.append(line)
+            if len(into) > 2000:
+                del into[:1000]
 
     def terminate(self, timeout: float = 5.0) -> tuple[int, float]:
         """SIGTERM; returns (exit code, seconds it took)."""

@@ -30,6 +30,7 @@ from .protocol import WavebridgeError
 log = logging.getLogger("wavebridge.osc")
 
 MAX_FUTURE_S = 60.0           # a bundle timetag further ahead than this is refused
+MAX_PENDING = 4096            # timetagged messages waiting at once; more are refused (memory bound)
 MAX_ERR_MSG = 200
 
 
@@ -101,6 +102,8 @@ class OscServer:
                       "rate_limited": 0, "scheduled": 0}
         self.on_command = None        # hook for tests/metrics: callable(Command)
         self.event_hooks: list = []   # callables(Event), run on the loop after the reply
+        self._pending = 0             # scheduled messages not yet run
+        self._err_budget = None       # error replies left for the datagram being handled
 
     async def start(self) -> tuple[str, int]:
         """Bind the UDP socket; returns the actual (host, port)."""
@@ -163,6 +166,15 @@ class OscServer:
             return
         self.stats["packets_good"] += 1
         wall = time.time()
+        # a bundle of many bad messages is answered with one error, not one per message
+        self._err_budget = 1 if len(msgs) > 1 else None
+        try:
+            self._bundle(msgs, addr, arrival_ns, wall)
+        finally:
+            self._err_budget = None
+
+    def _bundle(self, msgs, addr, arrival_ns: int, wall: float) -> None:
+        refused = 0
         for tm in msgs:
             delay = (tm.time - wall) if tm.time else 0.0
             if delay > MAX_FUTURE_S:
@@ -170,12 +182,20 @@ class OscServer:
                                                                f"{MAX_FUTURE_S:.0f} s"))
                 continue
             if delay > 0.0005:
+                if self._pending >= MAX_PENDING:
+                    refused += 1
+                    continue
+                self._pending += 1
                 self.stats["scheduled"] += 1
                 self.loop.call_later(delay, self._scheduled, tm.message, addr)
             else:
                 self.message(tm.message, addr, arrival_ns)
+        if refused:
+            self._error(addr, WavebridgeError("busy", f"{refused} timetagged message(s) refused: {MAX_PENDING} "
+                                                      "are already waiting"))
 
     def _scheduled(self, msg: OscMessage, addr) -> None:
+        self._pending -= 1
         try:
             self.message(msg, addr, time.monotonic_ns())
         except Exception:  # noqa: BLE001
@@ -214,6 +234,10 @@ class OscServer:
     def _error(self, addr, e: WavebridgeError) -> None:
         self.stats["errors"] += 1
         self.daemon.count_error(e.code)
+        if self._err_budget is not None:
+            if self._err_budget <= 0:
+                return                      # counted, not answered again for this datagram
+            self._err_budget -= 1
         self.reply(addr, "/wb/error", int(e.slot), e.code, e.message[:MAX_ERR_MSG])
 
     # ------------------------------------------------------------------ output

@@ -43,6 +43,7 @@ class Job:
     created: float = 0.0
     first_chunk_at: float | None = None
     done: bool = False
+    tag: object = None                  # opaque to the engine (the daemon keeps the requester here)
 
     @property
     def remaining(self) -> int | None:
