@@ -402,17 +402,20 @@ def render(arrs: list[Arrangement], start: np.ndarray, n: int, sr: int = 48000,
         in_sw = in_step - np.where(odd, swing_frames, 0.0)
         pre = in_sw < 0                    # a late (swung) odd onset has not happened yet
         cyc_ev = np.where(pre, step - 1, step) % CYCLE
-        since = np.where(pre, in_step + bt.step_frames - np.where(odd, 0.0, 0.0), in_sw)
-        return step, in_step, cyc_ev, since
+        since = np.where(pre, in_step + bt.step_frames, in_sw)
+        return step, in_step, cyc_ev, since, fr
 
-    step, in_step, cyc_ev, since = grid(f)
+    step, in_step, cyc_ev, since, _ = grid(f)
 
     def voice(name, ev=None, release_s=0.006):
         """(seconds since the onset, release gain before the next onset, note, velocity)."""
-        _, _, c, sn = ev if ev is not None else (step, in_step, cyc_ev, since)
+        _, _, c, sn, fr = ev if ev is not None else (step, in_step, cyc_ev, since, f)
         back = take(bt.t[name + "_age"], c)
         until = take(bt.t[name + "_until"], c)
-        age = ((sn + back * bt.step_frames) / sr).astype(np.float32)
+        age_frames = sn + back * bt.step_frames
+        age = (age_frames / sr).astype(np.float32)
+        # a note whose onset lies before the stream began is not heard (no click at the start)
+        age = np.where(age_frames <= fr + 0.5, age, np.float32(1e4))
         left_s = ((until * bt.step_frames - sn - swing_frames) / sr).astype(np.float32)
         rel = np.clip(left_s / f32(release_s), f32(0.0), f32(1.0))
         vel = take(bt.t[name + "_vel"], c).astype(np.float32)
@@ -517,6 +520,8 @@ def render(arrs: list[Arrangement], start: np.ndarray, n: int, sr: int = 48000,
         right += g * (f32(0.42) * kick + f32(0.18) * snare + f32(0.13) * hat)
 
     out = np.stack([left, right], axis=-1) * bt.gain[:, :, None].astype(np.float32)
+    start_ramp = np.clip(f / (0.003 * sr), 0.0, 1.0).astype(np.float32)   # 3 ms fade-in at frame 0
+    out *= start_ramp[:, :, None]
     return soft_limit(out)
 
 

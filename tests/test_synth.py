@@ -116,3 +116,11 @@ def test_backend_contract():
     nxt = b.generate([s1], 512)[0]
     ref = render([s1.state], np.array([0]), 1536, b.sample_rate)[0]
     assert np.array_equal(np.concatenate([out[0], nxt]), ref)
+
+
+@pytest.mark.parametrize("prompt", ["lofi hip hop with rhodes", "techno with arp", "jazz trio", "qwerty"])
+def test_a_stream_starts_from_silence(prompt):
+    """Nothing rings in from 'before' the stream: the first frame is silent, the start has no click."""
+    x = render([arrange(prompt, 2)], np.array([0]), 4800, SR)[0]
+    assert np.abs(x[0]).max() == 0.0
+    assert np.abs(x[:48]).max() < 0.05            # the first millisecond rises gently
