@@ -56,6 +56,7 @@ def _serve_parser(sub):
     p.add_argument("--backend", default=None, help="synth (default) or musicgen")
     p.add_argument("--model", default=None, help="local model directory (musicgen)")
     p.add_argument("--device", default=None, help="backend device override (cpu, cuda)")
+    p.add_argument("--dtype", default=None, help="backend dtype override (float32, float16, bfloat16)")
     p.add_argument("--slots", type=int, default=None, help="number of slots (rings), 1..64 (default 8)")
     p.add_argument("--target-s", type=float, default=None, help="seconds of audio kept ahead of the reader (1.0)")
     p.add_argument("--xfade-ms", type=float, default=None, help="prompt-change crossfade (50)")
@@ -81,7 +82,7 @@ def _serve_parser(sub):
     return p
 
 
-_CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "slots", "target_s", "xfade_ms",
+_CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "slots", "target_s", "xfade_ms",
                "first_chunk", "max_chunk", "splice", "price_per_hour", "allow", "midi", "midi_port", "midi_map",
                "metrics_host", "resume", "log_level")
 
@@ -112,6 +113,8 @@ def build_config(s):
         kw["model"] = s.model
     if s.device:
         kw["device"] = s.device
+    if s.dtype:
+        kw["dtype"] = s.dtype
     return Config(slots=s.slots, backend=s.backend, backend_kwargs=kw, target_s=s.target_s,
                   xfade_ms=s.xfade_ms, first_chunk=s.first_chunk, max_chunk=s.max_chunk, splice=s.splice,
                   price_per_hour=s.price_per_hour)
@@ -376,16 +379,21 @@ def cmd_status(args) -> int:
 
     c = OscClient(args.host, args.port, timeout=1.0)
     c.send("/wb/status")
-    rows = []
+    rows, engine = [], None
     while True:
         r = c.recv(0.5 if rows else 2.0)
         if r is None:
             break
         if r[0] == "/wb/slot":
             rows.append(r[1])
+        elif r[0] == "/wb/engine":
+            engine = r[1]
+            break
     if not rows:
         print(f"no answer from {args.host}:{args.port} (is `wavebridge serve` running?)", file=sys.stderr)
         return 1
+    if engine:
+        print(f"backend {engine[0]}, stitching on {engine[1]}, {engine[2]} slots")
     print(f"{'slot':>4}  {'state':<8} {'buffered':>8} {'underruns':>10}  prompt")
     for slot, state, prompt, buf, ur in rows:
         print(f"{slot:>4}  {state:<8} {buf:>7.2f}s {ur:>10}  {prompt}")

@@ -80,6 +80,7 @@ def test_ping_play_first_audio_status_with_an_independent_client(served):
         s.sendto(raw_msg("/wb/status"), (d.host, d.port))
         rows = [parse_reply(s.recv(2048)) for _ in range(3)]
         assert [r[0] for r in rows] == ["/wb/slot"] * 3
+        assert parse_reply(s.recv(2048)) == ("/wb/engine", ["synth", "numpy", 3])
         by_slot = {r[1][0]: r[1] for r in rows}
         assert by_slot[2][1] == "playing" and by_slot[2][2] == "jazz trio with brushes"
         assert by_slot[1][1] == "idle"
