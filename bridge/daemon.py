@@ -206,9 +206,12 @@ class EngineThread(threading.Thread):
             return
         job.tag = cmd.reply_to                  # /wb/done for this job goes to whoever started it
         old = d.scheduler.attach(job)
-        if slot.old_job is not None:            # a replacement that never got its first chunk
-            d.scheduler.end(slot.old_job)
-            self._done(slot, slot.old_job, "replaced")
+        if slot.old_job is not None and old is not None:
+            # the job being replaced never got its first chunk out: drop it, and crossfade from
+            # what is still playing (the older job's audio, in the ring)
+            d.scheduler.end(old)
+            self._done(slot, old, "replaced")
+            old = slot.old_job
         replacing = old is not None or (slot.ring.playing and slot.ring.buffered() > 0)
         if replacing and not d.config.splice:     # naive mode: append behind what is buffered
             if old is not None:
