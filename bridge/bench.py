@@ -116,8 +116,10 @@ def bench_first_audio(d, client, trials: int) -> list[float]:
     return out
 
 
-def bench_prompt_change(d, client, trials: int, settle_s: float = 1.3) -> tuple[list[float], list[float]]:
-    """Returns (ms to the read head, buffered seconds at the change)."""
+def bench_prompt_change(d, client, trials: int, settle_s: float = 1.3, stops: list | None = None
+                        ) -> tuple[list[float], list[float]]:
+    """Returns (ms to the read head, buffered seconds at the change); appends a stop's ms to ``stops``."""
+    stops = [] if stops is None else stops
     host = HostReaders([2]).start()
     r = host.readers[0]
     lat, buf = [], []
@@ -152,6 +154,19 @@ def bench_prompt_change(d, client, trials: int, settle_s: float = 1.3) -> tuple[
                 time.sleep(0.002)
             if "heard" in state:
                 lat.append((state["heard"] - t) * 1000.0)
+        # and a stop with the ring deep: until the fade-out reaches the read head
+        time.sleep(settle_s)
+        state.clear()
+        t = client.send("/wb/stop", 2, 0.05)
+        client.wait_for("/wb/done", 5.0)
+        m = r.meta()
+        if "stop_at" in m:
+            state["splice"] = m["stop_at"]
+            end = time.monotonic() + 5.0
+            while "heard" not in state and time.monotonic() < end:
+                time.sleep(0.002)
+            if "heard" in state:
+                stops.append((state["heard"] - t) * 1000.0)
     finally:
         host.stop()
     return lat, buf
@@ -294,13 +309,15 @@ def run_bench(args) -> int:
         fa = bench_first_audio(d, c, trials)
         pc_trials = 3 if quick else 10
         _say(f"prompt change at the read head ({pc_trials} changes, ≥ 1 s buffered) …")
-        pc, pc_buf = bench_prompt_change(d, c, pc_trials)
+        stop_ms: list[float] = []
+        pc, pc_buf = bench_prompt_change(d, c, pc_trials, stops=stop_ms)
         c.close()
     finally:
         d.terminate()
     res["first_audio_ms"] = {"p50": round(_pct(fa, 50), 2), "p99": round(_pct(fa, 99), 2), "n": len(fa)}
     res["prompt_change_ms"] = {"p50": round(_pct(pc, 50), 2), "p99": round(_pct(pc, 99), 2), "n": len(pc),
                                "buffered_s_p50": round(_pct(pc_buf, 50), 3)}
+    res["stop_ms"] = round(stop_ms[0], 2) if stop_ms else None   # /wb/stop → fade-out at the read head
 
     _say("naive baseline: full first chunk, no splice …")
     d = DaemonProcess(*extra, "--slots", "4", "--first-chunk", "8192", "--no-splice")
@@ -329,6 +346,8 @@ def run_bench(args) -> int:
     print(f"  prompt change      p50 {res['prompt_change_ms']['p50']:7.2f} ms   p99 {res['prompt_change_ms']['p99']:7.2f} ms"
           f"   (naive, no splice: p50 {res['prompt_change_ms_naive']['p50']:.0f} ms → "
           f"{res['prompt_change_speedup_vs_naive']}× faster)")
+    if res["stop_ms"] is not None:
+        print(f"  stop               {res['stop_ms']:7.2f} ms to the fade-out at the read head (≥ 1 s buffered)")
     print(f"  real-time slots    {best} with 0 underruns ({BLOCK}-frame blocks, {window:.0f} s)")
     print(f"  single stream RTF  {res['rtf_single']:.1f}×   batch of {res['aggregate_streams']}: "
           f"{res['aggregate_audio_s_per_s']:.1f} audio-s/s ({res['aggregate_ratio_vs_naive']}× one-at-a-time); "

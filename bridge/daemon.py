@@ -253,8 +253,10 @@ class EngineThread(threading.Thread):
                          message=f"slot {slot.number} is not playing", reply_to=reply_to))
             return
         n = max(1, int(fade_s * slot.ring.sample_rate))
-        slot.ring.truncate_with_fade(n, d.config.guard_ms)
+        at, end = slot.ring.truncate_with_fade(n, d.config.guard_ms)
         slot.ring.set_playing(False)
+        if job is not None:
+            self._meta(slot, job, stop_at=at, end_at=end)   # where the fade starts and ends
         if slot.old_job is not None:
             d.scheduler.end(slot.old_job)
             slot.old_job = None

@@ -21,6 +21,7 @@ def test_bench_reports_all_figures():
     assert res["prompt_change_ms"]["buffered_s_p50"] >= 0.9      # measured with a deep buffer
     # splicing beats waiting behind a second of buffered audio (a ratio, not a timing)
     assert res["prompt_change_speedup_vs_naive"] > 2
+    assert res["stop_ms"] is not None and res["stop_ms"] > 0
     assert res["max_realtime_slots"] >= 4
     assert res["rtf_single"] > 1 and res["aggregate_audio_s_per_s"] > 1
     assert res["reader_us_per_block"]["python_us"] > 0
