@@ -75,22 +75,15 @@ class HostReaders:
         return self
 
     def _run(self):
-        period = BLOCK / self.rate
-        t0 = time.monotonic()
-        k = 0
-        while not self._stop.is_set():
-            due = t0 + k * period
-            now = time.monotonic()
-            if due > now:
-                time.sleep(due - now)
-            elif now - due > 8 * period:
-                self.late += 1
+        from plugin_stub.player import host_ticks
+
+        for k, late in host_ticks(BLOCK / self.rate, self._stop, late_after=8):
+            self.late += late
             for r in self.readers:
                 r.read_into(self.out)
-            k += 1
-            self.ticks = k
+            self.ticks = k + 1
             if self.on_tick is not None:
-                self.on_tick(k)
+                self.on_tick(k + 1)
 
     def stop(self):
         self._stop.set()

@@ -63,11 +63,15 @@ def read_wav(path: str) -> tuple[np.ndarray, int]:
         body = raw[pos + 8:pos + 8 + size]
         if cid == b"fmt ":
             fmt = struct.unpack_from("<HHIIHH", body)
+            if fmt[0] == 0xFFFE and len(body) >= 26:          # WAVE_FORMAT_EXTENSIBLE: the subformat
+                fmt = (struct.unpack_from("<H", body, 24)[0],) + fmt[1:]
         elif cid == b"data":
             data = body
         pos += 8 + size + (size & 1)
+    if fmt is None or data is None:
+        raise ValueError(f"{path}: WAV without fmt or data chunk")
     tag, ch, rate, _, _, bits = fmt
-    if tag == 3 or (tag == 0xFFFE and bits == 32):
+    if tag == 3 and bits == 32:
         a = np.frombuffer(data, dtype="<f4")
     elif bits == 16:
         a = np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
@@ -76,6 +80,21 @@ def read_wav(path: str) -> tuple[np.ndarray, int]:
     else:
         raise ValueError(f"unsupported WAV format tag={tag} bits={bits}")
     return a.reshape(-1, ch), rate
+
+
+def host_ticks(period: float, stop: threading.Event, count: int | None = None, late_after: int = 4):
+    """Yield ``(k, late)`` on a fixed real-time grid ``period`` seconds apart, like a host's
+    audio callback: absolute deadlines (no drift); ``late`` when a tick comes over ``late_after``
+    periods behind its deadline."""
+    t0 = time.monotonic()
+    k = 0
+    while not stop.is_set() and (count is None or k < count):
+        due = t0 + k * period
+        now = time.monotonic()
+        if due > now:
+            time.sleep(due - now)
+        yield k, now - due > late_after * period
+        k += 1
 
 
 class PacedRecorder:
@@ -102,17 +121,8 @@ class PacedRecorder:
     def run(self, on_block=None) -> "PacedRecorder":
         """The host loop. ``on_block(k, recorder)`` runs after each block (keep it cheap)."""
         r = self.reader
-        period = self.block / self.rate
-        t0 = time.monotonic()
-        for k in range(len(self.real)):
-            if self._stop.is_set():
-                break
-            due = t0 + k * period
-            now = time.monotonic()
-            if due > now:
-                time.sleep(due - now)
-            elif now - due > 4 * period:
-                self.late_blocks += 1
+        for k, late in host_ticks(self.block / self.rate, self._stop, len(self.real)):
+            self.late_blocks += late
             out = self.audio[k * self.block:(k + 1) * self.block]
             self.read_index[k] = r.read_index
             self.playing[k] = r.playing

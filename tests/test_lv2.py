@@ -29,6 +29,7 @@ import pytest
 
 from bridge import protocol as P
 from bridge.ring import RingWriter
+from plugin_stub.player import read_wav
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "plugin_stub" / "lv2"
@@ -292,24 +293,10 @@ class Jalv:
 
 
 def read_wav_float(path: Path) -> np.ndarray:
-    """A 32-bit float WAV (jack_capture's default) as (frames, channels) float32."""
-    data = path.read_bytes()
-    assert data[:4] == b"RIFF" and data[8:12] == b"WAVE", "not a WAV file"
-    pos, fmt, payload = 12, None, None
-    while pos + 8 <= len(data):
-        cid, size = data[pos:pos + 4], struct.unpack_from("<I", data, pos + 4)[0]
-        body = data[pos + 8:pos + 8 + size]
-        if cid == b"fmt ":
-            fmt = struct.unpack_from("<HHIIHH", body)
-            if fmt[0] == 0xFFFE:                              # WAVE_FORMAT_EXTENSIBLE
-                fmt = (struct.unpack_from("<H", body, 24)[0],) + fmt[1:]
-        elif cid == b"data":
-            payload = body
-        pos += 8 + size + (size & 1)
-    assert fmt is not None and payload is not None, "WAV without fmt or data chunk"
-    tag, channels, rate, _, _, bits = fmt
-    assert (tag, bits, rate) == (3, 32, RATE), f"expected 32-bit float at {RATE} Hz, got {fmt}"
-    return np.frombuffer(payload, dtype="<f4").reshape(-1, channels)
+    """jack_capture's 32-bit float WAV as (frames, channels) float32, at the server's rate."""
+    audio, rate = read_wav(str(path))
+    assert rate == RATE, f"expected {RATE} Hz, got {rate}"
+    return audio
 
 
 @pytest.fixture
