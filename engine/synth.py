@@ -25,8 +25,10 @@ from dsp import soft_limit
 from .backend import Backend, Stream
 
 STEPS_PER_BAR = 16
-CYCLE_BARS = 8
-CYCLE = STEPS_PER_BAR * CYCLE_BARS  # 128 sixteenth-note steps
+SECTION_BARS = 8
+CYCLE_BARS = 32                      # a form of four 8-bar sections, then it comes round again
+CYCLE = STEPS_PER_BAR * CYCLE_BARS   # 512 sixteenth-note steps
+FORMS = [("A", "A2", "B", "A2"), ("A", "B", "A2", "D"), ("A", "A2", "D", "B"), ("A", "B", "D", "A2")]
 
 NOTE_NAMES = {"c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "b": 11}
 MODES = {
@@ -101,14 +103,15 @@ class Arrangement:
     brightness: float         # 0..1: harmonic content
     swing: float              # 0..0.3 of a 16th
     key_name: str = ""
-    #: pattern tables over the 128-step cycle, filled by ``_compose``: "<voice>_<what>" with
+    #: pattern tables over the 512-step cycle, filled by ``_compose``: "<voice>_<what>" with
     #: what ∈ note (MIDI), age (steps since the onset), until (steps to the next onset), vel
     tables: dict = field(default_factory=dict, repr=False)
-    chords: np.ndarray = field(default=None, repr=False)      # (8 bars, 4) MIDI notes
+    chords: np.ndarray = field(default=None, repr=False)      # (32 bars, 4) MIDI notes
+    form: tuple = ()                                           # section kinds, e.g. ("A", "A2", "B", "A2")
 
     def describe(self) -> dict:
         return {"bpm": round(self.bpm, 1), "key": self.key_name, "mode": self.mode,
-                "instruments": sorted(self.instruments)}
+                "instruments": sorted(self.instruments), "form": "".join(f"[{x}]" for x in self.form)}
 
 
 def _prompt_rng(prompt: str, seed: int) -> np.random.Generator:
@@ -203,109 +206,136 @@ def arrange(prompt: str, seed: int = 0, tempo_override: float | None = None) -> 
 
 
 def _compose(a: Arrangement, rng: np.random.Generator) -> None:
-    """Fill the 128-step pattern tables of ``a``."""
+    """Fill the pattern tables of ``a``: a 32-bar form of 8-bar sections.
+
+    ``A`` states the groove and the motif; ``A2`` varies it (busier hats, the motif moved and
+    ornamented); ``B`` contrasts (another progression and motif, half-time drums, another bass
+    figure); ``D`` is a breakdown (no kick or bass for four bars, then a snare build).
+    """
     scale = np.array(MODES[a.mode])
     fam = "major" if scale[2] == 4 else "minor"
-    prog = PROGRESSIONS[fam][int(rng.integers(0, len(PROGRESSIONS[fam])))]
+    progs = PROGRESSIONS[fam]
+    pi = int(rng.integers(0, len(progs)))
+    prog_a = progs[pi]
+    prog_b = progs[(pi + 1 + int(rng.integers(0, len(progs) - 1))) % len(progs)]
+    form = FORMS[int(rng.integers(0, len(FORMS)))]
+    a.form = form
+    section = [form[b // SECTION_BARS] for b in range(CYCLE_BARS)]      # per bar
+    in_sec = [b % SECTION_BARS for b in range(CYCLE_BARS)]
 
     def degree_to_midi(deg, base):
         octave, idx = divmod(deg, 7)
         return base + 12 * octave + scale[idx]
 
     chords = np.zeros((CYCLE_BARS, 4), dtype=np.int64)
-    for b, d in enumerate(prog):
+    sevenths = rng.random(SECTION_BARS) < 0.5
+    for b in range(CYCLE_BARS):
+        d = (prog_b if section[b] == "B" else prog_a)[in_sec[b]]
         tones = [degree_to_midi(d + k, a.root) for k in (0, 2, 4)]
-        seventh = degree_to_midi(d + 6, a.root) if rng.random() < 0.5 else degree_to_midi(d + 7, a.root)
-        chords[b] = [tones[0], tones[1], tones[2], seventh]
-    # keep voicing in a pleasant register: fold chord tones into 52..71
-    chords = np.where(chords < 52, chords + 12, chords)
+        top = degree_to_midi(d + (6 if sevenths[in_sec[b]] else 7), a.root)
+        chords[b] = [tones[0], tones[1], tones[2], top]
+    chords = np.where(chords < 52, chords + 12, chords)     # voicing folded into 52..71
     chords = np.where(chords > 71, chords - 12, chords)
     a.chords = chords
-
     T = a.tables
+    T["pad_vel"] = np.array([0.7 if section[b] == "D" and in_sec[b] < 4 else 1.0 for b in range(CYCLE_BARS)])
 
     def hold(voice, onset_note, onset_vel):
-        """Per-step onsets (note ≥ 0, else none) → held note, age, steps to next onset, velocity."""
-        idx = [i for i in range(CYCLE) if onset_note[i] >= 0]
-        note = np.zeros(CYCLE, dtype=np.int64)
-        age = np.zeros(CYCLE, dtype=np.int64)
-        until = np.zeros(CYCLE, dtype=np.int64)
-        vel = np.zeros(CYCLE, dtype=np.float64)
-        for i in range(CYCLE):
-            prev = max((j for j in idx if j <= i), default=idx[-1] - CYCLE)
-            nxt = min((j for j in idx if j > i), default=idx[0] + CYCLE)
-            pj = prev % CYCLE
-            note[i], vel[i], age[i], until[i] = onset_note[pj], onset_vel[pj], i - prev, nxt - i
-        T[voice + "_note"], T[voice + "_age"], T[voice + "_until"], T[voice + "_vel"] = note, age, until, vel
+        """Per-step onsets (note ≥ 0, else none) → held note, steps since / until onsets, velocity."""
+        idx = np.nonzero(onset_note >= 0)[0]
+        if idx.size == 0:
+            idx = np.array([0])
+            onset_note = onset_note.copy()
+            onset_note[0] = 0
+            onset_vel = np.zeros_like(onset_vel)
+        i = np.arange(CYCLE)
+        pos = np.searchsorted(idx, i, side="right") - 1
+        prev = np.where(pos >= 0, idx[np.maximum(pos, 0)], idx[-1] - CYCLE)
+        nxt = np.where(pos + 1 < idx.size, idx[np.minimum(pos + 1, idx.size - 1)], idx[0] + CYCLE)
+        pj = prev % CYCLE
+        T[voice + "_note"] = onset_note[pj].astype(np.int64)
+        T[voice + "_vel"] = onset_vel[pj].astype(np.float64)
+        T[voice + "_age"] = (i - prev).astype(np.int64)
+        T[voice + "_until"] = (nxt - i).astype(np.int64)
 
-    # bass: patterns of onsets within a bar, root/fifth/octave
-    bass_pats = [
-        [0, 6, 8, 14], [0, 3, 8, 11], [0, 8], [0, 4, 8, 12], [0, 7, 10], [0, 2, 8, 10, 14],
-    ]
-    pat = bass_pats[int(rng.integers(0, len(bass_pats)))]
+    # bass: a figure per section kind (root, fifth, octave), none in the breakdown's first half
+    figures = [[0, 6, 8, 14], [0, 3, 8, 11], [0, 8], [0, 4, 8, 12], [0, 7, 10], [0, 2, 8, 10, 14]]
+    fig_a = figures[int(rng.integers(0, len(figures)))]
+    fig_b = figures[int(rng.integers(0, len(figures)))]
     bn = -np.ones(CYCLE, dtype=np.int64)
     bv = np.zeros(CYCLE)
     for b in range(CYCLE_BARS):
+        if section[b] == "D" and in_sec[b] < 4:
+            continue
         r = chords[b, 0] % 12 + 36
-        for j, s in enumerate(pat):
+        for j, st in enumerate(fig_b if section[b] == "B" else fig_a):
             choice = r if j == 0 or rng.random() < 0.6 else (r + 7 if rng.random() < 0.6 else r + 12)
-            bn[b * 16 + s] = choice
-            bv[b * 16 + s] = 1.0 if j == 0 else 0.75 + 0.2 * rng.random()
+            bn[b * 16 + st] = choice
+            bv[b * 16 + st] = 1.0 if j == 0 else 0.75 + 0.2 * rng.random()
     hold("bass", bn, bv)
 
-    # melody: a 2-bar motif varied across the cycle, on scale tones near chord tones
+    # melody: two-bar motifs on scale degrees, pulled to chord tones on strong steps
+    rhythms = [[0, 3, 6, 8, 10, 14], [0, 4, 6, 10, 12], [0, 2, 4, 7, 8, 12, 14], [0, 6, 8, 12],
+               [2, 4, 6, 10, 11, 14]]
+
+    def motif():
+        deg = int(rng.integers(7, 11))
+        halves = []
+        for _ in range(2):
+            seq = []
+            for st in rhythms[int(rng.integers(0, len(rhythms)))]:
+                deg = int(np.clip(deg + int(rng.choice([-2, -1, -1, 1, 1, 2, 0, 3, -3])), 5, 14))
+                seq.append((st, deg))
+            halves.append(seq)
+        return halves
+
+    motifs = {"A": motif(), "B": motif()}
     ln = -np.ones(CYCLE, dtype=np.int64)
     lv = np.zeros(CYCLE)
-    rhythm_choices = [[0, 3, 6, 8, 10, 14], [0, 4, 6, 10, 12], [0, 2, 4, 7, 8, 12, 14], [0, 6, 8, 12],
-                      [2, 4, 6, 10, 11, 14]]
-    motif_r = [rhythm_choices[int(rng.integers(0, len(rhythm_choices)))] for _ in range(2)]
-    deg = int(rng.integers(7, 11))
-    motif_steps = []
-    for half in range(2):
-        seq = []
-        for s in motif_r[half]:
-            deg += int(rng.choice([-2, -1, -1, 1, 1, 2, 0, 3, -3]))
-            deg = int(np.clip(deg, 5, 14))
-            seq.append((s, deg))
-        motif_steps.append(seq)
     for b in range(CYCLE_BARS):
-        half = b % 2
-        shift = 0 if b < 4 else int(rng.choice([0, 2, -1, 1]))
-        for s, d in motif_steps[half]:
-            if b % 4 == 3 and s >= 8 and rng.random() < 0.5:
-                continue  # breathe at phrase ends
+        kind, k = section[b], in_sec[b]
+        if kind == "D" and k < 4:
+            continue                                        # the breakdown leaves room
+        halves = motifs["B" if kind == "B" else "A"]
+        shift = 0 if k < 4 else int(rng.choice([0, 2, -1, 1]))
+        if kind == "A2":
+            shift += 2 if k % 4 < 2 else 0                  # the answer sits higher
+        for st, d in halves[k % 2]:
+            if k % 4 == 3 and st >= 8 and rng.random() < 0.5:
+                continue                                    # breathe at phrase ends
             note = degree_to_midi(d + shift, a.root + 12)
-            # pull toward the bar's chord: snap to nearest chord tone on strong steps
-            if s in (0, 8):
+            if st in (0, 8):
                 ct = chords[b] % 12
-                cands = [note + k for k in range(-2, 3) if (note + k) % 12 in ct]
+                cands = [note + x for x in range(-2, 3) if (note + x) % 12 in ct]
                 if cands:
                     note = min(cands, key=lambda x: abs(x - note))
-            ln[b * 16 + s] = note
-            lv[b * 16 + s] = 0.7 + 0.3 * rng.random()
-    if (ln < 0).all():
-        ln[0] = a.root + 12
-        lv[0] = 1.0
+            ln[b * 16 + st] = note
+            lv[b * 16 + st] = 0.7 + 0.3 * rng.random()
+        if kind == "A2" and k % 2 == 1 and rng.random() < 0.6:    # a passing note into the next bar
+            ln[b * 16 + 15] = degree_to_midi(halves[0][0][1] + shift + 1, a.root + 12)
+            lv[b * 16 + 15] = 0.6
     hold("lead", ln, lv)
 
-    # arpeggio: chord tones up and down every 16th
+    # arpeggio: chord tones every 16th; quieter in A, full in A2/B, silent in the breakdown's start
     order = [0, 1, 2, 3, 2, 1] if rng.random() < 0.5 else [0, 1, 2, 3]
-    an = np.zeros(CYCLE, dtype=np.int64)
-    av = np.zeros(CYCLE)
-    for i in range(CYCLE):
-        b = i // 16
-        an[i] = chords[b, order[i % len(order)]] + 12
-        av[i] = 0.9 if i % 4 == 0 else 0.6
-    T["arp_note"], T["arp_vel"] = an, av
+    i = np.arange(CYCLE)
+    bars = i // 16
+    T["arp_note"] = chords[bars, np.array(order)[i % len(order)]] + 12
+    sec_gain = np.array([{"A": 0.75, "A2": 1.0, "B": 0.9, "D": 1.0}[section[b]] * (0.0 if section[b] == "D" and
+                         in_sec[b] < 4 else 1.0) for b in range(CYCLE_BARS)])
+    T["arp_vel"] = np.where(i % 4 == 0, 0.9, 0.6) * sec_gain[bars]
 
-    # piano comping: hits per bar
-    comp = [[0, 6, 10], [0, 8], [0, 3, 8, 11], [0, 4, 8, 12], [2, 6, 10, 14]][int(rng.integers(0, 5))]
+    # piano comping: a pattern per section kind; whole-bar chords in the breakdown
+    comps = [[0, 6, 10], [0, 8], [0, 3, 8, 11], [0, 4, 8, 12], [2, 6, 10, 14]]
+    comp_a = comps[int(rng.integers(0, len(comps)))]
+    comp_b = comps[int(rng.integers(0, len(comps)))]
     po = -np.ones(CYCLE, dtype=np.int64)
     pv = np.zeros(CYCLE)
     for b in range(CYCLE_BARS):
-        for j, s in enumerate(comp):
-            po[b * 16 + s] = b
-            pv[b * 16 + s] = 0.9 if j == 0 else 0.65
+        hits = [0] if section[b] == "D" and in_sec[b] < 4 else (comp_b if section[b] == "B" else comp_a)
+        for j, st in enumerate(hits):
+            po[b * 16 + st] = b
+            pv[b * 16 + st] = 0.9 if j == 0 else 0.65
     hold("piano", po, pv)
 
     # drums
@@ -313,26 +343,41 @@ def _compose(a: Arrangement, rng: np.random.Generator) -> None:
     snare = np.zeros(CYCLE)
     hat = np.zeros(CYCLE)
     four = a.bpm >= 115 and "hip" not in a.prompt.lower()
+    ghost = rng.random(CYCLE_BARS) < 0.4
     for b in range(CYCLE_BARS):
         o = b * 16
-        if four:
+        kind, k = section[b], in_sec[b]
+        if kind == "D" and k < 4:
+            hat[o + np.arange(2, 16, 4)] = 0.35              # only a quiet pulse
+            continue
+        if kind == "D" and k >= 6:                          # the build: 8ths, then 16ths
+            snare[o + np.arange(0, 16, 2 if k == 6 else 1)] = np.linspace(0.35, 0.9, 8 if k == 6 else 16)
+            kick[o + np.array([0, 4, 8, 12])] = 0.9
+            continue
+        if kind == "B" and not four:                        # half-time feel
+            kick[o + np.array([0, 7, 10])] = [1.0, 0.6, 0.8]
+            snare[o + 8] = 0.9
+        elif four:
             kick[o + np.array([0, 4, 8, 12])] = 1.0
-            hat[o + np.array([2, 6, 10, 14])] = 0.8
-            hat[o + np.array([0, 4, 8, 12])] = 0.25
+            snare[o + 4] = snare[o + 12] = 0.9
         else:
             kick[o + 0] = 1.0
             kick[o + 10] = 0.85
-            if rng.random() < 0.4:
+            if ghost[b]:
                 kick[o + 7] = 0.6
+            snare[o + 4] = snare[o + 12] = 0.9
+        if four:
+            hat[o + np.array([2, 6, 10, 14])] = 0.8
+            hat[o + np.array([0, 4, 8, 12])] = 0.25
+        else:
             hat[o + np.arange(0, 16, 2)] = 0.55
             hat[o + np.arange(1, 16, 2)] = 0.15 * (rng.random(8) < 0.5)
-        snare[o + 4] = snare[o + 12] = 0.9
-        if b % 4 == 3:
+        if kind == "A2":
+            hat[o + np.arange(1, 16, 2)] = np.maximum(hat[o + np.arange(1, 16, 2)], 0.3)   # busier
+        if k % 4 == 3:                                      # a fill into the next phrase
             snare[o + 14] = 0.5
             snare[o + 15] = 0.35 if rng.random() < 0.6 else 0.0
     for name, v in (("kick", kick), ("snare", snare), ("hat", hat)):
-        if not v.any():
-            v[0] = 1e-3
         hold(name, np.where(v > 0, 0, -1), v)
 
 
@@ -446,7 +491,7 @@ def render(arrs: list[Arrangement], start: np.ndarray, n: int, sr: int = 48000,
             ph = TWO_PI * hz_of(take(bt.chords[:, :, k], chord_idx)) * age
             pad += osc3(ph * f32(1.0015), h2, h3)
             padr += osc3(ph * f32(0.9985), h2, h3)
-        g = (0.055 * bt.has["pad"]).astype(np.float32) * env
+        g = (0.055 * bt.has["pad"]).astype(np.float32) * env * take(bt.t["pad_vel"], chord_idx).astype(np.float32)
         left += g * pad
         right += g * padr
 

@@ -125,3 +125,25 @@ def test_a_stream_starts_from_silence(prompt):
     assert np.abs(x[0]).max() == 0.0
     d = np.abs(np.diff(x, axis=0)).max(axis=1)
     assert d[:96].max() <= d[96:].max()           # the first 2 ms jump no more than the music does
+
+
+def test_an_endless_stream_has_form_not_a_loop():
+    """Four 8-bar sections: the contrasting ones differ from the first; a breakdown drops the kick."""
+    for seed in range(4):
+        a = arrange("house with drums, bass, piano and lead 124 bpm", seed)
+        assert a.form[0] == "A" and len(set(a.form)) >= 3
+        bar = int(round(SR * 60 / a.bpm * 4))
+        sec = 8 * bar
+        x = render([a], np.array([0]), 4 * sec, SR)[0].mean(axis=1)
+        parts = [x[k * sec:(k + 1) * sec] for k in range(4)]
+        low = []
+        for p in parts:
+            spec = np.abs(np.fft.rfft(p[:4 * bar]))
+            f = np.fft.rfftfreq(4 * bar, 1 / SR)
+            low.append(spec[(f > 30) & (f < 120)].sum())
+        for k, kind in enumerate(a.form):
+            if kind == "B":                                  # another progression, not a repeat
+                assert not np.array_equal(a.chords[8 * k:8 * k + 8], a.chords[:8])
+                assert np.corrcoef(parts[0], parts[k])[0, 1] < 0.95
+            if kind == "D":                                  # first half of a breakdown: no kick, no bass
+                assert low[k] < 0.3 * low[0]
