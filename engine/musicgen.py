@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from dsp import Stitcher
+from dsp import Stitcher, array_module
 
 from .backend import Backend, BackendError, OutOfMemory, Stream
 from .musicgen_decode import DecodeLoop, DecoderWeights, ceil_div, plan_context, stream_key
@@ -116,7 +116,8 @@ class _Fifo:
             self.size += x.shape[0]
 
     def take(self, n: int) -> np.ndarray:
-        out = np.empty((n, self.channels), dtype=np.float32)
+        xp = array_module(self.parts[0]) if self.parts else np
+        out = xp.empty((n, self.channels), dtype=np.float32)
         i = 0
         while i < n:
             p = self.parts.popleft()
@@ -241,6 +242,23 @@ def check_model_dir(model) -> Path:
     return p
 
 
+def _device_audio_module(torch_device: torch.device, want: bool | None):
+    """CuPy, when chunks should stay on the GPU (CUDA model, CuPy with a device); else None."""
+    if torch_device.type != "cuda" or want is False:
+        return None
+    try:
+        import cupy
+
+        with cupy.cuda.Device(torch_device.index or 0):
+            cupy.zeros(1, dtype=cupy.float32).sum()
+        return cupy
+    except Exception as e:  # noqa: BLE001 — CuPy missing or unusable: host audio
+        if want:
+            raise BackendError(f"device_audio needs CuPy with a working device: {e}") from None
+        log.info("CuPy unavailable (%s): musicgen hands audio back on the host", e)
+        return None
+
+
 def _resolve_device(device, dtype) -> tuple[torch.device, torch.dtype]:
     if device in (None, "", "auto"):
         dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -292,7 +310,7 @@ class MusicgenBackend(Backend):
 
     name = "musicgen"
     channels = 2
-    device = "cpu"              # where generate's output lives (NumPy)
+    device = "cpu"              # where generate's output lives: "cuda" when it hands back CuPy arrays
     params = {
         "temperature": (0.0, 4.0, 1.0),     # 0 = greedy
         "guidance": (0.0, 15.0, 3.0),       # classifier-free guidance scale; 1 = none
@@ -304,7 +322,7 @@ class MusicgenBackend(Backend):
                  context_s: float = 20.0, reprime_s: float = 10.0, max_text_tokens: int = 64,
                  decode_context: int = 16, decode_lookahead: int = 4, crossfade_frames: int = 2,
                  round_steps: int = 64, cuda_graphs: bool | None = None, bucketed: bool | None = None,
-                 kv_budget_gb: float | None = None):
+                 kv_budget_gb: float | None = None, device_audio: bool | None = None):
         """Load and allocate (reads the directory; the only I/O). ``[control]`` at start.
 
         ``model`` is a local MusicGen directory (``save_pretrained`` layout with a tokenizer);
@@ -315,11 +333,15 @@ class MusicgenBackend(Backend):
         ``reprime_s`` context kept when an endless stream's cache is full, ``max_text_tokens``,
         ``decode_context`` / ``decode_lookahead`` EnCodec frames decoded either side of new audio,
         ``crossfade_frames`` seam length, ``round_steps`` steps between host syncs,
-        ``cuda_graphs`` / ``bucketed`` (default: on with CUDA), ``kv_budget_gb`` cache budget.
+        ``cuda_graphs`` / ``bucketed`` (default: on with CUDA), ``kv_budget_gb`` cache budget,
+        ``device_audio``: hand chunks back as CuPy arrays that never leave the GPU (default: on
+        with CUDA when CuPy works), so the daemon stitches them into the ring with its kernels.
         """
         path = check_model_dir(model)
         self.model_dir = str(path)
         self.torch_device, self.dtype = _resolve_device(device, dtype)
+        self._cupy = _device_audio_module(self.torch_device, device_audio)
+        self.device = "cuda" if self._cupy is not None else "cpu"   # where generate's output lives
         self.channels = int(channels)
         if self.channels not in (1, 2):
             raise BackendError(f"channels must be 1 or 2, not {channels}")
@@ -649,7 +671,11 @@ class MusicgenBackend(Backend):
             # one transfer: each stream's part from its emitted frame to the lookahead
             parts = [audio[i, :, (st.emitted - a) * q:(G - a) * q] for i, (st, a, G, _F) in enumerate(items)]
             lens = [p.shape[1] for p in parts]
-            flat = torch.cat(parts, dim=1).T.contiguous().cpu().numpy()   # (Σ n, C)
+            flat = torch.cat(parts, dim=1).T.contiguous().float()         # (Σ n, C)
+            if self._cupy is not None:
+                flat = self._cupy.from_dlpack(flat)                        # stays on the GPU (zero copy)
+            else:
+                flat = flat.cpu().numpy()                                  # one transfer
             off = 0
             for (st, a, G, _F), m in zip(items, lens):
                 chunk = flat[off:off + m]
@@ -679,7 +705,7 @@ class MusicgenBackend(Backend):
         if c == self.channels:
             return x
         if c == 1:
-            return np.repeat(x, self.channels, axis=1)
+            return array_module(x).repeat(x, self.channels, axis=1)
         return x.mean(axis=1, keepdims=True, dtype=np.float32)
 
     # ---------------------------------------------------------------- introspection (tests, bench)
