@@ -464,3 +464,34 @@ def test_slot_port_change_switches_rings(host, writers, tmp_path):
     idx, _ = decode(j.capture(0.5, tmp_path), wb.shift)   # only slot b's signal
     assert_contiguous(idx)
     assert idx.size > 0.4 * RATE
+
+
+@pytest.mark.jack
+@pytest.mark.timeout(90)
+def test_jalv_plays_what_the_daemon_wrote(host, tmp_path, daemon_proc, osc_client):
+    """jalv hosting the stub on slot 1 of a real daemon: the capture is the synth's audio, exactly."""
+    from dsp import soft_limit
+    from engine.synth import arrange, render
+
+    d = daemon_proc("--slots", "1", "--metrics-port", "off")
+    c = osc_client(d.host, d.port)
+    j = host(1)
+    wait_until(lambda: j.attached(1), 10, "the plugin to attach slot 1")
+    prompt, seed = "lofi hip hop with rhodes, bass and drums", 11
+    c.send("/wb/play", 1, prompt, 0.0, seed)
+    assert c.wait_for("/wb/first_audio", 5.0) is not None
+    cap = j.capture(2.0, tmp_path)
+    assert np.isfinite(cap).all()
+    start = int(np.argmax(np.abs(cap).max(axis=1) > 0))
+    cap = cap[start:]
+    assert cap.shape[0] > RATE and np.abs(cap).max() > 0.05
+    # where in the stream the capture begins: the synth is a pure function of the frame index
+    ref = soft_limit(render([arrange(prompt, seed)], np.array([0]), 8 * RATE, RATE)[0])
+    probe = cap[:2048, 0].astype(np.float64)
+    corr = np.correlate(ref[:, 0].astype(np.float64), probe, mode="valid")
+    off = int(np.argmax(corr))
+    n = min(cap.shape[0], ref.shape[0] - off)
+    np.testing.assert_allclose(cap[:n], ref[off:off + n], atol=1e-6)   # every frame, in order
+    assert header(1)["underrun_frames"] == 0                       # no short block since it started
+    c.send("/wb/stop", 1)
+    assert c.wait_for("/wb/done", 3.0) is not None
