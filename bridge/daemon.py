@@ -302,7 +302,14 @@ class EngineThread(threading.Thread):
                 buffered[s] += h
                 free[s] -= h
         t0 = time.perf_counter()
-        res = sched.step(buffered, free)
+        written = []
+
+        def sink(chunks):                       # write each batch as soon as it exists
+            for ch in chunks:
+                self._write(ch)
+            written.extend(chunks)
+
+        res = sched.step(buffered, free, sink=sink)
         if res.chunks:
             dt = time.perf_counter() - t0
             self.step_ema = dt if self.step_ema is None else 0.8 * self.step_ema + 0.2 * dt
@@ -319,8 +326,6 @@ class EngineThread(threading.Thread):
                 slot.state = "error"
             else:
                 sched.end(f.job)
-        for ch in res.chunks:
-            self._write(ch)
 
     def _write(self, ch: Chunk) -> None:
         d = self.d

@@ -94,6 +94,7 @@ class Scheduler:
         self.max_batch = max(1, int(getattr(backend, "max_batch", 64)))
         self.total_compute_s = 0.0
         self.total_frames = 0
+        self.throughput: float | None = None    # audio-s per compute-s (EMA over backend calls)
 
     # ----------------------------------------------------------------- jobs
     def start(self, slot: int, job_id: int, prompt: str, seed: int, seconds: float = 0.0,
@@ -135,14 +136,23 @@ class Scheduler:
         return None if out is None else out[0][:frames]
 
     # ----------------------------------------------------------------- planning
-    def chunk_size(self, job: Job, buffered: int, free: int) -> int:
-        """Frames to generate for ``job`` now (0 = nothing), a power-of-two bucket."""
+    def chunk_size(self, job: Job, buffered: int, free: int, active: int = 1) -> int:
+        """Frames to generate for ``job`` now (0 = nothing), a power-of-two bucket.
+
+        A slot below a quarter of its target grows its chunks by doubling — but no faster than
+        the backend can serve every ``active`` slot before this one runs dry: a round of
+        ``active`` chunks of ``n`` frames takes ``active × n / throughput`` seconds, which must
+        stay under this slot's buffered time (with a margin).
+        """
         want = self.target_frames - buffered
         if want <= 0 or free <= 0:
             return 0
         size = job.next_chunk
         if buffered >= self.target_frames // 4:  # safe margin: jump to full-size chunks
             size = self.max_chunk
+        elif self.throughput and active > 1 and buffered > 0:
+            cap = int(0.7 * buffered * self.throughput / active)
+            size = min(size, _pow2_floor(max(cap, 1)))
         size = min(size, self.max_chunk, _pow2_floor(free))
         if size < self.first_chunk and free >= self.first_chunk:
             size = self.first_chunk
@@ -157,11 +167,11 @@ class Scheduler:
     def plan(self, buffered: dict[int, int], free: dict[int, int]) -> list[tuple[Job, int]]:
         """(job, frames) for every slot below target, earliest deadline first."""
         out = []
-        for slot, job in self.jobs.items():
-            if job.done or (job.remaining is not None and job.remaining <= 0):
-                continue
+        live = [(s, j) for s, j in self.jobs.items() if not j.done and (j.remaining is None or j.remaining > 0)]
+        active = sum(1 for s, _ in live if buffered.get(s, 0) < self.target_frames)
+        for slot, job in live:
             b = buffered.get(slot, 0)
-            n = self.chunk_size(job, b, free.get(slot, 0))
+            n = self.chunk_size(job, b, free.get(slot, 0), active)
             if n > 0:
                 out.append((b / self.rate, job.job, job, n))
         out.sort(key=lambda t: (t[0], t[1]))
@@ -178,14 +188,19 @@ class Scheduler:
         return best
 
     # ----------------------------------------------------------------- generation
-    def step(self, buffered: dict[int, int], free: dict[int, int]) -> StepResult:
-        """Plan, batch by chunk size, generate; return chunks in deadline order. ``[engine]``"""
+    def step(self, buffered: dict[int, int], free: dict[int, int], sink=None) -> StepResult:
+        """Plan, batch by chunk size, generate; chunks come back in deadline order. ``[engine]``
+
+        Batches run most urgent first (a group's urgency is its earliest deadline). With
+        ``sink``, each backend call's chunks are handed to ``sink(chunks)`` as soon as that call
+        returns, so the slots closest to running dry are written before the rest is generated.
+        """
         res = StepResult()
         plan = self.plan(buffered, free)
         if not plan:
             return res
         groups: dict[int, list[Job]] = {}
-        for job, n in plan:
+        for job, n in plan:                     # plan is deadline-ordered: so are groups and members
             groups.setdefault(n, []).append(job)
         for n, jobs in groups.items():
             for i in range(0, len(jobs), self.max_batch):
@@ -193,6 +208,7 @@ class Scheduler:
                 audio = self._generate(batch, n, res)
                 if audio is None:
                     continue
+                done = []
                 for job, a in zip(batch, audio):
                     if a is None:
                         continue
@@ -204,7 +220,10 @@ class Scheduler:
                     last = job.remaining is not None and job.remaining <= 0
                     if first:
                         job.first_chunk_at = self.clock()
-                    res.chunks.append(Chunk(job, a, first, last))
+                    done.append(Chunk(job, a, first, last))
+                res.chunks.extend(done)
+                if sink is not None and done:
+                    sink(done)
         order = {id(j): k for k, (j, _) in enumerate(plan)}
         res.chunks.sort(key=lambda c: order.get(id(c.job), 0))
         return res
@@ -237,6 +256,9 @@ class Scheduler:
             return a + b
         dt = self.clock() - t0
         self._charge(batch, dt, res)
+        if dt > 0:                              # audio-seconds per compute-second, recent average
+            tp = n * len(batch) / self.rate / dt
+            self.throughput = tp if self.throughput is None else 0.8 * self.throughput + 0.2 * tp
         res.batch_sizes.append(len(batch))
         self.total_frames += n * len(batch)
         # device arrays (CuPy) stay on the device: the daemon stitches them there

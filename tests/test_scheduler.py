@@ -175,3 +175,27 @@ def test_compute_is_shared_across_the_batch(env):
     assert jobs[0].compute_s == pytest.approx(0.005)
     assert jobs[1].compute_s == pytest.approx(0.005)
     assert sch.total_compute_s == pytest.approx(0.01)
+
+
+def test_ramping_chunks_grow_no_faster_than_a_round_of_all_slots_can_be_served(env):
+    """With many slots warming at once, a slot's next chunk must not outlast its buffer."""
+    clock, be, sch = env
+    for s in range(1, 9):
+        add(sch, s, s)
+    sch.throughput = 4.0                    # audio-seconds per compute-second
+    n = sch.chunk_size(sch.jobs[1], buffered=64, free=10 ** 6, active=8)
+    assert n * 8 / be.sample_rate / sch.throughput <= 64 / be.sample_rate   # a round fits the buffer
+    assert sch.chunk_size(sch.jobs[1], buffered=64, free=10 ** 6, active=1) == 16   # alone: doubling rules
+    sch.throughput = None                   # unknown: plain doubling
+    assert sch.chunk_size(sch.jobs[1], buffered=64, free=10 ** 6, active=8) == 16
+
+
+def test_each_batch_is_handed_over_as_soon_as_it_is_made(env):
+    clock, be, sch = env
+    for s in range(1, 11):
+        add(sch, s, s)
+    seen = []
+    sch.step({s: s * 10 for s in range(1, 11)}, {s: 10 ** 6 for s in range(1, 11)},
+             sink=lambda chunks: seen.append([c.job.slot for c in chunks]))
+    assert [len(x) for x in seen] == [4, 4, 2]                 # one hand-over per backend call
+    assert sum(seen, []) == list(range(1, 11))                 # most urgent first
