@@ -24,7 +24,7 @@ MAX_FADE_S = 30.0
 #: live parameters every backend accepts: name → (min, max)
 COMMON_PARAMS = {
     "gain": (0.0, 4.0),
-    "xfade_ms": (1.0, 2000.0),
+    "xfade_ms": (1.0, 500.0),
     "temperature": (0.0, 2.0),
     "guidance": (0.0, 10.0),
     "top_k": (1.0, 2048.0),

@@ -33,7 +33,7 @@ from engine.scheduler import Chunk, Job, Scheduler
 
 from .commands import COMMON_PARAMS, Command
 from .protocol import WavebridgeError
-from .ring import RingWriter
+from .ring import RingWriter, fade_curve
 
 log = logging.getLogger("wavebridge")
 
@@ -92,6 +92,9 @@ class Slot:
         self.resampler: Resampler | None = None   # backend rate → ring rate, per job
         self.gpu_reg = None                       # the ring's data registered with CUDA (cupy path)
         self.held: list = []                      # a starting job's chunks not yet published
+        self.tail_job: Job | None = None          # a finished job whose last audio is still buffered
+        self.tail_end = 0                         # ring frame where that audio ends
+        self.fade: dict | None = None             # a stop in progress: {job, pos, total, curve, reply_to}
 
 
 class EngineThread(threading.Thread):
@@ -132,6 +135,7 @@ class EngineThread(threading.Thread):
             if self._halt.is_set():
                 break
             try:
+                self._check_tails()
                 self._fill()
             except Exception as e:  # noqa: BLE001 — keep the engine alive, report the fault
                 log.exception("engine step failed")
@@ -143,15 +147,37 @@ class EngineThread(threading.Thread):
     def _idle_timeout(self) -> float:
         d = self.d
         sched = d.scheduler
+        tails = any(sl.tail_job is not None or sl.fade is not None for sl in d.slots.values())
         if not sched.jobs:
-            return 0.05
-        buffered = {s: d.slots[s].ring.buffered() for s in sched.jobs}
-        if any(d.slots[s].pending for s in sched.jobs):
-            return 0.0
+            return 0.01 if tails else 0.05
+        if any(d.slots[s].pending == "splice" for s in sched.jobs):
+            return 0.0                          # a prompt change waits for its first chunk
+        buffered = {}
+        for s in sched.jobs:
+            sl = d.slots[s]
+            buffered[s] = sl.ring.buffered() + sum(c.audio.shape[0] for c in sl.held)
         dl = sched.next_deadline_s(buffered)
         if dl is None:
             return 0.05
-        return float(min(0.02, max(0.0, dl)))
+        return float(min(0.01 if tails else 0.02, max(0.0, dl)))
+
+    def _check_tails(self) -> None:
+        """A finite job is done once its last frame has been read (or no reader is there); a
+        stop's long fade finishes at once when no reader is there to hear it."""
+        now = time.monotonic_ns()
+        for slot in self.d.slots.values():
+            if slot.fade is not None and now - slot.ring.reader_heartbeat_ns > 500_000_000:
+                self._stop_slot(slot, 0.02, slot.fade["reply_to"], now=True)
+            job = slot.tail_job
+            if job is None:
+                continue
+            ring = slot.ring
+            reader_gone = now - ring.reader_heartbeat_ns > 500_000_000
+            if ring.read_index >= slot.tail_end or reader_gone:
+                slot.tail_job = None
+                if slot.job is None:
+                    slot.state = "idle"
+                self._done(slot, job, "finished")
 
     # --------------------------------------------------------------------- commands
     def _apply_safely(self, cmd: Command) -> None:
@@ -206,13 +232,29 @@ class EngineThread(threading.Thread):
             return
         job.tag = cmd.reply_to                  # /wb/done for this job goes to whoever started it
         old = d.scheduler.attach(job)
-        if slot.old_job is not None and old is not None:
+        if old is not None and slot.old_job is None and slot.pending == "append":
+            # the slot was idle and its job has not sounded yet: just start over with this one
+            d.scheduler.end(old)
+            self._done(slot, old, "replaced")
+            old = None
+        elif old is not None and slot.old_job is not None:
             # the job being replaced never got its first chunk out: drop it, and crossfade from
             # what is still playing (the older job's audio, in the ring)
             d.scheduler.end(old)
             self._done(slot, old, "replaced")
             old = slot.old_job
-        replacing = old is not None or (slot.ring.playing and slot.ring.buffered() > 0)
+        if slot.fade is not None:               # replacing a job that was fading out after a stop
+            f, slot.fade = slot.fade, None
+            if old is f["job"]:
+                d.scheduler.end(old)
+                self._done(slot, old, "stopped", f["reply_to"])
+                old = None
+            slot.ring.set_playing(False)
+        tail = slot.tail_job
+        if tail is not None:                    # a finite job's last audio is still playing
+            slot.tail_job = None
+            self._done(slot, tail, "replaced")
+        replacing = old is not None or slot.ring.buffered() > 0 and (tail is not None or slot.ring.playing)
         if replacing and not d.config.splice:     # naive mode: append behind what is buffered
             if old is not None:
                 d.scheduler.end(old)
@@ -220,10 +262,10 @@ class EngineThread(threading.Thread):
             old, replacing = None, False
         slot.old_job = old
         slot.pending = "splice" if replacing else "append"
-        if replacing:
+        if replacing:                           # the first chunk holds the whole crossfade
             xf = self._xfade_frames(slot)
             job.next_chunk = max(d.scheduler.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
-            job.next_chunk = min(job.next_chunk, d.scheduler.max_chunk)
+            job.next_chunk = min(job.next_chunk, max(d.scheduler.max_chunk, slot.ring.capacity // 2))
         slot.job = job
         slot.held = []
         slot.prompt = cmd.prompt
@@ -245,25 +287,54 @@ class EngineThread(threading.Thread):
         ms = slot.xfade_ms if slot.xfade_ms is not None else self.d.config.xfade_ms
         return max(1, int(slot.ring.sample_rate * ms / 1000.0))
 
-    def _stop_slot(self, slot: Slot, fade_s: float, reply_to=None) -> None:
+    def _stop_slot(self, slot: Slot, fade_s: float, reply_to=None, now: bool = False) -> None:
+        """Fade the slot out from just ahead of the read head. ``[engine]``
+
+        The fade starts at ``read_index + guard`` (or at ``write_index`` if less is buffered,
+        never on frames the reader may be copying). What the ring holds is faded in place; a
+        fade longer than that keeps the job generating under the rest of the curve, and the
+        job ends when the curve reaches zero. ``now`` (shutdown, faults) fades only what is
+        buffered and ends the job at once.
+        """
         d = self.d
-        job = slot.job
-        if job is None and slot.old_job is None:
+        job, tail, ring = slot.job, slot.tail_job, slot.ring
+        if job is None and slot.old_job is None and tail is None:
             d.emit(Event("error", slot=slot.number, code="not_playing",
                          message=f"slot {slot.number} is not playing", reply_to=reply_to))
             return
-        n = max(1, int(fade_s * slot.ring.sample_rate))
-        at, end = slot.ring.truncate_with_fade(n, d.config.guard_ms)
-        slot.ring.set_playing(False)
-        if job is not None:
-            self._meta(slot, job, stop_at=at, end_at=end)   # where the fade starts and ends
-        if slot.old_job is not None:
+        n = max(1, int(fade_s * ring.sample_rate))
+        if slot.fade is not None:               # already fading: a new stop only shortens it
+            slot.fade["reply_to"] = reply_to or slot.fade["reply_to"]
+            if not now and slot.fade["total"] - slot.fade["pos"] <= n:
+                return
+        if slot.old_job is not None:            # a prompt change was pending: that job stops too
             d.scheduler.end(slot.old_job)
+            self._done(slot, slot.old_job, "stopped", reply_to)
             slot.old_job = None
-        if job is not None:
+        if job is None or now or slot.pending:
+            at, end = ring.truncate_with_fade(n, d.config.guard_ms)
+            ring.set_playing(False)
+            for j in (job, tail):
+                if j is not None:
+                    self._meta(slot, j, stop_at=at, end_at=end)
+                    d.scheduler.end(j)
+                    self._done(slot, j, "stopped", reply_to)
+            self._idle(slot)
+            return
+        at, done_frames, finished = ring.fade_out(n, d.config.guard_ms)
+        self._meta(slot, job, stop_at=at, end_at=at + n)
+        if finished:
+            ring.set_playing(False)
             d.scheduler.end(job)
             self._done(slot, job, "stopped", reply_to)
+            self._idle(slot)
+        else:                                   # the rest of the fade comes from new chunks
+            slot.fade = {"job": job, "pos": done_frames, "total": n, "reply_to": reply_to}
+
+    def _idle(self, slot: Slot) -> None:
         slot.job = None
+        slot.tail_job = None
+        slot.fade = None
         slot.pending = ""
         slot.held = []
         slot.state = "idle"
@@ -306,7 +377,17 @@ class EngineThread(threading.Thread):
 
         def sink(chunks):                       # write each batch as soon as it exists
             for ch in chunks:
-                self._write(ch)
+                try:
+                    self._write(ch)
+                except Exception as e:  # noqa: BLE001 — one slot's fault ends that job only
+                    log.exception("writing slot %s failed", ch.job.slot)
+                    slot = d.slots[ch.job.slot]
+                    d.emit(Event("error", slot=ch.job.slot, job=ch.job.job, code="internal",
+                                 message=f"writing the ring failed: {type(e).__name__}: {e}",
+                                 reply_to=ch.job.tag or slot.reply_to))
+                    if slot.job is ch.job:
+                        self._stop_slot(slot, 0.02, now=True)
+                        slot.state = "error"
             written.extend(chunks)
 
         res = sched.step(buffered, free, sink=sink)
@@ -322,7 +403,7 @@ class EngineThread(threading.Thread):
             d.emit(Event("error", slot=f.job.slot, job=f.job.job, code=f.code, message=f.message,
                          reply_to=slot.reply_to))
             if slot.job is f.job:
-                self._stop_slot(slot, 0.02)
+                self._stop_slot(slot, 0.02, now=True)
                 slot.state = "error"
             else:
                 sched.end(f.job)
@@ -367,10 +448,17 @@ class EngineThread(threading.Thread):
                 audio = audio.copy()
                 audio[-n:] = fade(audio[-n:], "out")
         audio = soft_limit(np.ascontiguousarray(audio, dtype=np.float32))
+        fading_done = False
+        if slot.fade is not None and slot.fade["job"] is job:   # a stop's fade continues here
+            f = slot.fade
+            k = min(audio.shape[0], f["total"] - f["pos"])
+            audio = audio[:k] * fade_curve(f["total"], f["pos"], k)[:, None]
+            f["pos"] += k
+            fading_done = f["pos"] >= f["total"]
         if slot.pending == "splice":
             old = slot.old_job
             # crossfade material beyond what the ring holds (not when resampling: rates differ)
-            tail = (lambda n: d.scheduler.extra(old, n)) if old is not None and slot.resampler is None else None
+            tail = self._old_tail(old) if old is not None and slot.resampler is None else None
             s, _ = ring.splice(audio, self._xfade_frames(slot), tail, d.config.guard_ms)
             slot.last_splice = s
             if old is not None:
@@ -389,12 +477,33 @@ class EngineThread(threading.Thread):
             ms = (time.monotonic_ns() - slot.arrival_ns) / 1e6
             d.first_audio_ms.append(ms)
             d.emit(Event("first_audio", slot=job.slot, job=job.job, ms=ms, reply_to=slot.reply_to))
-        if ch.last:
+        if fading_done:
+            f, slot.fade = slot.fade, None
+            ring.set_playing(False)
+            d.scheduler.end(job)
+            self._done(slot, job, "stopped", f["reply_to"])
+            self._idle(slot)
+        elif ch.last:                           # done once the reader has heard it (_check_tails)
             d.scheduler.end(job)
             ring.set_playing(False)
             slot.job = None
-            slot.state = "idle"
-            self._done(slot, job, "finished")
+            slot.tail_job = job
+            slot.tail_end = ring.write_index
+
+    def _old_tail(self, old: Job):
+        """Crossfade material: the replaced job's next frames, on the host, or None if it fails."""
+        def tail(n):
+            try:
+                a = self.d.scheduler.extra(old, n)
+            except Exception:  # noqa: BLE001 — then the crossfade fades from what the ring holds
+                log.exception("crossfade material for job %s failed", old.job)
+                return None
+            if a is None:
+                return None
+            if array_module(a) is not np:
+                a = array_module(a).asnumpy(a)
+            return np.asarray(a, dtype=np.float32)
+        return tail
 
     def _prebuffer(self, slot: Slot, ch: Chunk) -> Chunk | None:
         """Hold a starting job's chunks until they cover the time the next steps take.
@@ -407,7 +516,8 @@ class EngineThread(threading.Thread):
         held = slot.held
         held.append(ch)
         frames = sum(c.audio.shape[0] for c in held)
-        need = int(2.5 * (self.step_ema or 0.0) * self.d.backend.sample_rate)
+        est = max(self.step_ema or 0.0, self.d.scheduler.call_s or 0.0)   # time until the next chunk
+        need = int(2.5 * est * self.d.backend.sample_rate)
         if frames < need and not ch.last and frames < self.d.scheduler.target_frames:
             return None
         slot.held = []
@@ -446,9 +556,9 @@ class EngineThread(threading.Thread):
     def _shutdown(self) -> None:
         """Fade every playing slot to silence (20 ms) at the read head. ``[engine]``"""
         for slot in self.d.slots.values():
-            if slot.job is not None or slot.old_job is not None:
+            if slot.job is not None or slot.old_job is not None or slot.tail_job is not None:
                 try:
-                    self._stop_slot(slot, 0.02)
+                    self._stop_slot(slot, 0.02, now=True)
                 except Exception:  # noqa: BLE001
                     log.exception("fade-out of slot %s failed", slot.number)
 
@@ -534,10 +644,14 @@ class Daemon:
 
     def close(self, unlink: bool = True, linger_s: float = 0.1) -> None:
         """Fade out, stop the threads, unlink the rings. ``[control]``"""
+        stuck = False
         if self.engine is not None:
             self.engine.stop()
             self.engine.join(timeout=1.5)
-            if linger_s > 0 and any(s.ring.buffered() for s in self.slots.values()):
+            stuck = self.engine.is_alive()
+            if stuck:                 # inside a long backend call: leave its memory alone
+                log.error("engine thread did not stop within 1.5 s; exiting without its fade-out")
+            elif linger_s > 0 and any(s.ring.buffered() for s in self.slots.values()):
                 time.sleep(linger_s)  # let a live reader play the fade
         self._hb_stop.set()
         if self._hb is not None:
@@ -549,8 +663,8 @@ class Daemon:
                 except Exception:  # noqa: BLE001
                     log.exception("unregistering slot %s from CUDA failed", s.number)
                 s.gpu_reg = None
-            s.ring.close(unlink=unlink)
-        if self.backend is not None:
+            s.ring.close(unlink=unlink, keep_mapping=stuck)
+        if self.backend is not None and not stuck:
             try:
                 self.backend.close()
             except Exception:  # noqa: BLE001
@@ -605,7 +719,7 @@ class Daemon:
         now = time.time()
         for n, s in self.slots.items():
             ring = s.ring
-            job = s.job
+            job = s.job or s.tail_job
             out.append({
                 "slot": n, "state": s.state if job is not None or s.state == "error" else "idle",
                 "prompt": s.prompt if job is not None else "", "job": job.job if job else 0,

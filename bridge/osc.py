@@ -32,6 +32,7 @@ log = logging.getLogger("wavebridge.osc")
 MAX_FUTURE_S = 60.0           # a bundle timetag further ahead than this is refused
 MAX_PENDING = 4096            # timetagged messages waiting at once; more are refused (memory bound)
 MAX_ERR_MSG = 200
+MAX_BUNDLE = 256              # messages in one datagram (a bundle); more are refused whole
 
 
 def build(address: str, *args) -> bytes:
@@ -57,11 +58,11 @@ class _RateLimiter:
         self._b: dict = {}
         self._last_warn: dict = {}
 
-    def allow(self, key, now: float) -> bool:
+    def allow(self, key, now: float, cost: float = 1.0) -> bool:
         tokens, t = self._b.get(key, (self.burst, now))
         tokens = min(self.burst, tokens + (now - t) * self.rate)
-        ok = tokens >= 1.0
-        self._b[key] = (tokens - 1.0 if ok else tokens, now)
+        ok = tokens >= cost
+        self._b[key] = (tokens - cost if ok else tokens, now)
         if len(self._b) > 4096:
             self._b.clear()
         return ok
@@ -149,10 +150,7 @@ class OscServer:
             return
         now = time.monotonic()
         if not self.limiter.allow(addr, now):
-            self.stats["rate_limited"] += 1
-            self.daemon.count_error("rate_limited")
-            if self.limiter.should_warn(addr, now):
-                self.reply(addr, "/wb/error", -1, "rate_limited", "too many messages; slow down")
+            self._rate_limited(addr, now)
             return
         try:
             packet = OscPacket(data)
@@ -165,6 +163,12 @@ class OscServer:
                                                             f"{str(e)[:80]})")
             return
         self.stats["packets_good"] += 1
+        if len(msgs) > MAX_BUNDLE:               # one datagram must not smuggle a flood past the limiter
+            self._error(addr, WavebridgeError("busy", f"a bundle of {len(msgs)} messages; the limit is {MAX_BUNDLE}"))
+            return
+        if len(msgs) > 1 and not self.limiter.allow(addr, now, cost=len(msgs) - 1):
+            self._rate_limited(addr, now)        # each message of a bundle counts
+            return
         wall = time.time()
         # a bundle of many bad messages is answered with one error, not one per message
         self._err_budget = 1 if len(msgs) > 1 else None
@@ -172,6 +176,12 @@ class OscServer:
             self._bundle(msgs, addr, arrival_ns, wall)
         finally:
             self._err_budget = None
+
+    def _rate_limited(self, addr, now: float) -> None:
+        self.stats["rate_limited"] += 1
+        self.daemon.count_error("rate_limited")
+        if self.limiter.should_warn(addr, now):
+            self.reply(addr, "/wb/error", -1, "rate_limited", "too many messages; slow down")
 
     def _bundle(self, msgs, addr, arrival_ns: int, wall: float) -> None:
         refused = 0

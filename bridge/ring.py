@@ -14,6 +14,7 @@ Segments are opened with ``os.open`` on ``/dev/shm`` rather than ``multiprocessi
 from __future__ import annotations
 
 import errno
+import fcntl
 import mmap
 import os
 import time
@@ -35,6 +36,12 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def fade_curve(total: int, start: int, n: int) -> np.ndarray:
+    """Samples ``start…start+n`` of an equal-power fade-out ``total`` frames long (float32)."""
+    i = np.arange(start, start + n, dtype=np.float64)
+    return np.cos((i + 0.5) / max(total, 1) * (np.pi / 2)).astype(np.float32)
 
 
 class RingWriter:
@@ -77,6 +84,9 @@ class RingWriter:
                 return w
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
+            # the writer holds an exclusive lock for its whole life: another daemon can tell a
+            # live writer (even one still creating the ring) from a dead one without pid guesses
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             os.fchmod(fd, 0o600)
             os.ftruncate(fd, size)
             mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
@@ -97,6 +107,11 @@ class RingWriter:
     @classmethod
     def _reattach(cls, slot, path, sample_rate, channels, capacity):
         fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RingError("ring_busy", f"{path} is held by a live writer") from None
         size = os.fstat(fd).st_size
         try:
             mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
@@ -115,9 +130,12 @@ class RingWriter:
                 raise RingError("ring_layout", "shape changed")
         except RingError as e:
             mm.close()
+            young = time.time() - os.fstat(fd).st_mtime < 2.0
             os.close(fd)
             if e.code == "ring_busy":
                 raise
+            if e.code == "ring_magic" and young:   # another writer is still creating it
+                raise RingError("ring_busy", f"{path} is being created by another writer") from None
             os.unlink(path)  # stale ring of another shape: replace it
             return None
         w = cls(slot, fd, mm, created=False)
@@ -127,8 +145,12 @@ class RingWriter:
         w.bump_epoch()
         return w
 
-    def close(self, unlink: bool = True) -> None:
-        """Mark the writer dead and release the mapping; unlink unless asked not to. ``[control]``"""
+    def close(self, unlink: bool = True, keep_mapping: bool = False) -> None:
+        """Mark the writer dead and release the mapping; unlink unless asked not to. ``[control]``
+
+        ``keep_mapping``: clear the flags and unlink the name but leave the mapping in place, for
+        a shutdown whose engine thread could not be stopped and may still touch it.
+        """
         if self._closed:
             return
         self._closed = True
@@ -136,6 +158,13 @@ class RingWriter:
             self._u32[P.OFF_FLAGS // 4] = 0
         except Exception:
             pass
+        if keep_mapping:
+            if unlink:
+                try:
+                    os.unlink(self.path)
+                except FileNotFoundError:
+                    pass
+            return
         del self._u64, self._u32, self._meta, self.data
         try:
             self._mm.close()
@@ -275,27 +304,43 @@ class RingWriter:
         return s, s + n
 
     def truncate_with_fade(self, fade_frames: int, min_guard_ms: float = 10.0) -> tuple[int, int]:
-        """Stop by splice: fade the buffered audio to silence from ``read_index + guard``. ``[engine]``"""
-        from dsp import fade
+        """Stop now: fade what lies beyond ``read_index + guard`` and drop the rest. ``[engine]``
 
+        Frames closer to the read head than the guard are never rewritten: with less than that
+        buffered the audio simply ends at ``write_index``. Returns ``(fade_start, new_end)``.
+        """
         r = self.read_index
         w = self.write_index
         s = r + self.guard_frames(min_guard_ms)
         if w <= s:
-            s = max(w, r)
-            # nothing left to rewrite beyond the guard: fade what is there (up to fade_frames)
-            n = min(fade_frames, max(0, w - r))
-            s = w - n
-            if s < r:
-                s = r
-        n = min(fade_frames, max(0, w - s))
-        if n > 0:
-            tail = fade(self.load(s, n), "out")
-            self.store(s, tail)
+            return w, w
+        n = min(fade_frames, w - s)
+        self.store(s, self.load(s, n) * fade_curve(n, 0, n)[:, None])
         self.publish(s + n)
         if self.read_index > s:
             self.splices_overtaken += 1
         return s, s + n
+
+    def fade_out(self, fade_frames: int, min_guard_ms: float = 10.0) -> tuple[int, int, bool]:
+        """Start a stop's fade at ``read_index + guard`` (or at ``write_index`` if less is buffered).
+
+        Fades in place what the ring holds of the ``fade_frames``-long curve. If the whole
+        curve fit, the end is published at the fade's end and ``finished`` is True; otherwise
+        the caller applies the rest of the curve to the audio that follows. Returns
+        ``(fade_start, frames_faded, finished)``. ``[engine]``
+        """
+        r = self.read_index
+        w = self.write_index
+        s = max(r, min(w, r + self.guard_frames(min_guard_ms)))
+        k = max(0, min(fade_frames, w - s))
+        if k:
+            self.store(s, self.load(s, k) * fade_curve(fade_frames, 0, k)[:, None])
+        finished = k == fade_frames
+        if finished:
+            self.publish(s + k)
+        if self.read_index > s:
+            self.splices_overtaken += 1
+        return s, k, finished
 
     # ---------------------------------------------------------------- header fields
     def set_playing(self, playing: bool) -> None:

@@ -95,6 +95,7 @@ class Scheduler:
         self.total_compute_s = 0.0
         self.total_frames = 0
         self.throughput: float | None = None    # audio-s per compute-s (EMA over backend calls)
+        self.call_s: float | None = None        # seconds per backend call (EMA)
 
     # ----------------------------------------------------------------- jobs
     def start(self, slot: int, job_id: int, prompt: str, seed: int, seconds: float = 0.0,
@@ -133,7 +134,9 @@ class Scheduler:
     def extra(self, job: Job, frames: int) -> np.ndarray:
         """Generate ``frames`` more of ``job`` outside the batch (crossfade material). ``[engine]``"""
         out = self._generate([job], frames, StepResult())
-        return None if out is None else out[0][:frames]
+        if not out or out[0] is None:
+            return None
+        return out[0][:frames]
 
     # ----------------------------------------------------------------- planning
     def chunk_size(self, job: Job, buffered: int, free: int, active: int = 1) -> int:
@@ -153,7 +156,9 @@ class Scheduler:
         elif self.throughput and active > 1 and buffered > 0:
             cap = int(0.7 * buffered * self.throughput / active)
             size = min(size, _pow2_floor(max(cap, 1)))
-        size = min(size, self.max_chunk, _pow2_floor(free))
+        # a job's first chunk may be asked larger than max_chunk (a long crossfade must fit in it)
+        top = max(self.max_chunk, job.next_chunk) if job.frames_out == 0 else self.max_chunk
+        size = min(size, top, _pow2_floor(free))
         if size < self.first_chunk and free >= self.first_chunk:
             size = self.first_chunk
         g = max(1, int(self.backend.granularity))
@@ -259,6 +264,7 @@ class Scheduler:
         if dt > 0:                              # audio-seconds per compute-second, recent average
             tp = n * len(batch) / self.rate / dt
             self.throughput = tp if self.throughput is None else 0.8 * self.throughput + 0.2 * tp
+            self.call_s = dt if self.call_s is None else 0.8 * self.call_s + 0.2 * dt
         res.batch_sizes.append(len(batch))
         self.total_frames += n * len(batch)
         # device arrays (CuPy) stay on the device: the daemon stitches them there

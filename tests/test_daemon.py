@@ -198,3 +198,173 @@ def test_slot_follows_the_host_rate(daemon):
     got = a[:, 0][1837:18375]
     f_got = np.argmax(np.abs(np.fft.rfft(got))) * 44100 / got.size
     assert abs(f_got - f_ref) < 6
+
+
+# ---- edge cases found in review: each failed before its fix --------------------------------------
+class FlakyOld(SynthBackend):
+    """Fails any call that makes crossfade material (an odd size) for a prompt with 'old'."""
+
+    def generate(self, streams, frames):
+        if any("old" in s.prompt for s in streams) and frames & (frames - 1):
+            from engine.backend import OutOfMemory
+
+            raise OutOfMemory("simulated")
+        return super().generate(streams, frames)
+
+
+def _daemon(backend, **cfg):
+    events = queue.Queue()
+    names = ["e" + secrets.token_hex(5) for _ in range(2)]
+    d = Daemon(Config(slot_names=names, slots=2, **{"target_s": 0.5, **cfg}), emit=events.put,
+               backend=backend).open()
+    d.names, d.events = names, events
+    return d
+
+
+def test_failing_crossfade_material_does_not_break_the_prompt_change():
+    d = _daemon(FlakyOld())
+    try:
+        s = d.names[0]
+        r = RingReader(s, max_block=128).attach()
+        r.read(128)
+        j1 = d.submit(Command("play", slot=s, prompt="old groove"))
+        wait_event(d, "first_audio", job=j1)
+        # with almost nothing buffered, the crossfade needs the old job's continuation
+        j2 = d.submit(Command("play", slot=s, prompt="new ambient pad", seconds=0.3))
+        wait_event(d, "first_audio", job=j2)
+        assert not any(e.kind == "error" for e in d.__dict__.get("seen", []))
+        r.detach()
+    finally:
+        d.close(linger_s=0)
+
+
+def test_second_play_before_the_first_sounds_starts_cleanly_at_the_host_rate(daemon):
+    s = daemon.names[0]
+    r = RingReader(s, max_block=128, host_rate=44100).attach()
+    r.read(128)
+    j1 = daemon.submit(Command("play", slot=s, prompt="first idea"))
+    j2 = daemon.submit(Command("play", slot=s, prompt="second thought"))
+    wait_event(daemon, "first_audio", job=j2)
+    assert wait_event(daemon, "done", job=j1).extra["reason"] == "replaced"
+    assert daemon.slots[s].ring.sample_rate == 44100            # an idle start: follows the host
+    assert "splice_at" not in r.meta()                          # appended, not spliced over nothing
+    r.detach()
+
+
+def test_a_finite_job_still_playing_can_be_stopped_or_replaced_at_the_read_head(daemon):
+    s = daemon.names[0]
+    r = RingReader(s, max_block=128).attach()
+    r.read(128)
+    j1 = daemon.submit(Command("play", slot=s, prompt="short loop", seconds=0.45))
+    wait_until(lambda: daemon.slots[s].job is None and daemon.slots[s].tail_job is not None)
+    assert daemon.status()[0]["state"] == "playing"             # generated, not yet heard
+    j2 = daemon.submit(Command("play", slot=s, prompt="next idea", seed=2))
+    wait_event(daemon, "first_audio", job=j2)
+    assert wait_event(daemon, "done", job=j1).extra["reason"] == "replaced"
+    assert r.meta()["splice_at"] <= r.read_index + daemon.slots[s].ring.guard_frames(10.0) + 1
+    daemon.submit(Command("stop", slot=s))
+    assert wait_event(daemon, "done", job=j2).extra["reason"] == "stopped"
+    r.detach()
+
+
+def test_a_finite_job_is_done_when_it_has_been_heard():
+    from plugin_stub.player import PacedRecorder
+    import threading
+
+    d = _daemon(SynthBackend())
+    try:
+        s = d.names[0]
+        r = RingReader(s, max_block=128).attach()
+        rec = PacedRecorder(r, 1.5, 128)
+        th = threading.Thread(target=rec.run)
+        th.start()
+        j = d.submit(Command("play", slot=s, prompt="a short phrase", seconds=0.6))
+        fa = wait_event(d, "first_audio", job=j)
+        done = wait_event(d, "done", job=j)
+        th.join()
+        assert done.extra["reason"] == "finished"
+        heard = rec.times[np.nonzero(rec.real)[0][-1]]              # the last real block was read …
+        assert time.monotonic() - heard < 5 and rec.real.sum() == int(0.6 * 48000)
+        r.detach()
+    finally:
+        d.close(linger_s=0)
+
+
+def test_stop_never_rewrites_frames_next_to_the_read_head(daemon):
+    s = daemon.names[0]
+    r = RingReader(s, max_block=1 << 16).attach()
+    r.read(256)
+    daemon.submit(Command("play", slot=s, prompt="steady groove"))
+    wait_until(lambda: r.buffered() > 30000)
+    ring = daemon.slots[s].ring
+    r.read(r.buffered() - 300)                                  # leave less than the guard
+    before = ring.load(r.read_index, 300).copy()
+    job = daemon.slots[s].job.job
+    daemon.submit(Command("stop", slot=s, fade_s=0.05))
+    assert wait_event(daemon, "done", job=job).extra["reason"] == "stopped"
+    assert np.array_equal(ring.load(r.read_index, 300), before)   # published frames untouched
+    tail = r.read(r.buffered())
+    assert np.abs(tail[-8:]).max() < 0.02                         # and the audio still fades out
+    r.detach()
+
+
+def test_stop_during_a_pending_prompt_change_ends_both_jobs(daemon):
+    s = daemon.names[0]
+    r = RingReader(s, max_block=128).attach()
+    r.read(128)
+    j1 = daemon.submit(Command("play", slot=s, prompt="first"))
+    wait_event(daemon, "first_audio", job=j1)
+    j2 = daemon.submit(Command("play", slot=s, prompt="second"))
+    daemon.submit(Command("stop", slot=s))
+    got = {wait_event(daemon, "done", job=j).job for j in (j1, j2)}
+    assert got == {j1, j2}
+    r.detach()
+
+
+def test_long_crossfades_and_fades_are_as_long_as_asked(daemon):
+    s = daemon.names[0]
+    r = RingReader(s, max_block=128).attach()
+    r.read(128)
+    spy = []
+    ring = daemon.slots[s].ring
+    orig = ring.splice
+    ring.splice = lambda new, xf, *a, **k: (spy.append((xf, new.shape[0])), orig(new, xf, *a, **k))[1]
+    daemon.submit(Command("play", slot=s, prompt="house with piano"))
+    wait_until(lambda: r.buffered() > 20000)
+    daemon.submit(Command("param", slot=s, name="xfade_ms", value=400.0))
+    j2 = daemon.submit(Command("play", slot=s, prompt="ambient pad"))
+    wait_event(daemon, "first_audio", job=j2)
+    xf, n = spy[-1]
+    assert xf == 19200 and n >= xf                               # the whole 400 ms crossfade fits
+    wait_until(lambda: r.buffered() > 20000)
+    from plugin_stub.player import PacedRecorder
+    import threading
+
+    rec = PacedRecorder(r, 3.5, 128)                             # a host that keeps listening
+    th = threading.Thread(target=rec.run)
+    th.start()
+    daemon.submit(Command("stop", slot=s, fade_s=2.0))           # longer than what is buffered
+    wait_event(daemon, "done", job=j2, timeout=10)
+    th.join()
+    m = r.meta()
+    assert m["end_at"] - m["stop_at"] == 96000
+    heard = rec.captured[:int(rec.real.sum())]
+    k0 = int(np.searchsorted(rec.read_index[:rec.blocks_done], m["stop_at"]))
+    x = np.abs(heard[k0 * 128:])
+    env = x[:x.shape[0] // 128 * 128].reshape(-1, 128, 2).max(axis=(1, 2))
+    assert env[:20].mean() > 4 * env[-40:].mean()               # it does fade, over about 2 s
+    assert np.abs(heard[-8:]).max() < 0.02
+    r.detach()
+
+
+def test_a_ring_being_created_or_held_by_a_live_writer_is_never_taken(slot_name):
+    from bridge.protocol import RingError
+    from bridge.ring import RingWriter
+
+    w = RingWriter.open(slot_name, 48000, 2, 1 << 12)
+    try:
+        with pytest.raises(RingError) as e:
+            RingWriter.open(slot_name, 48000, 2, 1 << 12)        # same process, other descriptor
+        assert e.value.code == "ring_busy"
+    finally:
+        w.close()
