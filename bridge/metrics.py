@@ -127,11 +127,21 @@ class Metrics:
         self.port = int(self.httpd.server_address[1])
         return self.port
 
-    def close(self) -> None:
-        if self.httpd is not None:
-            self.httpd.shutdown()
-            self.httpd.server_close()
-            self.httpd = None
+    def close(self, wait: bool = False) -> None:
+        """Stop the HTTP endpoint. Its loop polls every 0.5 s, so by default the stop runs in the
+        background and a shutting-down daemon does not wait for it."""
+        httpd, self.httpd = self.httpd, None
+        if httpd is None:
+            return
+
+        def stop():
+            httpd.shutdown()
+            httpd.server_close()
+
+        if wait:
+            stop()
+        else:
+            threading.Thread(target=stop, name="wavebridge-metrics-stop", daemon=True).start()
 
     def text(self) -> str:
         """The exposition text (what an HTTP scrape returns)."""
