@@ -467,7 +467,7 @@ class EngineThread(threading.Thread):
                 slot.old_job = None
             self._meta(slot, job, start_at=s, splice_at=s)
         else:
-            at = ring.write_index
+            at = max(ring.write_index, ring.read_index)    # where append puts it (reader may be ahead)
             ring.append(audio)
             if ch.first:
                 self._meta(slot, job, start_at=at)
