@@ -141,6 +141,9 @@ class RingWriter:
         w = cls(slot, fd, mm, created=False)
         w._u32[P.OFF_WRITER_PID // 4] = os.getpid()
         w._u32[P.OFF_FLAGS // 4] = P.FLAG_WRITER_ALIVE
+        wi, ri = w.write_index, w.read_index
+        if 0 <= wi - ri <= w.capacity:
+            w.publish(ri)                  # the dead writer's unplayed audio is not ours to play
         w.heartbeat()
         w.bump_epoch()
         return w

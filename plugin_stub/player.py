@@ -163,7 +163,13 @@ def play_soundcard(reader: RingReader, seconds: float = 0.0, block: int = 256, d
         pa.terminate()
         raise RuntimeError(f"no audio output device: {e}") from None
     host_rate = int(info.get("defaultSampleRate") or reader.sample_rate)
-    reader.set_host_rate(host_rate)
+    reader.set_host_rate(host_rate)           # the daemon makes this slot's next job at this rate
+    if reader.sample_rate != host_rate:
+        import logging
+
+        logging.getLogger("wavebridge.player").warning(
+            "slot holds %d Hz audio, the device runs at %d Hz: the current job plays off-speed, the "
+            "next one is made at the device's rate", reader.sample_rate, host_rate)
 
     def callback(_in, frames, _info, _status):
         # [audio]: PortAudio's callback thread — copy, zero-fill, never wait
@@ -173,9 +179,10 @@ def play_soundcard(reader: RingReader, seconds: float = 0.0, block: int = 256, d
         stats["frames"] += frames
         return out.tobytes(), pyaudio.paContinue
 
-    stream = pa.open(format=pyaudio.paFloat32, channels=ch, rate=reader.sample_rate, output=True,
-                     frames_per_buffer=block, stream_callback=callback, output_device_index=info["index"])
+    stream = None
     try:
+        stream = pa.open(format=pyaudio.paFloat32, channels=ch, rate=host_rate, output=True,
+                         frames_per_buffer=block, stream_callback=callback, output_device_index=info["index"])
         stream.start_stream()
         end = time.monotonic() + seconds if seconds > 0 else None
         while stream.is_active() and (end is None or time.monotonic() < end):
@@ -183,7 +190,8 @@ def play_soundcard(reader: RingReader, seconds: float = 0.0, block: int = 256, d
                 break
             time.sleep(0.02)
     finally:
-        stream.stop_stream()
-        stream.close()
+        if stream is not None:
+            stream.stop_stream()
+            stream.close()
         pa.terminate()
     return stats

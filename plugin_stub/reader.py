@@ -27,6 +27,7 @@ _UR = P.OFF_UNDERRUN // 8
 _RHB = P.OFF_READER_HEARTBEAT // 8
 _WHB = P.OFF_WRITER_HEARTBEAT // 8
 _FL = P.OFF_FLAGS // 4
+_PLAYING_ALIVE = P.FLAG_PLAYING | P.FLAG_WRITER_ALIVE
 
 
 class RingReader:
@@ -118,7 +119,12 @@ class RingReader:
 
     # ------------------------------------------------------------ [audio]
     def read(self, n: int) -> np.ndarray:
-        """Read ``n`` frames into the preallocated buffer and return a view of it. ``[audio]``"""
+        """Read ``n`` frames into the preallocated buffer and return a view of it. ``[audio]``
+
+        ``n`` may not exceed ``max_block`` (use :meth:`read_into` with your own buffer for more).
+        """
+        if n > self.max_block:
+            raise ValueError(f"read({n}) exceeds max_block={self.max_block}")
         out = self._buf[:n]
         self.read_into(out)
         return out
@@ -155,14 +161,16 @@ class RingReader:
             else:
                 out[:first] = self._data[i0:]
                 out[first:k] = self._data[:k - first]
+        now = time.monotonic_ns()
         if k < n:
             out[k:] = 0.0
-            if self._u32[_FL] & P.FLAG_PLAYING:
+            # an underrun while a live writer says it is playing (a dead writer's flag counts nothing)
+            if (self._u32[_FL] & _PLAYING_ALIVE) == _PLAYING_ALIVE and now - int(u64[_WHB]) < 1_000_000_000:
                 u64[_UR] += n - k
         r += k
         self._r = r
         u64[_RI] = r                              # release (x86-64 TSO)
-        u64[_RHB] = time.monotonic_ns()
+        u64[_RHB] = now
         return k
 
     # ------------------------------------------------------------ status (any thread)

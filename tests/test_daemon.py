@@ -135,7 +135,7 @@ def test_finite_job_has_exact_length_and_ends_faded(daemon):
 
 def test_backend_failure_ends_only_that_job(daemon):
     a, b = daemon.names
-    rb = RingReader(b, max_block=128).attach()
+    rb = RingReader(b, max_block=4096).attach()
     daemon.submit(Command("play", slot=b, prompt="fine music"))
     wait_event(daemon, "first_audio")
     job = daemon.submit(Command("play", slot=a, prompt="boom"))

@@ -124,14 +124,24 @@ static void check_read_path(uint32_t channels)
         free(b);
         return;
     }
-    /* Attach resyncs to the live edge: nothing of what was there before is played. */
+    /* A new mapping continues at the published read_index when that is valid (what is
+     * buffered is played, not thrown away) ... */
     uint64_t w = 5000;
     publish(b, w);
     run(b->stub, 64);
-    expect_frames(b, channels, capacity, 0, 0, 64, "after attach");
-    CHECK(field(b, OFF_READ_INDEX) == w, "read_index %llu after attach",
+    expect_frames(b, channels, capacity, 0, 64, 64, "after attach");
+    CHECK(field(b, OFF_READ_INDEX) == 64, "read_index %llu after attach",
           (unsigned long long)field(b, OFF_READ_INDEX));
     CHECK(field(b, OFF_UNDERRUN) == 0, "underruns counted while not playing");
+    /* ... and starts at the live edge when it is not (more than a ring ahead). */
+    b->stub->resync = true;
+    __atomic_store_n(U64(b->base, OFF_READ_INDEX), 0, __ATOMIC_RELAXED);
+    w = capacity + 100;
+    publish(b, w);
+    run(b->stub, 64);
+    expect_frames(b, channels, capacity, 0, 0, 64, "attach past a stale read_index");
+    CHECK(field(b, OFF_READ_INDEX) == w, "read_index %llu after a stale attach",
+          (unsigned long long)field(b, OFF_READ_INDEX));
 
     /* Contiguous across the wrap for any block size. */
     __atomic_store_n(U32(b->base, OFF_FLAGS), FLAG_WRITER_ALIVE | FLAG_PLAYING, __ATOMIC_RELAXED);
@@ -163,6 +173,14 @@ static void check_read_path(uint32_t channels)
     __atomic_store_n(U32(b->base, OFF_FLAGS), FLAG_WRITER_ALIVE, __ATOMIC_RELAXED);
     run(b->stub, 100);
     CHECK(field(b, OFF_UNDERRUN) == 97, "underruns counted while not playing");
+    /* a dead writer's stale `playing` flag (heartbeat > 1 s old) counts nothing either */
+    __atomic_store_n(U32(b->base, OFF_FLAGS), FLAG_WRITER_ALIVE | FLAG_PLAYING, __ATOMIC_RELAXED);
+    const uint64_t hb = field(b, OFF_WRITER_HEARTBEAT);
+    __atomic_store_n(U64(b->base, OFF_WRITER_HEARTBEAT), hb - 2000000000ull, __ATOMIC_RELAXED);
+    run(b->stub, 100);
+    CHECK(field(b, OFF_UNDERRUN) == 97, "underruns counted for a dead writer");
+    __atomic_store_n(U64(b->base, OFF_WRITER_HEARTBEAT), (uint64_t)mono_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(U32(b->base, OFF_FLAGS), FLAG_WRITER_ALIVE, __ATOMIC_RELAXED);
 
     /* Epoch bump: resync to write_index, the buffered frames are dropped. */
     w = r + 500;
@@ -198,7 +216,7 @@ static double bench_read(void)
     }
     uint64_t w = 1000;
     publish(b, w);
-    run(b->stub, BLOCK);                  /* resync to the live edge */
+    run(b->stub, BLOCK);                  /* attach: continues at read_index 0 */
     __atomic_store_n(U32(b->base, OFF_FLAGS), FLAG_WRITER_ALIVE | FLAG_PLAYING, __ATOMIC_RELAXED);
     w += 4 * BLOCK;                       /* keep 4 blocks buffered, as a writer ahead would */
     double per_block[BATCHES];

@@ -264,6 +264,13 @@ static void copy_frames(const float* src, uint32_t channels, float* l, float* r,
     }
 }
 
+static bool writer_alive(const Ring* ring, int64_t now)
+{
+    const uint32_t flags = __atomic_load_n(U32(ring->base, OFF_FLAGS), __ATOMIC_RELAXED);
+    const int64_t hb = (int64_t)__atomic_load_n(U64(ring->base, OFF_WRITER_HEARTBEAT), __ATOMIC_RELAXED);
+    return (flags & FLAG_WRITER_ALIVE) && now - hb <= WRITER_STALE_NS;
+}
+
 /* The [audio] read path of the ring protocol. Returns frames of real audio written. */
 static uint32_t ring_read(Stub* self, const Ring* ring, float* l, float* r, uint32_t n, int64_t now)
 {
@@ -271,8 +278,14 @@ static uint32_t ring_read(Stub* self, const Ring* ring, float* l, float* r, uint
     const uint64_t w = __atomic_load_n(U64(b, OFF_WRITE_INDEX), __ATOMIC_ACQUIRE);
     const uint64_t epoch = __atomic_load_n(U64(b, OFF_EPOCH), __ATOMIC_RELAXED);
     uint64_t pos = self->r;
-    if (self->resync || epoch != self->epoch || w < pos || w - pos > ring->capacity) {
+    if (self->resync) {
+        /* a new mapping: continue where the previous reader stopped if that is valid (no
+         * buffered audio thrown away, no false underrun), else start at the live edge */
+        const uint64_t ri = __atomic_load_n(U64(b, OFF_READ_INDEX), __ATOMIC_RELAXED);
         self->resync = false;
+        self->epoch = epoch;
+        pos = (w >= ri && w - ri <= ring->capacity) ? ri : w;
+    } else if (epoch != self->epoch || w < pos || w - pos > ring->capacity) {
         self->epoch = epoch;
         pos = w;
     }
@@ -287,7 +300,9 @@ static uint32_t ring_read(Stub* self, const Ring* ring, float* l, float* r, uint
     if (k < n) {
         memset(l + k, 0, (n - k) * sizeof(float));
         memset(r + k, 0, (n - k) * sizeof(float));
-        if (__atomic_load_n(U32(b, OFF_FLAGS), __ATOMIC_RELAXED) & FLAG_PLAYING) {
+        /* a shortfall is an underrun while a live writer says it is playing (a dead writer's
+         * stale flag counts nothing) */
+        if ((__atomic_load_n(U32(b, OFF_FLAGS), __ATOMIC_RELAXED) & FLAG_PLAYING) && writer_alive(ring, now)) {
             uint64_t* u = U64(b, OFF_UNDERRUN);   /* only the reader writes it */
             __atomic_store_n(u, __atomic_load_n(u, __ATOMIC_RELAXED) + (n - k), __ATOMIC_RELAXED);
         }
@@ -301,13 +316,6 @@ static uint32_t ring_read(Stub* self, const Ring* ring, float* l, float* r, uint
         __atomic_store_n(U32(b, OFF_READER_BLOCK), n, __ATOMIC_RELAXED);
     }
     return k;
-}
-
-static bool writer_alive(const Ring* ring, int64_t now)
-{
-    const uint32_t flags = __atomic_load_n(U32(ring->base, OFF_FLAGS), __ATOMIC_RELAXED);
-    const int64_t hb = (int64_t)__atomic_load_n(U64(ring->base, OFF_WRITER_HEARTBEAT), __ATOMIC_RELAXED);
-    return (flags & FLAG_WRITER_ALIVE) && now - hb <= WRITER_STALE_NS;
 }
 
 /* Hand back a replaced mapping and, when needed, ask for a (re)attach. Schedules only. */
@@ -379,7 +387,7 @@ static LV2_Handle instantiate(const LV2_Descriptor* descriptor, double rate, con
     (void)bundle_path;
     Stub* self = calloc(1, sizeof(Stub));
     if (!self) return NULL;
-    self->host_rate = rate > 0 ? (uint32_t)(rate + 0.5) : 0;
+    self->host_rate = (rate > 0 && rate < 4294967295.0) ? (uint32_t)(rate + 0.5) : 0;
     for (int i = 0; features && features[i]; ++i)
         if (!strcmp(features[i]->URI, LV2_WORKER__schedule))
             self->schedule = (LV2_Worker_Schedule*)features[i]->data;
@@ -393,10 +401,15 @@ static void activate(LV2_Handle instance)
     self->resync = true;
     if (self->schedule) return;            /* the worker attaches */
     const int slot = slot_of(self->slot_port);
-    if (self->ring && self->ring->slot == slot) return;
-    ring_close(self->ring);
-    self->ring = ring_open_slot(slot, false, 0, 0, self->host_rate);
-    self->block_max = 0;
+    /* same slot: keep the mapping unless the segment was replaced (a new inode) */
+    const bool same = self->ring && self->ring->slot == slot;
+    Ring* nr = ring_open_slot(slot, same, same ? self->ring->dev : 0, same ? self->ring->ino : 0,
+                              self->host_rate);
+    if (nr || !same) {
+        ring_close(self->ring);
+        self->ring = nr;
+        self->block_max = 0;
+    }
 }
 
 static void deactivate(LV2_Handle instance)
