@@ -102,12 +102,16 @@ def cli_values(args) -> dict:
 
 def build_config(s):
     """``bridge.daemon.Config`` from resolved settings (or from parsed serve args)."""
+    from .commands import COMMON_PARAMS
     from .daemon import Config
 
     if not isinstance(s, _settings_type()):
         s = settings_from_args(s)
     if not 1 <= s.slots <= 64:
         raise SystemExit("--slots must be 1..64")
+    lo, hi = COMMON_PARAMS["xfade_ms"]
+    if not lo <= s.xfade_ms <= hi:
+        raise SystemExit(f"--xfade-ms must be {lo:g}..{hi:g}")
     kw = {}
     if s.model:
         kw["model"] = s.model
