@@ -13,7 +13,6 @@ Segments are opened with ``os.open`` on ``/dev/shm`` rather than ``multiprocessi
 """
 from __future__ import annotations
 
-import errno
 import fcntl
 import mmap
 import os

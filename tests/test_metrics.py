@@ -14,16 +14,10 @@ from bridge.commands import Command
 from bridge.daemon import Config, Daemon
 from bridge.metrics import Metrics
 from engine.synth import SynthBackend
+from oscwire import prom_samples as samples
 from plugin_stub.reader import RingReader
 
 
-def samples(text: str) -> dict:
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            k, v = line.rsplit(" ", 1)
-            out[k] = float(v)
-    return out
 
 
 class FakeOsc:

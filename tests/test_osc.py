@@ -12,50 +12,13 @@ import numpy as np
 import pytest
 
 from bridge.protocol import shm_path
+from oscwire import msg, pad, parse
 from plugin_stub.player import PacedRecorder, attach_when_ready
 
 
-def osc_str(s: bytes) -> bytes:
-    s += b"\0"
-    return s + b"\0" * (-len(s) % 4)
-
-
-def raw_msg(address: str, *args) -> bytes:
-    """A hand-rolled OSC encoder (not python-osc), as an independent client would send."""
-    tags, body = ",", b""
-    for a in args:
-        if isinstance(a, int):
-            tags += "i"
-            body += struct.pack(">i", a)
-        elif isinstance(a, float):
-            tags += "f"
-            body += struct.pack(">f", a)
-        else:
-            tags += "s"
-            body += osc_str(str(a).encode())
-    return osc_str(address.encode()) + osc_str(tags.encode()) + body
-
-
 def parse_reply(data: bytes):
-    end = data.index(b"\0")
-    addr = data[:end].decode()
-    i = (end + 4) & ~3
-    tend = data.index(b"\0", i)
-    tags = data[i + 1:tend].decode()
-    i = (tend + 4) & ~3
-    out = []
-    for t in tags:
-        if t == "i":
-            out.append(struct.unpack_from(">i", data, i)[0])
-            i += 4
-        elif t == "f":
-            out.append(struct.unpack_from(">f", data, i)[0])
-            i += 4
-        elif t == "s":
-            e = data.index(b"\0", i)
-            out.append(data[i:e].decode())
-            i = (e + 4) & ~3
-    return addr, out
+    addr, _tags, args = parse(data)
+    return addr, args
 
 
 @pytest.fixture
@@ -70,21 +33,21 @@ def test_ping_play_first_audio_status_with_an_independent_client(served):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.settimeout(3)
     try:
-        s.sendto(raw_msg("/wb/ping"), (d.host, d.port))
+        s.sendto(msg("/wb/ping"), (d.host, d.port))
         assert parse_reply(s.recv(2048)) == ("/wb/pong", [])
-        s.sendto(raw_msg("/wb/play", 2, "jazz trio with brushes"), (d.host, d.port))
+        s.sendto(msg("/wb/play", 2, "jazz trio with brushes"), (d.host, d.port))
         addr, args = parse_reply(s.recv(2048))
         assert addr == "/wb/started" and args[0] == 2 and args[1] >= 1
         addr, fa = parse_reply(s.recv(2048))
         assert addr == "/wb/first_audio" and fa[:2] == args and 0 < fa[2] < 5000
-        s.sendto(raw_msg("/wb/status"), (d.host, d.port))
+        s.sendto(msg("/wb/status"), (d.host, d.port))
         rows = [parse_reply(s.recv(2048)) for _ in range(3)]
         assert [r[0] for r in rows] == ["/wb/slot"] * 3
         assert parse_reply(s.recv(2048)) == ("/wb/engine", ["synth", "numpy", 3])
         by_slot = {r[1][0]: r[1] for r in rows}
         assert by_slot[2][1] == "playing" and by_slot[2][2] == "jazz trio with brushes"
         assert by_slot[1][1] == "idle"
-        s.sendto(raw_msg("/wb/stop", 2, 0.01), (d.host, d.port))
+        s.sendto(msg("/wb/stop", 2, 0.01), (d.host, d.port))
         addr, done = parse_reply(s.recv(2048))
         assert addr == "/wb/done" and done[:2] == args
         audio_s, compute_s, cost = done[2:]
@@ -127,11 +90,11 @@ def test_every_bad_message_gets_a_stable_error_and_changes_nothing(served):
     d, c = served
     c.send("/wb/play", 3, "steady groove")
     c.wait_for("/wb/first_audio")
-    for msg, slot, code in BAD:
-        c.send(*msg)
+    for m, slot, code in BAD:
+        c.send(*m)
         r = c.wait_for("/wb/error", 3.0)
-        assert r is not None, msg
-        assert (r[0], r[1]) == (slot, code), (msg, r)
+        assert r is not None, m
+        assert (r[0], r[1]) == (slot, code), (m, r)
         assert isinstance(r[2], str) and r[2]
     c.send("/wb/status")
     rows = {}
@@ -145,7 +108,7 @@ def test_every_bad_message_gets_a_stable_error_and_changes_nothing(served):
 def test_garbage_datagrams_do_not_hurt_the_daemon(served):
     d, c = served
     rng = random.Random(7)
-    valid = raw_msg("/wb/play", 1, "x", 1.0)
+    valid = msg("/wb/play", 1, "x", 1.0)
     for i in range(1500):
         kind = i % 5
         if kind == 0:
@@ -153,11 +116,11 @@ def test_garbage_datagrams_do_not_hurt_the_daemon(served):
         elif kind == 1:
             data = valid[:rng.randint(0, len(valid) - 1)]                    # truncated
         elif kind == 2:
-            data = osc_str(b"/wb/play") + osc_str(b",ix" + bytes([rng.randint(33, 126)])) + b"\0" * 8
+            data = pad(b"/wb/play") + pad(b",ix" + bytes([rng.randint(33, 126)])) + b"\0" * 8
         elif kind == 3:
             data = b"#bundle\0" + struct.pack(">Q", 1) + struct.pack(">i", 10 ** 6) + b"x" * 16   # hostile bundle
         else:
-            data = osc_str(b"/wb/play") + osc_str(b",is") + struct.pack(">i", 1) + b"A" * 8000  # unterminated
+            data = pad(b"/wb/play") + pad(b",is") + struct.pack(">i", 1) + b"A" * 8000  # unterminated
         c.send_raw(data)
         if i % 200 == 0:
             time.sleep(0.01)
@@ -200,8 +163,12 @@ def test_sigterm_fades_out_unlinks_and_exits_0_under_a_live_reader(served):
 def test_first_audio_ms_measures_the_datagram_to_the_ring(served):
     d, c = served
     reader = attach_when_ready(2, max_block=128)
+    w0 = reader.write_index
     t = c.send("/wb/play", 2, "disco")
     fa = c.wait_for("/wb/first_audio", 3.0)
+    rtt_ms = (time.monotonic() - t) * 1000
     assert fa is not None
-    assert reader.buffered() > 0 or reader.write_index > 0
+    # measured inside the round trip: after the datagram arrived, before the reply left
+    assert 0 < fa[2] <= rtt_ms
+    assert reader.write_index > w0                 # and the frames are in the ring by then
     reader.detach()
