@@ -27,18 +27,15 @@ import os
 import tomllib
 from dataclasses import dataclass, field, fields
 
-from .protocol import WavebridgeError
+from .protocol import FixedCodeError
 
 SYSTEM_CONFIG = "/etc/wavebridge/config.toml"
 
 
-class ConfigError(WavebridgeError):
+class ConfigError(FixedCodeError):
     """A config file that cannot be read or does not validate (code ``bad_config``)."""
 
     code = "bad_config"
-
-    def __init__(self, message: str):
-        super().__init__("bad_config", message)
 
 
 @dataclass

@@ -35,7 +35,7 @@ import tomllib
 from dataclasses import dataclass, field
 
 from .commands import COMMON_PARAMS, Command, clean_prompt, parse_osc
-from .protocol import WavebridgeError
+from .protocol import FixedCodeError, WavebridgeError
 
 log = logging.getLogger("wavebridge.midi")
 
@@ -100,13 +100,10 @@ def note_number(v, where: str = "note") -> int:
     return n
 
 
-class MidiMapError(WavebridgeError):
+class MidiMapError(FixedCodeError):
     """A map file that does not load or validate (code ``bad_midi_map``)."""
 
     code = "bad_midi_map"
-
-    def __init__(self, message: str):
-        super().__init__("bad_midi_map", message)
 
 
 @dataclass

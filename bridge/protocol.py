@@ -64,6 +64,13 @@ class WavebridgeError(Exception):
         super().__init__(f"{self.code}: {self.message}")
 
 
+class FixedCodeError(WavebridgeError):
+    """A family member with one code, set as the class attribute: raised with a message alone."""
+
+    def __init__(self, message: str, slot: int = -1):
+        super().__init__(self.code, message, slot)
+
+
 class RingError(WavebridgeError):
     """A shared-memory ring is missing, malformed or of another protocol version.
 
