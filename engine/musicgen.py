@@ -199,6 +199,20 @@ class _State:
 
 
 @contextmanager
+def _as_backend_errors(what: str):
+    """Map a failure inside the block to the backend contract: a CUDA OOM → ``OutOfMemory``,
+    anything else → ``BackendError`` naming ``what``."""
+    try:
+        yield
+    except torch.cuda.OutOfMemoryError as e:
+        raise OutOfMemory(f"{what}: {e}") from None
+    except BackendError:
+        raise
+    except Exception as e:  # noqa: BLE001 — the daemon must get one of the contract's errors
+        raise BackendError(f"{what} failed: {type(e).__name__}: {e}") from e
+
+
+@contextmanager
 def _quiet_transformers():
     """Silence transformers' loading chatter (progress bars, config warnings) for one block."""
     from transformers.utils import logging as hf_logging
@@ -345,17 +359,11 @@ class MusicgenBackend(Backend):
         self.channels = int(channels)
         if self.channels not in (1, 2):
             raise BackendError(f"channels must be 1 or 2, not {channels}")
-        try:
+        with _as_backend_errors(f"setting up MusicGen from {self.model_dir}"):
             self._load(path)
             self._configure(max_batch, sample_rate, context_s, reprime_s, max_text_tokens, decode_context,
                             decode_lookahead, crossfade_frames, round_steps, cuda_graphs, bucketed,
                             kv_budget_gb)
-        except torch.cuda.OutOfMemoryError as e:
-            raise OutOfMemory(f"loading MusicGen from {self.model_dir}: {e}") from None
-        except BackendError:
-            raise
-        except Exception as e:  # noqa: BLE001 — an unusable checkpoint is a backend error
-            raise BackendError(f"could not set up MusicGen from {self.model_dir}: {type(e).__name__}: {e}") from e
         self._slots: list[Stream] = []
 
     # ---------------------------------------------------------------- loading
@@ -475,17 +483,10 @@ class MusicgenBackend(Backend):
             p.update({k: float(v) for k, v in (params or {}).items()})
         except (TypeError, ValueError) as e:
             raise BackendError(f"musicgen start: parameters must be numbers: {e}") from None
-        try:
-            with torch.no_grad():
-                enc = self._encode_text(prompt)
-                slot = len(self._slots)
-                self._loop.reset_slot(slot, enc, stream_key(seed), *self._live(p))
-        except torch.cuda.OutOfMemoryError as e:
-            raise OutOfMemory(f"musicgen start: {e}") from None
-        except BackendError:
-            raise
-        except Exception as e:  # noqa: BLE001
-            raise BackendError(f"musicgen start failed: {type(e).__name__}: {e}") from e
+        with _as_backend_errors("musicgen start"), torch.no_grad():
+            enc = self._encode_text(prompt)
+            slot = len(self._slots)
+            self._loop.reset_slot(slot, enc, stream_key(seed), *self._live(p))
         state = _State(slot=slot, codes=_CodeLog(self.delays),
                        stitcher=Stitcher(self.crossfade_frames * self.granularity, "linear"),
                        fifo=_Fifo(self.channels))
@@ -512,23 +513,16 @@ class MusicgenBackend(Backend):
             raise BackendError("a stream appears twice in one generate call")
         if n == 0 or not streams:
             return [np.zeros((0, self.channels), dtype=np.float32) for _ in streams]
-        try:
-            with torch.no_grad():
-                self._gather(states)
-                for _ in range(8):
-                    need = [(st, self._steps_needed(st, n)) for st in states]
-                    if not any(k for _, k in need):
-                        break
-                    self._run_steps([(st, k) for st, k in need if k])
-                    self._decode(states)
-                else:
-                    raise BackendError("musicgen could not fill the request (decode pipeline stalled)")
-        except torch.cuda.OutOfMemoryError as e:
-            raise OutOfMemory(f"musicgen generate ({len(streams)} streams): {e}") from None
-        except BackendError:
-            raise
-        except Exception as e:  # noqa: BLE001
-            raise BackendError(f"musicgen generate failed: {type(e).__name__}: {e}") from e
+        with _as_backend_errors(f"musicgen generate ({len(streams)} streams)"), torch.no_grad():
+            self._gather(states)
+            for _ in range(8):
+                need = [(st, self._steps_needed(st, n)) for st in states]
+                if not any(k for _, k in need):
+                    break
+                self._run_steps([(st, k) for st, k in need if k])
+                self._decode(states)
+            else:
+                raise BackendError("musicgen could not fill the request (decode pipeline stalled)")
         out = []
         for s, st in zip(streams, states):
             out.append(st.fifo.take(n))
