@@ -224,7 +224,7 @@ class Service:
             parts.append(f"OSC {self.osc.host}:{self.osc.port}")
         if self.midi is not None:
             parts.append(self.midi.summary())
-        fa = d.first_audio_ms[-200:]
+        fa = list(d.first_audio_ms)[-200:]
         if fa:
             parts.append(f"first audio p50 {statistics.median(fa):.0f} ms")
         parts.append(f"underruns {under} frames")

@@ -17,6 +17,7 @@ small chunk → ``RingWriter.append`` (idle slot) or ``RingWriter.splice`` at th
 """
 from __future__ import annotations
 
+import collections
 import logging
 import math
 import queue
@@ -87,7 +88,6 @@ class Slot:
         self.params: dict[str, float] = {}
         self.arrival_ns = 0
         self.reply_to = None
-        self.last_splice = -1
         self.jobs_done = 0
         self.resampler: Resampler | None = None   # backend rate → ring rate, per job
         self.gpu_reg = None                       # the ring's data registered with CUDA (cupy path)
@@ -106,8 +106,6 @@ class EngineThread(threading.Thread):
         self.q: queue.Queue = queue.Queue(maxsize=daemon.config.queue_max)
         self.alive_ns = time.monotonic_ns()     # watchdog: last loop iteration
         self._halt = threading.Event()
-        self.steps = 0
-        self.last_batch = 0
         self.step_ema: float | None = None      # seconds per generating step (recent average)
 
     def stop(self) -> None:
@@ -394,9 +392,6 @@ class EngineThread(threading.Thread):
         if res.chunks:
             dt = time.perf_counter() - t0
             self.step_ema = dt if self.step_ema is None else 0.8 * self.step_ema + 0.2 * dt
-        self.steps += 1
-        if res.batch_sizes:
-            self.last_batch = max(res.batch_sizes)
         d.metrics_step(res)
         for f in res.failures:
             slot = d.slots[f.job.slot]
@@ -460,7 +455,6 @@ class EngineThread(threading.Thread):
             # crossfade material beyond what the ring holds (not when resampling: rates differ)
             tail = self._old_tail(old) if old is not None and slot.resampler is None else None
             s, _ = ring.splice(audio, self._xfade_frames(slot), tail, d.config.guard_ms)
-            slot.last_splice = s
             if old is not None:
                 d.scheduler.end(old)
                 self._done(slot, old, "replaced")
@@ -576,7 +570,7 @@ class Daemon:
         self._hb_stop = threading.Event()
         self._hb: threading.Thread | None = None
         self._job_counter = 0
-        self.first_audio_ms: list[float] = []
+        self.first_audio_ms: collections.deque = collections.deque(maxlen=1000)   # recent, for status
         self.counters = {"commands": 0, "errors": 0}
         self.errors_by_code: dict[str, int] = {}
         self.on_step = None           # metrics hook: callable(StepResult)

@@ -40,8 +40,6 @@ class Job:
     next_chunk: int = 0
     compute_s: float = 0.0              # this job's share of backend time
     chunks: int = 0
-    created: float = 0.0
-    first_chunk_at: float | None = None
     done: bool = False
     tag: object = None                  # opaque to the engine (the daemon keeps the requester here)
 
@@ -106,7 +104,7 @@ class Scheduler:
         dt = self.clock() - t0
         total = int(round(seconds * self.rate)) if seconds > 0 else 0
         job = Job(job=job_id, slot=slot, prompt=prompt, seed=seed, seconds=seconds, stream=stream,
-                  frames_total=total, next_chunk=self.first_chunk, compute_s=dt, created=t0)
+                  frames_total=total, next_chunk=self.first_chunk, compute_s=dt)
         return job
 
     def attach(self, job: Job) -> Job | None:
@@ -223,8 +221,6 @@ class Scheduler:
                     job.chunks += 1
                     job.next_chunk = min(self.max_chunk, max(job.next_chunk, a.shape[0]) * 2)
                     last = job.remaining is not None and job.remaining <= 0
-                    if first:
-                        job.first_chunk_at = self.clock()
                     done.append(Chunk(job, a, first, last))
                 res.chunks.extend(done)
                 if sink is not None and done:
