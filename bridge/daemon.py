@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dsp import Resampler, array_module, fade, gain_ramp, soft_limit, stitch_and_publish
+from dsp import Resampler, array_module, fade, fade_curve, gain_ramp, soft_limit, stitch_and_publish
 from engine import get_backend
 from engine.backend import Backend
 from engine.scheduler import Chunk, Job, Scheduler
 
 from .commands import COMMON_PARAMS, Command
 from .protocol import WavebridgeError
-from .ring import RingWriter, fade_curve
+from .ring import RingWriter
 
 log = logging.getLogger("wavebridge")
 

@@ -21,6 +21,8 @@ import time
 import msgpack
 import numpy as np
 
+from dsp import crossfade, fade_curve
+
 from . import protocol as P
 from .protocol import RingError
 
@@ -35,12 +37,6 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def fade_curve(total: int, start: int, n: int) -> np.ndarray:
-    """Samples ``start…start+n`` of an equal-power fade-out ``total`` frames long (float32)."""
-    i = np.arange(start, start + n, dtype=np.float64)
-    return np.cos((i + 0.5) / max(total, 1) * (np.pi / 2)).astype(np.float32)
 
 
 class RingWriter:
@@ -254,12 +250,9 @@ class RingWriter:
 
         Returns the number of frames written (fewer than given only if the ring is full).
         """
-        w = self.write_index
         r = self.read_index
-        room = self.capacity - max(0, w - r) if w >= r else self.capacity
-        if w < r:  # reader resynced ahead of us (e.g. after a splice it overtook)
-            w = r
-        n = min(frames.shape[0], room)
+        w = max(self.write_index, r)   # the reader may have resynced ahead of us (an overtaken splice)
+        n = min(frames.shape[0], self.capacity - (w - r))
         self.store(w, frames[:n])
         self.publish(w + n)
         return n
@@ -272,8 +265,6 @@ class RingWriter:
         frames when the ring holds too little). Sets ``write_index`` to the new end, which may
         be lower than before. Returns ``(splice_frame, published_end)``.
         """
-        from dsp import crossfade  # local: dsp has no import-time cost worth paying twice
-
         r = self.read_index
         w = self.write_index
         s = r + self.guard_frames(min_guard_ms)

@@ -5,11 +5,12 @@ One API over NumPy and CuPy: every function takes its array module from its inpu
 reference; CuPy is imported lazily and only when a CuPy array is passed in. This package
 imports nothing else of wavebridge. No threads of its own; callers tag their class.
 """
-from .core import (array_module, crossfade, equal_power_curves, linear_curves, fade, gain_ramp,
+from .core import (array_module, crossfade, equal_power_curves, fade_curve, linear_curves, fade, gain_ramp,
                    soft_limit, stitch, Stitcher, planar_to_interleaved, seam_jump)
 
 from .fused import Published, stitch_and_publish
 from .resample import Resampler
 
-__all__ = ["Published", "stitch_and_publish", "Resampler", "array_module", "crossfade", "equal_power_curves", "linear_curves", "fade", "gain_ramp",
-           "soft_limit", "stitch", "Stitcher", "planar_to_interleaved", "seam_jump"]
+__all__ = ["Published", "stitch_and_publish", "Resampler", "array_module", "crossfade", "equal_power_curves",
+           "fade_curve", "linear_curves", "fade", "gain_ramp", "soft_limit", "stitch", "Stitcher",
+           "planar_to_interleaved", "seam_jump"]

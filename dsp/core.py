@@ -26,7 +26,14 @@ def linear_curves(n: int, xp=np, dtype=np.float32):
 def equal_power_curves(n: int, xp=np, dtype=np.float32):
     """Fade-out and fade-in gains for an equal-power crossfade (squares sum to 1)."""
     t = (xp.arange(n, dtype=xp.float64) + 0.5) / max(n, 1)
-    return xp.cos(t * (np.pi / 2)).astype(dtype), xp.sin(t * (np.pi / 2)).astype(dtype)
+    return fade_curve(n, 0, n, xp, dtype), xp.sin(t * (np.pi / 2)).astype(dtype)
+
+
+def fade_curve(total: int, start: int, n: int, xp=np, dtype=np.float32):
+    """Gains ``start…start+n`` of the equal-power fade-out ``total`` frames long — a fade applied
+    piecewise, chunk by chunk, equals ``equal_power_curves(total)[0]``."""
+    t = (xp.arange(start, start + n, dtype=xp.float64) + 0.5) / max(total, 1)
+    return xp.cos(t * (np.pi / 2)).astype(dtype)
 
 
 def crossfade(old, new, curve: str = "equal_power", out=None):

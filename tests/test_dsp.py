@@ -401,3 +401,11 @@ def test_gpu_available_is_false_not_an_error_without_cupy(monkeypatch):
 
 def test_array_module_is_numpy_for_numpy():
     assert dsp.array_module(np.zeros(1)) is np
+
+
+def test_a_fade_applied_chunk_by_chunk_equals_the_whole_curve():
+    from dsp import equal_power_curves, fade_curve
+
+    whole = equal_power_curves(1000)[0]
+    parts = np.concatenate([fade_curve(1000, a, b - a) for a, b in ((0, 7), (7, 400), (400, 1000))])
+    np.testing.assert_allclose(parts, whole, atol=1e-7)
