@@ -94,7 +94,8 @@ class Slot:
         self.held: list = []                      # a starting job's chunks not yet published
         self.tail_job: Job | None = None          # a finished job whose last audio is still buffered
         self.tail_end = 0                         # ring frame where that audio ends
-        self.fade: dict | None = None             # a stop in progress: {job, pos, total, curve, reply_to}
+        self.fade: dict | None = None             # a stop in progress: {job, pos, total, reply_to}
+        self.rate_wait: tuple | None = None       # (since_ns, deadline) after a rate change
 
 
 class EngineThread(threading.Thread):
@@ -133,7 +134,7 @@ class EngineThread(threading.Thread):
             if self._halt.is_set():
                 break
             try:
-                self._check_tails()
+                self._check_slots()
                 self._fill()
             except Exception as e:  # noqa: BLE001 — keep the engine alive, report the fault
                 log.exception("engine step failed")
@@ -145,6 +146,8 @@ class EngineThread(threading.Thread):
     def _idle_timeout(self) -> float:
         d = self.d
         sched = d.scheduler
+        if any(sl.rate_wait is not None for sl in d.slots.values()):
+            return 0.001
         tails = any(sl.tail_job is not None or sl.fade is not None for sl in d.slots.values())
         if not sched.jobs:
             return 0.01 if tails else 0.05
@@ -159,11 +162,14 @@ class EngineThread(threading.Thread):
             return 0.05
         return float(min(0.01 if tails else 0.02, max(0.0, dl)))
 
-    def _check_tails(self) -> None:
-        """A finite job is done once its last frame has been read (or no reader is there); a
-        stop's long fade finishes at once when no reader is there to hear it."""
+    def _check_slots(self) -> None:
+        """Per-loop slot housekeeping: release a job held for a rate change once the reader has
+        followed it; finish a stop's long fade at once when no reader is there to hear it; a finite
+        job is done once its last frame has been read (or no reader is there)."""
         now = time.monotonic_ns()
         for slot in self.d.slots.values():
+            if slot.rate_wait is not None:
+                self._release_rate_wait(slot)
             if slot.fade is not None and now - slot.ring.reader_heartbeat_ns > 500_000_000:
                 self._stop_slot(slot, 0.02, slot.fade["reply_to"], now=True)
             job = slot.tail_job
@@ -266,6 +272,7 @@ class EngineThread(threading.Thread):
             job.next_chunk = min(job.next_chunk, max(d.scheduler.max_chunk, slot.ring.capacity // 2))
         slot.job = job
         slot.held = []
+        slot.rate_wait = None
         slot.prompt = cmd.prompt
         slot.state = "playing"
         slot.job_started = time.time()
@@ -330,6 +337,7 @@ class EngineThread(threading.Thread):
             slot.fade = {"job": job, "pos": done_frames, "total": n, "reply_to": reply_to}
 
     def _idle(self, slot: Slot) -> None:
+        slot.rate_wait = None
         slot.job = None
         slot.tail_job = None
         slot.fade = None
@@ -414,6 +422,11 @@ class EngineThread(threading.Thread):
             ch = self._prebuffer(slot, ch)
             if ch is None:
                 return
+            if ch.first and slot.pending == "append" and ring.buffered() == 0:
+                self._follow_host_rate(slot)
+            if slot.rate_wait is not None:      # the reader has not seen the new rate yet: hold
+                slot.held = [ch]
+                return
         audio = ch.audio
         if array_module(audio) is not np:
             if (slot.gpu_reg is not None and slot.pending != "splice" and slot.resampler is None
@@ -426,8 +439,6 @@ class EngineThread(threading.Thread):
             audio = audio[:, None]
         if audio.shape[1] != ring.channels:
             audio = np.repeat(audio[:, :1], ring.channels, axis=1) if audio.shape[1] == 1 else audio[:, :ring.channels]
-        if ch.first and slot.pending == "append" and ring.buffered() == 0:
-            self._follow_host_rate(slot)
         if ch.first:
             slot.resampler = (Resampler(d.backend.sample_rate, ring.sample_rate, ring.channels)
                               if ring.sample_rate != d.backend.sample_rate else None)
@@ -477,7 +488,7 @@ class EngineThread(threading.Thread):
             d.scheduler.end(job)
             self._done(slot, job, "stopped", f["reply_to"])
             self._idle(slot)
-        elif ch.last:                           # done once the reader has heard it (_check_tails)
+        elif ch.last:                           # done once the reader has heard it (_check_slots)
             d.scheduler.end(job)
             ring.set_playing(False)
             slot.job = None
@@ -539,13 +550,20 @@ class EngineThread(threading.Thread):
         if want != ring.sample_rate and 8000 <= want <= 384000:
             log.info("slot %s: host runs at %d Hz, resampling from %d Hz", slot.number, want,
                      self.d.backend.sample_rate)
-            t = time.monotonic_ns()
+            # the reader resyncs to write_index when it sees the new epoch: the job's first frames
+            # wait until it has read once since (one host block; at most 50 ms), or it would skip them
+            slot.rate_wait = (time.monotonic_ns(), time.monotonic() + 0.05)
             ring.set_sample_rate(want)
-            # the reader resyncs to write_index when it sees the new epoch: let it do so before
-            # the job's first frames are published, or it would skip them (one host block, ≤ 50 ms)
-            end = time.monotonic() + 0.05
-            while ring.reader_heartbeat_ns < t and time.monotonic() < end:
-                time.sleep(0.0005)
+
+    def _release_rate_wait(self, slot: Slot) -> None:
+        """Publish a starting job's held chunks once the reader has followed the rate change."""
+        t_ns, deadline = slot.rate_wait
+        if slot.ring.reader_heartbeat_ns < t_ns and time.monotonic() < deadline:
+            return
+        slot.rate_wait = None
+        held, slot.held = slot.held, []
+        if held and slot.job is held[0].job:
+            self._write(held[0])
 
     def _shutdown(self) -> None:
         """Fade every playing slot to silence (20 ms) at the read head. ``[engine]``"""
