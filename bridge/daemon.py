@@ -125,8 +125,13 @@ class EngineThread(threading.Thread):
                 cmd = self.q.get(timeout=timeout) if timeout > 0 else self.q.get_nowait()
             except queue.Empty:
                 cmd = None
+            # apply queued commands for at most ~2 ms, then refill: a burst of plays (each one
+            # encodes a prompt) must not starve the slots already playing
+            t_cmd = time.perf_counter()
             while cmd is not None:
                 self._apply_safely(cmd)
+                if time.perf_counter() - t_cmd > 0.002:
+                    break
                 try:
                     cmd = self.q.get_nowait()
                 except queue.Empty:
