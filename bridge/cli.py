@@ -60,7 +60,7 @@ def _serve_parser(sub):
     p.add_argument("--slots", type=int, default=None, help="number of slots (rings), 1..64 (default 8)")
     p.add_argument("--target-s", type=float, default=None, help="seconds of audio kept ahead of the reader (1.0)")
     p.add_argument("--xfade-ms", type=float, default=None, help="prompt-change crossfade (50)")
-    p.add_argument("--first-chunk", type=int, default=None, help="frames of a job's first chunk (1024)")
+    p.add_argument("--first-chunk", type=int, default=None, help="frames of a job's first chunk (2048)")
     p.add_argument("--max-chunk", type=int, default=None, help="largest chunk in frames (8192)")
     p.add_argument("--no-splice", dest="splice", action="store_false", default=None,
                    help="naive mode: a new prompt waits behind the buffered audio (for benchmarks)")

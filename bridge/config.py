@@ -52,7 +52,7 @@ class Settings:
     slots: int = 8
     target_s: float = 1.0
     xfade_ms: float = 50.0
-    first_chunk: int = 1024
+    first_chunk: int = 2048
     max_chunk: int = 8192
     splice: bool = True
     price_per_hour: float = 1.0

@@ -47,7 +47,7 @@ class Config:
     backend: str = "synth"
     backend_kwargs: dict = field(default_factory=dict)
     target_s: float = 1.0             # ring depth the engine keeps ahead of the reader
-    first_chunk: int = 1024           # frames; small for fast first audio
+    first_chunk: int = 2048           # frames (43 ms at 48 kHz): fast first audio, yet a burst of starts stays fed
     max_chunk: int = 8192
     xfade_ms: float = 50.0            # prompt-change crossfade
     guard_ms: float = 10.0            # splice distance ahead of the read head (min)
