@@ -1,6 +1,6 @@
 """CuPy kernels for dsp: fused stitch-and-publish into a ring, ring stores, soft limiter, resampling.
 
-Owns the device side of ``dsp``: three RawKernels and one ElementwiseKernel compiled once by
+Owns the device side of ``dsp``: four RawKernels in one module compiled once by
 :func:`warmup`, and the registration of a ring's shared-memory data region with the CUDA runtime
 (:class:`HostRegistration`: ``cudaHostRegister`` with the *mapped* flag, then the region's device
 address from ``cudaPointerGetAttributes`` wrapped as a CuPy array through ``UnownedMemory``). A
@@ -94,6 +94,19 @@ extern "C" __global__ void wb_ring_store(
     }
 }
 
+// dsp.core.soft_limit, elementwise over a contiguous float32 buffer (same rounding as the stitch).
+extern "C" __global__ void wb_soft_limit(
+    const float* __restrict__ x, float* __restrict__ y, const long long n, const float thr, const float span)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const float v = x[i];
+        const float a = fabsf(v);
+        y[i] = (a > thr) ? copysignf(__fadd_rn(thr, __fmul_rn(span, tanhf(__fdiv_rn(__fsub_rn(a, thr), span)))), v)
+                         : v;
+    }
+}
+
 // Polyphase windowed-sinc resampler, one thread per (output frame, channel); see
 // dsp.resample for the geometry. hist holds input frames k_base.. interleaved (len, C).
 extern "C" __global__ void wb_polyphase(
@@ -118,11 +131,9 @@ extern "C" __global__ void wb_polyphase(
 }
 """
 
-_SOFT_LIMIT_OP = (
-    "const float a = fabsf(x);"
-    "y = (a > thr) ? copysignf(__fadd_rn(thr, __fmul_rn(span,"
-    " tanhf(__fdiv_rn(__fsub_rn(a, thr), span)))), x) : x;"
-)
+# Every kernel in _SOURCE, compiled together (tests/test_kernel_source.py compiles them with NVRTC
+# on machines without a GPU).
+KERNEL_NAMES = ("wb_stitch_publish", "wb_ring_store", "wb_soft_limit", "wb_polyphase")
 
 _lock = threading.Lock()
 _cp = None
@@ -159,13 +170,9 @@ def available() -> bool:
 
 class _Kernels:
     def __init__(self, cp):
-        self.stitch = cp.RawKernel(_SOURCE, "wb_stitch_publish")
-        self.ring_store = cp.RawKernel(_SOURCE, "wb_ring_store")
-        self.polyphase = cp.RawKernel(_SOURCE, "wb_polyphase")
-        self.soft_limit = cp.ElementwiseKernel("float32 x, float32 thr, float32 span", "float32 y",
-                                               _SOFT_LIMIT_OP, "wb_soft_limit")
-        for k in (self.stitch, self.ring_store, self.polyphase):
-            k.compile()
+        module = cp.RawModule(code=_SOURCE)        # one NVRTC compile for all four
+        self.stitch, self.ring_store, self.soft_limit, self.polyphase = (
+            module.get_function(name) for name in KERNEL_NAMES)
 
 
 def kernels() -> _Kernels:
@@ -385,7 +392,12 @@ def soft_limit(x, ceiling: float = 0.97, knee: float = 0.7):
         from .core import soft_limit as ref
 
         return ref(x, ceiling, knee)
-    return kernels().soft_limit(x, np.float32(knee * ceiling), np.float32(ceiling - knee * ceiling))
+    x = cp.ascontiguousarray(x)
+    y = cp.empty_like(x)
+    if x.size:
+        kernels().soft_limit(_grid(x.size), (_BLOCK,),
+                             (x, y, np.int64(x.size), np.float32(knee * ceiling), np.float32(ceiling - knee * ceiling)))
+    return y
 
 
 def polyphase(hist, k_base: int, H_dev, L: int, M: int, J: int, m0: int, count: int):
