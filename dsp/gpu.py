@@ -314,7 +314,7 @@ def stitch_and_publish(prev_tail, chunk, ring_data, start_frame: int, xfade: int
             prev = cp.ascontiguousarray(cp.asarray(prev, dtype=cp.float32))
         pv_cs, pv_fs = _elem_strides(prev)
     else:
-        prev, pv_cs, pv_fs = None, 0, 0
+        prev, pv_cs, pv_fs = chunk, 0, 0     # never read (has_prev = 0); a valid pointer all the same
     tail = None
     if p.xfade:
         if tail_out is not None:
@@ -333,7 +333,7 @@ def stitch_and_publish(prev_tail, chunk, ring_data, start_frame: int, xfade: int
         kernels().stitch(
             _grid(total), (_BLOCK,),
             (chunk, np.int64(ch_cs), np.int64(ch_fs), prev, np.int64(pv_cs), np.int64(pv_fs),
-             ring, np.uint64(p.pos0), np.uint64(p.mask), tail,
+             ring, np.uint64(p.pos0), np.uint64(p.mask), tail if tail is not None else ring,  # no tail: never written
              np.int64(p.n), np.int32(p.channels), np.int64(p.xfade), np.int64(p.emit),
              np.int32(p.has_prev), np.int32(curve == "equal_power"),
              np.float64(g0), np.float64(gstep), thr, span))

@@ -350,6 +350,36 @@ def test_audio_depends_on_codes(backend):
     assert np.abs(a - b).max() > 1e-2
 
 
+def test_bfloat16_path_streams_finite_audio_and_follows_float32(tiny_dir):
+    """The reduced-precision path (the one a GPU runs in fp16) on the CPU in bfloat16.
+
+    The decoder weights, KV cache and EnCodec are bfloat16; T5 and the sampler stay float32.
+    Streaming still equals one-shot exactly (same arithmetic, same order), the audio is finite
+    and audible, and greedy tokens mostly follow float32's (bfloat16 keeps 8 bits of mantissa,
+    so near-ties may flip and the streams then diverge; the first frames must agree).
+    """
+    b16 = get_backend("musicgen", model=tiny_dir, device="cpu", dtype="bfloat16")
+    b32 = get_backend("musicgen", model=tiny_dir, device="cpu", dtype="float32")
+    try:
+        assert b16.dtype == torch.bfloat16
+        g = b16.granularity
+        greedy = {"temperature": 0.0}
+        one_audio, one = run_stream(b16, [g * 40], params=greedy)
+        _, chunked = run_stream(b16, [g, g * 7 + 3, g * 32], params=greedy)
+        a, c = common(one, chunked)
+        np.testing.assert_array_equal(a, c)
+        assert one_audio.dtype == np.float32 and np.isfinite(one_audio).all()
+        assert np.sqrt(np.mean(one_audio ** 2)) > 1e-3
+        _, ref = run_stream(b32, [g * 40], params=greedy)
+        a, r = common(one, ref)
+        assert (a[:, :4] == r[:, :4]).all(), "bfloat16 and float32 disagree from the first frames"
+        sampled, _ = run_stream(b16, [g * 20], params={"temperature": 1.0})
+        assert np.isfinite(sampled).all()
+    finally:
+        b16.close()
+        b32.close()
+
+
 def test_window_resampler_keeps_a_sine():
     rs = WindowResampler(32000, 48000, torch.device("cpu"))
     t = np.arange(32000 * 2) / 32000

@@ -1,0 +1,36 @@
+"""scripts/gpu_check_musicgen.py runs every section on the CPU (``--cpu-smoke``) and reports them all.
+
+The GPU check only runs where a GPU is lent, rarely and against a short device budget; this
+keeps its code from rotting in between: every section must run without error and leave its
+figure in the JSON line. It measures nothing (the tiny model on a CPU), so no value is judged
+beyond being present and sane.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.slow
+def test_musicgen_gpu_check_runs_every_section_on_the_cpu():
+    p = subprocess.run([sys.executable, "scripts/gpu_check_musicgen.py", "--cpu-smoke"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=240)
+    assert p.returncode == 0, p.stderr[-4000:]
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    assert res["ok"] is True and res["errors"] == [] and res["skipped"] == [], res
+    for key in ("first_audio_ms", "first_audio_ms_64_busy", "rtf_b1", "step_ms", "hf_generate", "rtf_b1_vs_hf"):
+        assert key in res, f"section result {key!r} missing"
+    assert res["audio_finite"] is True
+    assert sorted(res["aggregate"], key=int) == ["1", "8", "64", "256"]
+    for n, agg in res["aggregate"].items():
+        assert agg["audio_s_per_s"] > 0, (n, agg)
+    assert res["hf_generate"]["audio_s"] > 0 and res["rtf_b1"] > 0
