@@ -42,6 +42,7 @@ import numpy as np
 import torch
 
 from dsp import Stitcher, array_module
+from dsp.resample import design
 
 from .backend import Backend, BackendError, OutOfMemory, Stream
 from .musicgen_decode import DecodeLoop, DecoderWeights, ceil_div, plan_context, stream_key
@@ -58,48 +59,68 @@ DTYPES = {"float16": torch.float16, "fp16": torch.float16, "half": torch.float16
 
 # ---------------------------------------------------------------------------- small parts
 class WindowResampler:
-    """Rational resampling of whole decode windows on the model's device (a polyphase,
-    Kaiser-windowed sinc FIR run as one ``conv1d``). ``[engine]``
+    """Rational resampling of whole decode windows on the model's device: ``dsp.resample``'s
+    polyphase filter (the one its NumPy and CuPy engines run, within ``SOXR_TOLERANCE`` of soxr
+    HQ) applied to a batch of windows at once. ``[engine]``
 
     A window of ``N`` input samples gives ``N · L / M`` output samples (``L/M`` = out/in in
-    lowest terms), output ``j`` at input time ``j · M / L`` of the same window, with no delay (the
-    filter looks ``taps / 2`` samples ahead). Stateless: streams resample each EnCodec window and
-    keep only its middle, so the edges, where the filter sees the window's zero padding, are
-    never used except at a stream's true start.
+    lowest terms), output ``m`` at input time ``m · M / L`` of the same window, with no delay (the
+    filter looks ``ahead`` = ``J`` input samples ahead). A whole signal resampled as one window
+    equals ``dsp.resample.resample(x, in, out, "numpy")``. Stateless: streams resample each
+    EnCodec window and keep only its middle, so the edges, where the filter sees the window's
+    zero padding, are never used except at a stream's true start.
     """
 
-    def __init__(self, in_rate: int, out_rate: int, device: torch.device, taps: int = 32, beta: float = 8.0):
-        g = math.gcd(int(in_rate), int(out_rate))
-        self.L, self.M = int(out_rate) // g, int(in_rate) // g
-        self.taps = int(taps)
-        n = self.taps * self.L
-        self.ahead = self.taps // 2
-        c = self.ahead * self.L                 # centre on an input sample: no delay at all
-        fc = 0.5 / max(self.L, self.M) * 0.92                       # cycles per up-sampled sample
-        t = np.arange(n) - c
-        window = np.i0(beta * np.sqrt(np.clip(1.0 - (t / c) ** 2, 0.0, 1.0))) / np.i0(beta)
-        h = 2.0 * fc * np.sinc(2.0 * fc * t) * window
-        h *= self.L / h.sum()
-        bank = h.reshape(self.taps, self.L).T                         # bank[p, m] = h[p + m·L]
-        # conv1d correlates, so flip the taps: out[p, i] = Σ_m bank[p, m] · x[i + d − m]
-        self.weight = torch.from_numpy(np.ascontiguousarray(bank[:, ::-1])).float().to(device)[:, None, :]
-        self._index: dict[int, torch.Tensor] = {}
+    CONV_MAX_M = 4              # conv1d computes M× the outputs needed: fine for 3/2, not for 441/320
+    GATHER_BYTES = 64 << 20     # the gather path's working set per block
+
+    def __init__(self, in_rate: int, out_rate: int, device: torch.device):
+        self.L, self.M, J, H = design(int(in_rate), int(out_rate))
+        self.J = J
+        self.ahead = J
+        self.device = device
+        self._H = torch.tensor(H, dtype=torch.float32, device=device)      # (L, 2J)
+        self._plans: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def out_len(self, n: int) -> int:
         return n * self.L // self.M
 
+    def _plan(self, n: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+        """For a window of ``n`` inputs: each output's input frame ``k`` and its phase's taps."""
+        plan = self._plans.get(n)
+        if plan is None:
+            if len(self._plans) >= 32:           # window lengths are few; never grow without bound
+                self._plans.clear()
+            t = torch.arange(self.out_len(n), dtype=torch.int64) * self.M
+            k, p = t // self.L, t % self.L
+            plan = self._plans[n] = (k.to(device), self._H.to(device)[p.to(device)])
+        return plan
+
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        """``(B, C, N)`` → ``(B, C, N·L/M)`` float32 (``N·L`` must be a multiple of ``M``)."""
+        """``(B, C, N)`` → ``(B, C, N·L/M)`` float32 (``N·L`` must be a multiple of ``M``).
+
+        Two ways to the same sums: with a small ``M`` (32 → 48 kHz: 3/2) one ``conv1d`` computes
+        every phase at every input frame and keeps ``1/M`` of them; with a large one (32 →
+        44.1 kHz: 441/320) only the outputs wanted are computed, by gathering each one's ``2J``
+        inputs in blocks of bounded size.
+        """
         B, C, N = x.shape
         if (N * self.L) % self.M:
             raise ValueError(f"{N} samples do not map to a whole number of output samples")
-        xp = torch.nn.functional.pad(x.float().reshape(B * C, 1, N), (self.taps - 1 - self.ahead, self.ahead))
-        z = torch.nn.functional.conv1d(xp, self.weight.to(xp.device))  # (B·C, L, N)
-        idx = self._index.get(N)
-        if idx is None:
-            j = torch.arange(self.out_len(N), dtype=torch.int64) * self.M
-            idx = self._index[N] = ((j % self.L) * N + j // self.L).to(x.device)
-        return z.reshape(B * C, self.L * N)[:, idx].reshape(B, C, -1)
+        xp = torch.nn.functional.pad(x.float().reshape(B * C, N), (self.J - 1, self.J))
+        if self.M <= self.CONV_MAX_M:
+            # conv1d correlates: z[p, i] = Σ_j H[p, j] · x[i − J + 1 + j], the polyphase sum as is
+            z = torch.nn.functional.conv1d(xp[:, None, :], self._H.to(xp.device)[:, None, :])   # (B·C, L, N)
+            t = torch.arange(self.out_len(N), dtype=torch.int64, device=xp.device) * self.M
+            return z.reshape(B * C, self.L * N)[:, (t % self.L) * N + t // self.L].reshape(B, C, -1)
+        k, taps = self._plan(N, xp.device)
+        windows = xp.unfold(1, 2 * self.J, 1)                  # (B·C, N, 2J): x[i − J + 1 + j], a view
+        n_out = k.shape[0]
+        step = max(1, self.GATHER_BYTES // (4 * 2 * self.J * B * C))
+        y = torch.empty((B * C, n_out), dtype=torch.float32, device=xp.device)
+        for o in range(0, n_out, step):
+            y[:, o:o + step] = torch.einsum("bnj,nj->bn", windows[:, k[o:o + step]], taps[o:o + step])
+        return y.reshape(B, C, -1)
 
 
 class _Fifo:
@@ -434,6 +455,14 @@ class MusicgenBackend(Backend):
                            if self.sample_rate != self.model_rate else None)
         self.decode_context = int(decode_context)
         self.decode_lookahead = int(decode_lookahead)
+        # the samples kept from a window must not see its zero padding: the EnCodec frames
+        # decoded past the kept audio must cover the resampler's look-ahead
+        if self._resampler is not None:
+            need = -(-self._resampler.ahead // self.hop)
+            if self.decode_lookahead < need:
+                log.info("musicgen: decode_lookahead %d → %d frames (the resampler looks %d samples ahead)",
+                         self.decode_lookahead, need, self._resampler.ahead)
+                self.decode_lookahead = need
         self.crossfade_frames = max(1, int(crossfade_frames))
         self.text_len = int(max_text_tokens)
         dmax = int(self.delays.max())

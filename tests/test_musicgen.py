@@ -380,18 +380,43 @@ def test_bfloat16_path_streams_finite_audio_and_follows_float32(tiny_dir):
         b32.close()
 
 
-def test_window_resampler_keeps_a_sine():
-    rs = WindowResampler(32000, 48000, torch.device("cpu"))
-    t = np.arange(32000 * 2) / 32000
-    x = torch.from_numpy(np.sin(2 * np.pi * 1000 * t).astype(np.float32))[None, None]
-    y = rs(x)[0, 0].numpy()
-    assert y.shape == (96000,)
-    ref = np.sin(2 * np.pi * 1000 * np.arange(96000) / 48000)
-    mid = slice(1000, 95000)                              # away from the window's zero padding
-    assert np.abs(y[mid] - ref[mid]).max() < 5e-3
-    # a window cut from the signal resamples to the same samples in its middle
-    w = rs(x[..., 6400:12800])[0, 0].numpy()
-    np.testing.assert_allclose(w[200:-200], y[9600 + 200:19200 - 200], atol=1e-5)
+@pytest.mark.parametrize("rates", [(32000, 48000), (32000, 44100)])
+def test_window_resampler_is_dsp_resample_on_the_device(rates):
+    """One resampling filter in the project: a window through musicgen's batched conv1d equals
+    ``dsp.resample``'s polyphase engine on the whole signal, and so stays within its stated
+    tolerance of soxr; a window cut from the signal gives the same samples in its middle."""
+    from dsp.resample import SOXR_EDGE, SOXR_TOLERANCE, have_soxr, resample
+
+    src, dst = rates
+    rs = WindowResampler(src, dst, torch.device("cpu"))
+    rng = np.random.default_rng(3)
+    t = np.arange(src * 2) / src
+    x = sum(a * np.sin(2 * np.pi * f * t + ph) for a, f, ph in
+            zip((0.3, 0.2, 0.15, 0.1), (110.0, 1000.0, 5000.0, 0.8 * src / 2), rng.uniform(0, 6, 4)))
+    x = x.astype(np.float32)
+    n = (len(x) * dst) // src
+    n_in = n * src // dst
+    y = rs(torch.from_numpy(x[:n_in])[None, None])[0, 0].numpy()
+    ref = resample(x[:n_in], src, dst, "numpy")
+    assert y.shape == ref.shape == (n,)
+    np.testing.assert_allclose(y, ref, atol=2e-6)
+    # the other path (conv1d ↔ gather; the gather in many small blocks) gives the same samples
+    rs.GATHER_BYTES, rs.CONV_MAX_M = 1 << 12, (0 if rs.M <= WindowResampler.CONV_MAX_M else 1 << 30)
+    np.testing.assert_allclose(rs(torch.from_numpy(x[:n_in])[None, None])[0, 0].numpy(), ref, atol=2e-6)
+    del rs.GATHER_BYTES, rs.CONV_MAX_M
+    if have_soxr():
+        import soxr
+
+        so = soxr.resample(x[:n_in], src, dst, quality="HQ")
+        m = min(len(so), len(y))
+        assert np.abs(y[SOXR_EDGE:m - SOXR_EDGE] - so[SOXR_EDGE:m - SOXR_EDGE]).max() <= SOXR_TOLERANCE
+    # windows of whole input frames (as musicgen cuts them): the middle equals the whole
+    hop = src // 100
+    k0, k1 = 40 * hop, 80 * hop
+    w = rs(torch.from_numpy(x[k0:k1])[None, None])[0, 0].numpy()
+    o0, o1 = k0 * dst // src, k1 * dst // src
+    edge = rs.ahead * dst // src + 2
+    np.testing.assert_allclose(w[edge:-edge], y[o0 + edge:o1 - edge], atol=2e-6)
 
 
 # --------------------------------------------------------------------------- live params, errors
