@@ -43,6 +43,7 @@ DEFAULT_PORT_NAME = "wavebridge"
 JACK_BACKEND = "mido.backends.rtmidi/UNIX_JACK"
 RETRY_S = 2.0                 # first retry of a port that cannot be opened; doubles up to RETRY_MAX_S
 RETRY_MAX_S = 30.0
+WATCH_S = 1.0                 # how often a connected named port is checked for still being there
 
 #: the default prompt banks (program change 0, 1, 2 … selects one); notes from ``base_note`` up
 #: pick the bank's prompts in order, wrapping around every ``len(bank)`` keys.
@@ -558,6 +559,10 @@ class MidiInput:
         self.api = ""
         self.stats = {"received": 0, "bad": 0, "submitted": 0, "rejected": 0}
         self._retry: asyncio.TimerHandle | None = None
+        self._watch: asyncio.TimerHandle | None = None
+        self._watching = False        # a port-list query is running in the executor
+        self._be = None               # the backend the port was opened with
+        self.reconnects = 0
         self._closed = False
         self._waiting_logged = False
         self.last_error = ""
@@ -582,6 +587,12 @@ class MidiInput:
         if self._retry is not None:
             self._retry.cancel()
             self._retry = None
+        self._close_port()
+
+    def _close_port(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         if self.port is not None:
             try:
                 self.port.close()
@@ -622,7 +633,9 @@ class MidiInput:
                 self._open_named()
             if self._waiting_logged:
                 log.warning("MIDI: %s is open now", self.port_label)
+                self._waiting_logged = False
             self.last_error = ""
+            self._backoff = RETRY_S
             return
         except WavebridgeError as e:
             self.last_error = e.message
@@ -682,8 +695,51 @@ class MidiInput:
                 errors.append(f"opening {name!r}: {str(e).splitlines()[0] if str(e) else e!r}")
                 continue
             self._attach(port, be, name)
+            self._be = be
+            self._schedule_watch()
             return
         raise WavebridgeError("midi", f"MIDI port {self.want_port!r} is not available (" + "; ".join(errors) + ")")
+
+    # ------------------------------------------------------------------ a named port that goes away
+    def _schedule_watch(self) -> None:
+        if not self._closed and self.port is not None and self.loop is not None:
+            self._watch = self.loop.call_later(WATCH_S, self._check_port)
+
+    def _check_port(self) -> None:
+        """Is the port we connected to still listed? The listing runs off the loop (a JACK or
+        ALSA client is made for it); the answer comes back to the loop. ``[control]``"""
+        self._watch = None
+        if self._closed or self.port is None or self._watching:
+            return
+        be, label = self._be, self.port_label
+        self._watching = True
+
+        def listed():
+            try:
+                return label in be.get_input_names()
+            except Exception:  # noqa: BLE001 — the MIDI system itself went away: the port with it
+                return False
+
+        # an asyncio future: its callback runs on the loop
+        self.loop.run_in_executor(None, listed).add_done_callback(lambda f: self._port_checked(label, f))
+
+    def _port_checked(self, label: str, fut) -> None:
+        self._watching = False
+        if self._closed or self.port is None or self.port_label != label:
+            return
+        still = not fut.cancelled() and fut.exception() is None and fut.result()
+        if still:
+            self._schedule_watch()
+            return
+        # unplugged (or its program quit): drop it and look for it again, as at start.
+        # Held notes keep playing: no note-off can come from a port that is gone.
+        log.warning("MIDI: %s disappeared; waiting for %r to come back", label, self.want_port)
+        self._close_port()
+        self.reconnects += 1
+        self.last_error = f"{label} disappeared"
+        self._waiting_logged = True
+        self._backoff = RETRY_S
+        self._retry = self.loop.call_later(RETRY_S, self._try_open)
 
     def _attach(self, port, be, label: str) -> None:
         self.port = port

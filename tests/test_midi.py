@@ -462,3 +462,39 @@ def test_midi_port_connects_to_an_existing_source_in_latch_mode(jack_env, daemon
         assert rc == 0
     finally:
         src.close()
+
+
+@pytest.mark.jack
+def test_a_named_port_that_disappears_is_found_again_when_it_comes_back(jack_env, daemon_proc, osc_client):
+    """Unplug the controller (its client goes away), plug it back in: the daemon reconnects by itself."""
+    be = mido.Backend(JACK, load=True)
+    src = be.open_output("wbctl", virtual=True, client_name="wbctl")
+    d = None
+    try:
+        d = daemon_proc("--slots", "2", "--midi-port", "wbctl", "--metrics-port", "off", env=jack_env)
+        c = osc_client(d.host, d.port)
+
+        def connected_and_playing(note):
+            end = time.monotonic() + 10
+            while "wbctl:wbctl\n   " not in jack_connections(jack_env):
+                assert time.monotonic() < end, jack_connections(jack_env)
+                time.sleep(0.05)
+            src.send(mido.Message("note_on", channel=0, note=note, velocity=100))
+            wait_state(c, 1, "playing")
+            src.send(mido.Message("note_off", channel=0, note=note))
+            wait_state(c, 1, "idle")
+
+        connected_and_playing(60)
+        src.close()                                        # unplugged
+        end = time.monotonic() + 10
+        while not any("wbctl:wbctl disappeared" in line for line in d.lines + d.err_lines):
+            assert time.monotonic() < end, (d.lines + d.err_lines)[-10:]
+            time.sleep(0.05)
+        src = be.open_output("wbctl", virtual=True, client_name="wbctl")   # plugged back in
+        connected_and_playing(62)
+        assert any("MIDI: wbctl:wbctl is open now" in line for line in d.err_lines), d.err_lines[-10:]
+        assert d.proc.poll() is None
+        rc, _ = d.terminate()
+        assert rc == 0
+    finally:
+        src.close()
