@@ -379,32 +379,30 @@ def test_seam_positions():
 
 
 # --------------------------------------------------------------------------- lazy CuPy
-def test_dsp_imports_without_cupy():
-    code = ("import sys, dsp, dsp.gpu, dsp.fused, dsp.resample, dsp.seams; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('cupy', 'torch', 'soxr', 'bridge', 'engine')]; "
-            "print(bad); sys.exit(1 if bad else 0)")
+def fresh_python(code: str, **env) -> None:
+    """Run ``code`` in a fresh interpreter at the repo root; it must exit 0."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    p = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                       env={**os.environ, **env})
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_dsp_imports_without_cupy():
+    fresh_python("import sys, dsp, dsp.gpu, dsp.fused, dsp.resample, dsp.seams; "
+                 "bad = [m for m in sys.modules if m.split('.')[0] in ('cupy', 'torch', 'soxr', 'bridge', 'engine')]; "
+                 "print(bad); sys.exit(1 if bad else 0)")
 
 
 def test_gpu_available_is_false_not_an_error_without_cupy():
-    # a fresh interpreter where "import cupy" fails, whether or not CuPy is installed here
-    code = ("import sys; sys.modules['cupy'] = None; import dsp.gpu as g; "
-            "ok = g.available(); print(ok); sys.exit(0 if ok is False else 1)")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    p = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
-    assert p.returncode == 0, p.stdout + p.stderr
+    # "import cupy" fails, whether or not CuPy is installed here
+    fresh_python("import sys; sys.modules['cupy'] = None; import dsp.gpu as g; "
+                 "ok = g.available(); print(ok); sys.exit(0 if ok is False else 1)")
 
 
 def test_gpu_available_is_false_not_an_error_without_a_device():
     # CuPy installed (make setup installs it) but no usable device: a clean False, cached
-    code = ("import dsp.gpu as g; a = g.available(); b = g.available(); print(a, b); "
-            "sys_exit = __import__('sys').exit; sys_exit(0 if a is b is False else 1)")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    p = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
-                       env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
-    assert p.returncode == 0, p.stdout + p.stderr
+    fresh_python("import sys, dsp.gpu as g; a = g.available(); b = g.available(); print(a, b); "
+                 "sys.exit(0 if a is b is False else 1)", CUDA_VISIBLE_DEVICES="")
 
 
 def test_array_module_is_numpy_for_numpy():
