@@ -434,9 +434,11 @@ class EngineThread(threading.Thread):
                 return
         audio = ch.audio
         if array_module(audio) is not np:
+            # the device path covers the steady state only: a splice, a resample, the first or
+            # last chunk and a stop's fade-out (which goes on over new chunks) are done on the host
             if (slot.gpu_reg is not None and slot.pending != "splice" and slot.resampler is None
-                    and ring.sample_rate == d.backend.sample_rate and not ch.last and not ch.first
-                    and audio.ndim == 2 and audio.shape[1] == ring.channels):
+                    and slot.fade is None and ring.sample_rate == d.backend.sample_rate
+                    and not ch.last and not ch.first and audio.ndim == 2 and audio.shape[1] == ring.channels):
                 self._write_on_device(slot, audio)
                 return
             audio = array_module(audio).asnumpy(audio)   # splice, resample, fades: on the host
@@ -674,7 +676,7 @@ class Daemon:
         if self._hb is not None:
             self._hb.join(timeout=0.5)
         for s in self.slots.values():
-            if s.gpu_reg is not None:
+            if s.gpu_reg is not None and not stuck:   # a stuck engine may still launch into it
                 try:
                     s.gpu_reg.close()
                 except Exception:  # noqa: BLE001

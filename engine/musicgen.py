@@ -79,7 +79,8 @@ class WindowResampler:
         self.J = J
         self.ahead = J
         self.device = device
-        self._H = torch.tensor(H, dtype=torch.float32, device=device)      # (L, 2J)
+        self._H = torch.tensor(H, dtype=torch.float64, device=device)      # (L, 2J), as designed
+        self._Hc: torch.Tensor | None = None        # the conv1d weight, on the input's device
         self._plans: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def out_len(self, n: int) -> int:
@@ -93,7 +94,7 @@ class WindowResampler:
                 self._plans.clear()
             t = torch.arange(self.out_len(n), dtype=torch.int64) * self.M
             k, p = t // self.L, t % self.L
-            plan = self._plans[n] = (k.to(device), self._H.to(device)[p.to(device)])
+            plan = self._plans[n] = (k.to(device), self._H.to(device=device, dtype=torch.float32)[p.to(device)])
         return plan
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
@@ -109,10 +110,15 @@ class WindowResampler:
             raise ValueError(f"{N} samples do not map to a whole number of output samples")
         xp = torch.nn.functional.pad(x.float().reshape(B * C, N), (self.J - 1, self.J))
         if self.M <= self.CONV_MAX_M:
-            # conv1d correlates: z[p, i] = Σ_j H[p, j] · x[i − J + 1 + j], the polyphase sum as is
-            z = torch.nn.functional.conv1d(xp[:, None, :], self._H.to(xp.device)[:, None, :])   # (B·C, L, N)
+            # conv1d correlates: z[p, i] = Σ_j H[p, j] · x[i − J + 1 + j], the polyphase sum as is.
+            # On a GPU in float64: cuDNN runs float32 convolutions in TF32 by default (10-bit
+            # mantissa), which would put the error near soxr's tolerance
+            dt = torch.float64 if xp.is_cuda else torch.float32
+            if self._Hc is None or self._Hc.device != xp.device or self._Hc.dtype != dt:
+                self._Hc = self._H.to(device=xp.device, dtype=dt)[:, None, :]
+            z = torch.nn.functional.conv1d(xp.to(dt)[:, None, :], self._Hc)                 # (B·C, L, N)
             t = torch.arange(self.out_len(N), dtype=torch.int64, device=xp.device) * self.M
-            return z.reshape(B * C, self.L * N)[:, (t % self.L) * N + t // self.L].reshape(B, C, -1)
+            return z.reshape(B * C, self.L * N)[:, (t % self.L) * N + t // self.L].float().reshape(B, C, -1)
         k, taps = self._plan(N, xp.device)
         windows = xp.unfold(1, 2 * self.J, 1)                  # (B·C, N, 2J): x[i − J + 1 + j], a view
         n_out = k.shape[0]
@@ -290,7 +296,7 @@ def _device_audio_module(torch_device: torch.device, want: bool | None):
     except Exception as e:  # noqa: BLE001 — CuPy missing or unusable: host audio
         if want:
             raise BackendError(f"device_audio needs CuPy with a working device: {e}") from None
-        log.info("CuPy unavailable (%s): musicgen hands audio back on the host", e)
+        log.warning("CuPy unavailable (%s): musicgen hands audio back on the host", e)
         return None
 
 

@@ -127,6 +127,10 @@ def main() -> int:
             b.warmup()
             res["warmup_s"] = round(time.perf_counter() - t, 2)
             res["cuda_graphs"] = len(b._loop.graphs)
+            res["device_audio"] = b.device       # "cuda": chunks handed over as CuPy arrays
+            if cuda and b.device != "cuda":
+                res["errors"].append("musicgen hands audio back on the host: its CuPy path did not start "
+                                     "(see the log line 'CuPy unavailable')")
             return b
 
         b = section("load+warmup", 60, load)
@@ -145,8 +149,10 @@ def main() -> int:
                 t = time.perf_counter()
                 s = b.start(i, PROMPT, i)
                 a = b.generate([s], g)[0]
+                sync()                        # the chunk is computed, not just queued
                 lat.append((time.perf_counter() - t) * 1e3)
                 res["audio_finite"] = bool(np.isfinite(a).all())
+                res["chunk_array"] = type(a).__module__.split(".")[0]
                 b.end(s)
             for s in bg:
                 b.end(s)
@@ -164,6 +170,7 @@ def main() -> int:
             done = b.generate([s], g)[0].shape[0]
             while done < args.rtf_seconds * sr:
                 done += b.generate([s], 8 * g)[0].shape[0]
+            sync()
             wall = time.perf_counter() - t
             b.end(s)
             return round(done / sr / wall, 2)
@@ -173,6 +180,7 @@ def main() -> int:
         def aggregate(n):
             t = time.perf_counter()
             ss = [b.start(i, f"{PROMPT} {i % 7}", i) for i in range(n)]
+            sync()
             start_ms = (time.perf_counter() - t) * 1e3 / n
             b.generate(ss, g)
             chunk = 10 * g
@@ -181,6 +189,7 @@ def main() -> int:
             t = time.perf_counter()
             for _ in range(k):
                 b.generate(ss, chunk)
+            sync()
             wall = time.perf_counter() - t
             for s in ss:
                 b.end(s)

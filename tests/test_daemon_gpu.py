@@ -61,3 +61,49 @@ def test_device_path_equals_host_path():
     path_cpu, b = _capture(SynthBackend())
     assert (path_gpu, path_cpu) == ("cupy", "numpy")
     np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_a_long_stop_fade_continues_over_device_chunks():
+    """A stop whose fade is longer than what is buffered fades over the chunks that follow it,
+    which must then be done on the host (the device path only stores), and the job ends."""
+    import threading
+
+    from plugin_stub.player import PacedRecorder
+
+    events = queue.Queue()
+    name = "g" + secrets.token_hex(5)
+    d = Daemon(Config(slot_names=[name], slots=1, target_s=0.3), emit=events.put, backend=DeviceSynth()).open()
+    try:
+        assert d.dsp_path == "cupy"
+        r = RingReader(name, max_block=128).attach()
+        r.read(128)
+        job = d.submit(Command("play", slot=name, prompt="house with piano", seed=1))
+        end = time.monotonic() + 10
+        while r.buffered() < 20000 and time.monotonic() < end:
+            time.sleep(0.01)
+        rec = PacedRecorder(r, 3.0, 128)                 # a host that keeps listening
+        th = threading.Thread(target=rec.run)
+        th.start()
+        d.submit(Command("stop", slot=name, fade_s=1.5))
+        done = None
+        end = time.monotonic() + 10
+        while done is None and time.monotonic() < end:
+            try:
+                ev = events.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if ev.kind == "done" and ev.job == job:
+                done = ev
+        th.join()
+        assert done is not None, "the stop never completed"
+        m = r.meta()
+        assert m["end_at"] - m["stop_at"] == 72000
+        heard = rec.captured[:int(rec.real.sum())]
+        k0 = int(np.searchsorted(rec.read_index[:rec.blocks_done], m["stop_at"]))
+        x = np.abs(heard[k0 * 128:])
+        env = x[:x.shape[0] // 128 * 128].reshape(-1, 128, 2).max(axis=(1, 2))
+        assert env[:20].mean() > 4 * env[-40:].mean()
+        assert np.abs(heard[-8:]).max() < 0.02
+        r.detach()
+    finally:
+        d.close(linger_s=0)
