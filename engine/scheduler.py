@@ -255,6 +255,11 @@ class Scheduler:
             a = self._generate(batch[:half], n, res) or [None] * half
             b = self._generate(batch[half:], n, res) or [None] * (len(batch) - half)
             return a + b
+        on_device = any(type(a).__module__.startswith("cupy") for a in out)
+        if on_device:               # meter the compute, not its launch: wait for the queued work
+            import cupy             # already imported by the backend that made these arrays
+
+            cupy.cuda.Device().synchronize()
         dt = self.clock() - t0
         self._charge(batch, dt, res)
         if dt > 0:                              # audio-seconds per compute-second, recent average
