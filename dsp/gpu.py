@@ -284,6 +284,78 @@ def _elem_strides(a) -> tuple[int, int]:
     return s0, s1
 
 
+# ------------------------------------------------------------------------ launch arguments
+# One builder per kernel, generic over the array module ``xp``: CuPy here, NumPy in
+# tests/test_kernel_cpu.py, which runs this module's CUDA source compiled for the CPU with the
+# very arguments built below (so argument order, strides and geometry are tested without a GPU).
+def stitch_args(xp, prev_tail, chunk, ring, start_frame: int, xfade: int, gain0: float, gain1: float,
+                curve: str, ceiling: float, knee: float, tail_out=None):
+    """``(plan, args, tail)`` for ``wb_stitch_publish``; ``ring`` is already device-addressable."""
+    if not isinstance(chunk, xp.ndarray) or chunk.dtype != xp.float32:
+        chunk = xp.asarray(chunk, dtype=xp.float32)
+    if ring.dtype != xp.float32 or not ring.flags.c_contiguous:
+        raise ValueError("ring_data must be C-contiguous float32")
+    p = plan(prev_tail, chunk, ring, start_frame, xfade, curve)
+    if min(chunk.strides) < 0:
+        chunk = xp.ascontiguousarray(chunk)
+    ch_cs, ch_fs = _elem_strides(chunk)
+    if p.has_prev:
+        prev = prev_tail
+        if not isinstance(prev, xp.ndarray) or prev.dtype != xp.float32 or min(prev.strides) < 0:
+            prev = xp.ascontiguousarray(xp.asarray(prev, dtype=xp.float32))
+        pv_cs, pv_fs = _elem_strides(prev)
+    else:
+        prev, pv_cs, pv_fs = chunk, 0, 0     # never read (has_prev = 0); a valid pointer all the same
+    tail = None
+    if p.xfade:
+        if tail_out is not None:
+            if (not isinstance(tail_out, xp.ndarray) or tail_out.shape != (p.channels, p.xfade)
+                    or tail_out.dtype != xp.float32 or not tail_out.flags.c_contiguous):
+                raise ValueError(f"tail_out must be a C-contiguous float32 {xp.__name__} array "
+                                 f"({p.channels}, {p.xfade})")
+            tail = tail_out
+        else:
+            tail = xp.empty((p.channels, p.xfade), dtype=xp.float32)
+    g0 = float(gain0)
+    gstep = (float(gain1) - g0) / p.emit if p.emit and float(gain1) != g0 else 0.0
+    thr = np.float32(knee * ceiling)
+    span = np.float32(ceiling - knee * ceiling)
+    args = (chunk, np.int64(ch_cs), np.int64(ch_fs), prev, np.int64(pv_cs), np.int64(pv_fs),
+            ring, np.uint64(p.pos0), np.uint64(p.mask), tail if tail is not None else ring,  # no tail: never written
+            np.int64(p.n), np.int32(p.channels), np.int64(p.xfade), np.int64(p.emit),
+            np.int32(p.has_prev), np.int32(curve == "equal_power"),
+            np.float64(g0), np.float64(gstep), thr, span)
+    return p, args, tail
+
+
+def ring_store_args(xp, frames, ring, start_frame: int):
+    """``(frames, args)`` for ``wb_ring_store``: interleaved ``(n, channels)`` into ``ring`` from ``start_frame``."""
+    frames = xp.ascontiguousarray(xp.asarray(frames, dtype=xp.float32))
+    n, ch = int(frames.shape[0]), int(frames.shape[1])
+    cap = int(ring.shape[0])
+    if ch != int(ring.shape[1]) or cap & (cap - 1) or not ring.flags.c_contiguous:
+        raise ValueError(f"frames {tuple(frames.shape)} do not fit ring {tuple(ring.shape)}")
+    if n > cap:
+        raise ValueError(f"{n} frames exceed the ring capacity {cap}")
+    pos0 = int(start_frame) & (cap - 1)
+    return frames, (frames, ring, np.uint64(pos0), np.uint64(cap - 1), np.int64(n), np.int32(ch))
+
+
+def soft_limit_args(xp, x, ceiling: float, knee: float):
+    """``(y, args)`` for ``wb_soft_limit`` over float32 ``x`` (made contiguous)."""
+    x = xp.ascontiguousarray(x)
+    y = xp.empty_like(x)
+    return y, (x, y, np.int64(x.size), np.float32(knee * ceiling), np.float32(ceiling - knee * ceiling))
+
+
+def polyphase_args(xp, hist, k_base: int, H_dev, L: int, M: int, J: int, m0: int, count: int):
+    """``(y, args)`` for ``wb_polyphase``; see :func:`polyphase`."""
+    ch = int(hist.shape[1])
+    y = xp.empty((int(count), ch), dtype=xp.float32)
+    return y, (hist, np.int64(k_base), np.int32(ch), H_dev, np.int32(H_dev.shape[1]),
+               np.int64(L), np.int64(M), np.int32(J), np.int64(m0), np.int64(count), y)
+
+
 # ------------------------------------------------------------------------ fused path
 def stitch_and_publish(prev_tail, chunk, ring_data, start_frame: int, xfade: int,
                        gain0: float = 1.0, gain1: float = 1.0, curve: str = "linear",
@@ -297,46 +369,13 @@ def stitch_and_publish(prev_tail, chunk, ring_data, start_frame: int, xfade: int
     buffers): the kernel reads one while it writes the other.
     """
     cp = _cupy()
-    if not isinstance(chunk, cp.ndarray) or chunk.dtype != cp.float32:
-        chunk = cp.asarray(chunk, dtype=cp.float32)
-    ring = device_view(ring_data)
-    if ring.dtype != cp.float32 or not ring.flags.c_contiguous:
-        raise ValueError("ring_data must be C-contiguous float32")
-    p = plan(prev_tail, chunk, ring, start_frame, xfade, curve)
     if publish is not None and not sync:
         raise ValueError("publish needs sync=True: the audio must be in the ring before write_index moves")
-    if min(chunk.strides) < 0:
-        chunk = cp.ascontiguousarray(chunk)
-    ch_cs, ch_fs = _elem_strides(chunk)
-    if p.has_prev:
-        prev = prev_tail
-        if not isinstance(prev, cp.ndarray) or prev.dtype != cp.float32 or min(prev.strides) < 0:
-            prev = cp.ascontiguousarray(cp.asarray(prev, dtype=cp.float32))
-        pv_cs, pv_fs = _elem_strides(prev)
-    else:
-        prev, pv_cs, pv_fs = chunk, 0, 0     # never read (has_prev = 0); a valid pointer all the same
-    tail = None
-    if p.xfade:
-        if tail_out is not None:
-            if (not isinstance(tail_out, cp.ndarray) or tail_out.shape != (p.channels, p.xfade)
-                    or tail_out.dtype != cp.float32 or not tail_out.flags.c_contiguous):
-                raise ValueError(f"tail_out must be a C-contiguous float32 cupy array ({p.channels}, {p.xfade})")
-            tail = tail_out
-        else:
-            tail = cp.empty((p.channels, p.xfade), dtype=cp.float32)
-    g0 = float(gain0)
-    gstep = (float(gain1) - g0) / p.emit if p.emit and float(gain1) != g0 else 0.0
-    thr = np.float32(knee * ceiling)
-    span = np.float32(ceiling - knee * ceiling)
+    p, args, tail = stitch_args(cp, prev_tail, chunk, device_view(ring_data), start_frame, xfade,
+                                gain0, gain1, curve, ceiling, knee, tail_out)
     total = p.n * p.channels
     if total:
-        kernels().stitch(
-            _grid(total), (_BLOCK,),
-            (chunk, np.int64(ch_cs), np.int64(ch_fs), prev, np.int64(pv_cs), np.int64(pv_fs),
-             ring, np.uint64(p.pos0), np.uint64(p.mask), tail if tail is not None else ring,  # no tail: never written
-             np.int64(p.n), np.int32(p.channels), np.int64(p.xfade), np.int64(p.emit),
-             np.int32(p.has_prev), np.int32(curve == "equal_power"),
-             np.float64(g0), np.float64(gstep), thr, span))
+        kernels().stitch(_grid(total), (_BLOCK,), args)
     if sync:
         cp.cuda.get_current_stream().synchronize()
     end = int(start_frame) + p.emit
@@ -353,19 +392,14 @@ def store_to_ring(frames, ring_data, start_frame: int, method: str = "memcpy", s
     """
     cp = _cupy()
     ring = device_view(ring_data)
-    frames = cp.ascontiguousarray(cp.asarray(frames, dtype=cp.float32))
+    frames, args = ring_store_args(cp, frames, ring, start_frame)
     n, ch = int(frames.shape[0]), int(frames.shape[1])
     cap = int(ring.shape[0])
-    if ch != int(ring.shape[1]) or cap & (cap - 1) or not ring.flags.c_contiguous:
-        raise ValueError(f"frames {tuple(frames.shape)} do not fit ring {tuple(ring.shape)}")
-    if n > cap:
-        raise ValueError(f"{n} frames exceed the ring capacity {cap}")
-    pos0 = int(start_frame) & (cap - 1)
+    pos0 = int(args[2])
     stream = cp.cuda.get_current_stream()
     if n:
         if method == "kernel":
-            kernels().ring_store(_grid(n * ch), (_BLOCK,),
-                                 (frames, ring, np.uint64(pos0), np.uint64(cap - 1), np.int64(n), np.int32(ch)))
+            kernels().ring_store(_grid(n * ch), (_BLOCK,), args)
         elif method == "memcpy":
             row = ch * 4
             first = min(n, cap - pos0)
@@ -383,7 +417,7 @@ def store_to_ring(frames, ring_data, start_frame: int, method: str = "memcpy", s
 
 # ------------------------------------------------------------------------ other dsp functions
 def soft_limit(x, ceiling: float = 0.97, knee: float = 0.7):
-    """``dsp.core.soft_limit`` as one elementwise kernel (no host sync; float32 only). ``[engine]``
+    """``dsp.core.soft_limit`` as one kernel (no host sync; float32 only). ``[engine]``
 
     ``dsp.core.soft_limit`` also runs on CuPy but reads ``over.any()`` back to the host.
     """
@@ -392,11 +426,9 @@ def soft_limit(x, ceiling: float = 0.97, knee: float = 0.7):
         from .core import soft_limit as ref
 
         return ref(x, ceiling, knee)
-    x = cp.ascontiguousarray(x)
-    y = cp.empty_like(x)
-    if x.size:
-        kernels().soft_limit(_grid(x.size), (_BLOCK,),
-                             (x, y, np.int64(x.size), np.float32(knee * ceiling), np.float32(ceiling - knee * ceiling)))
+    y, args = soft_limit_args(cp, x, ceiling, knee)
+    if y.size:
+        kernels().soft_limit(_grid(y.size), (_BLOCK,), args)
     return y
 
 
@@ -407,10 +439,7 @@ def polyphase(hist, k_base: int, H_dev, L: int, M: int, J: int, m0: int, count: 
     ``k_base…``; ``H_dev`` the float64 ``(L, taps)`` device table.
     """
     cp = _cupy()
-    ch = int(hist.shape[1])
-    y = cp.empty((int(count), ch), dtype=cp.float32)
+    y, args = polyphase_args(cp, hist, k_base, H_dev, L, M, J, m0, count)
     if count:
-        kernels().polyphase(_grid(int(count) * ch), (_BLOCK,),
-                            (hist, np.int64(k_base), np.int32(ch), H_dev, np.int32(H_dev.shape[1]),
-                             np.int64(L), np.int64(M), np.int32(J), np.int64(m0), np.int64(count), y))
+        kernels().polyphase(_grid(int(count) * int(hist.shape[1])), (_BLOCK,), args)
     return y
