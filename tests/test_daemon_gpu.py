@@ -1,8 +1,14 @@
-"""The daemon's CuPy path: a backend whose audio is on the GPU gets stitched and stored on the device."""
+"""The daemon's CuPy path: a backend whose audio is on the GPU gets stitched and stored on the device.
+
+Each test runs twice: on a GPU with CuPy (``gpu`` marker; skipped without one) and everywhere
+on ``tests/emulated_cupy.py`` (the same kernels compiled for the CPU, host memory as "device"
+memory), which checks the daemon's logic on that path in every ``make test``.
+"""
 from __future__ import annotations
 
 import queue
 import secrets
+import shutil
 import time
 
 import numpy as np
@@ -26,8 +32,20 @@ def _cupy_device():
         return None
 
 
-cp = _cupy_device()
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(cp is None, reason="needs CuPy and an NVIDIA GPU")]
+CUDA = _cupy_device()
+
+
+@pytest.fixture(params=[
+    pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(CUDA is None, reason="needs CuPy and an NVIDIA GPU")]),
+    pytest.param("emulated", marks=pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")),
+])
+def cp(request, monkeypatch, tmp_path_factory):
+    """Real CuPy on a GPU, or tests/emulated_cupy.py: the same kernels compiled for the CPU."""
+    if request.param == "cuda":
+        return CUDA
+    from emulated_cupy import install
+
+    return install(monkeypatch, tmp_path_factory.mktemp("emulated_cupy"))
 
 
 class DeviceSynth(SynthBackend):
@@ -35,14 +53,22 @@ class DeviceSynth(SynthBackend):
 
     device = "cuda"
 
+    def __init__(self, cp):
+        super().__init__()
+        self.cp = cp
+
     def generate(self, streams, frames):
-        return [cp.asarray(a) for a in super().generate(streams, frames)]
+        return [self.cp.asarray(a) for a in super().generate(streams, frames)]
 
 
 def _capture(backend, seconds=0.5):
+    """(dsp path, frames the device path stored, the first ``seconds`` of audio)."""
     events = queue.Queue()
     name = "g" + secrets.token_hex(5)
-    d = Daemon(Config(slot_names=[name], slots=1, target_s=0.3), emit=events.put, backend=backend).open()
+    d = Daemon(Config(slot_names=[name], slots=1, target_s=1.0), emit=events.put, backend=backend).open()
+    on_device = []
+    write = d.engine._write_on_device
+    d.engine._write_on_device = lambda slot, audio: (on_device.append(int(audio.shape[0])), write(slot, audio))[1]
     try:
         r = RingReader(name, max_block=1 << 16).attach()
         d.submit(Command("play", slot=name, prompt="house with piano", seed=1))
@@ -51,19 +77,21 @@ def _capture(backend, seconds=0.5):
             time.sleep(0.01)
         out = r.read(int(seconds * 48000)).copy()
         r.detach()
-        return d.dsp_path, out
+        return d.dsp_path, sum(on_device), out
     finally:
         d.close(linger_s=0)
 
 
-def test_device_path_equals_host_path():
-    path_gpu, a = _capture(DeviceSynth())
-    path_cpu, b = _capture(SynthBackend())
+def test_device_path_equals_host_path(cp):
+    path_gpu, stored_gpu, a = _capture(DeviceSynth(cp))
+    path_cpu, stored_cpu, b = _capture(SynthBackend())
     assert (path_gpu, path_cpu) == ("cupy", "numpy")
+    assert stored_gpu >= 12000 and stored_cpu == 0      # the steady state went through the kernels
+    assert a.shape == b.shape == (24000, 2)
     np.testing.assert_allclose(a, b, atol=1e-6)
 
 
-def test_a_long_stop_fade_continues_over_device_chunks():
+def test_a_long_stop_fade_continues_over_device_chunks(cp):
     """A stop whose fade is longer than what is buffered fades over the chunks that follow it,
     which must then be done on the host (the device path only stores), and the job ends."""
     import threading
@@ -72,7 +100,7 @@ def test_a_long_stop_fade_continues_over_device_chunks():
 
     events = queue.Queue()
     name = "g" + secrets.token_hex(5)
-    d = Daemon(Config(slot_names=[name], slots=1, target_s=0.3), emit=events.put, backend=DeviceSynth()).open()
+    d = Daemon(Config(slot_names=[name], slots=1, target_s=0.3), emit=events.put, backend=DeviceSynth(cp)).open()
     try:
         assert d.dsp_path == "cupy"
         r = RingReader(name, max_block=128).attach()

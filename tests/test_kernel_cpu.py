@@ -2,8 +2,8 @@
 
 The kernels are written as grid-stride loops, so one "thread" (block 0 of a 1 × 1 grid) covers a
 whole launch. A small shim gives the CUDA names a C++ meaning (``__global__``, the thread
-indices, the ``_rn`` intrinsics as plain IEEE operations, compiled without FMA contraction),
-g++ builds ``dsp.gpu._SOURCE`` into a shared library, and each kernel is called through ctypes
+indices, the ``_rn`` intrinsics as plain IEEE operations, compiled without FMA contraction; see
+``tests/emulated_cupy.py``), g++ builds ``dsp.gpu._SOURCE`` into a shared library, and each kernel is called through ctypes
 with the arguments ``dsp.gpu``'s own builders make (``stitch_args`` and friends, given NumPy).
 So the indexing, ring wrap-around, strides, crossfade, gain ramp, limiter, tail hand-back and
 polyphase geometry of the code that will run on the GPU are checked here against NumPy to 1e-6;
@@ -12,9 +12,7 @@ what this cannot check (launch configuration, the device's libm, mapped memory) 
 """
 from __future__ import annotations
 
-import ctypes
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -24,55 +22,14 @@ from dsp.core import soft_limit
 from dsp.fused import stitch_and_publish
 from dsp.resample import _polyphase_numpy, design
 
+from emulated_cupy import build_kernels, launch  # noqa: E402
+
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (make setup installs it)")
-
-SHIM = r"""
-#include <math.h>
-struct wb_dim3 { unsigned int x, y, z; };
-static const wb_dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0};
-static const wb_dim3 blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
-#define __global__
-#define __restrict__ __restrict
-static inline float __fadd_rn(float a, float b) { return a + b; }
-static inline float __fsub_rn(float a, float b) { return a - b; }
-static inline float __fmul_rn(float a, float b) { return a * b; }
-static inline float __fdiv_rn(float a, float b) { return a / b; }
-static inline double __dadd_rn(double a, double b) { return a + b; }
-static inline double __dmul_rn(double a, double b) { return a * b; }
-"""
-
-_CTYPES = {np.int64: ctypes.c_int64, np.uint64: ctypes.c_uint64, np.int32: ctypes.c_int32,
-           np.float64: ctypes.c_double, np.float32: ctypes.c_float}
 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    d = tmp_path_factory.mktemp("kernels")
-    src = d / "wb_kernels.cpp"
-    src.write_text(SHIM + gpu._SOURCE)
-    so = d / "wb_kernels.so"
-    p = subprocess.run(["g++", "-std=c++14", "-O2", "-ffp-contract=off", "-fno-fast-math", "-fPIC", "-shared",
-                        "-Wall", "-Werror", "-Wno-unused-function", "-o", str(so), str(src)],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    return ctypes.CDLL(str(so))
-
-
-def launch(lib, name: str, args) -> None:
-    """Call kernel ``name`` with ``args`` as built for CuPy: arrays by pointer, NumPy scalars by value."""
-    types, vals = [], []
-    for a in args:
-        if isinstance(a, np.ndarray):
-            types.append(ctypes.c_void_p)
-            vals.append(a.ctypes.data)
-        else:
-            t = _CTYPES[type(a)]
-            types.append(t)
-            vals.append(t(a.item()))
-    fn = getattr(lib, name)
-    fn.restype = None
-    fn.argtypes = types
-    fn(*vals)
+    return build_kernels(gpu._SOURCE, tmp_path_factory.mktemp("kernels"))
 
 
 def hot(shape, seed, scale=1.4):
