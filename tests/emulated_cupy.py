@@ -95,7 +95,23 @@ class ndarray(np.ndarray):
 
 
 def _dev(a):
-    return a.view(ndarray) if isinstance(a, np.ndarray) else a
+    if isinstance(a, np.ndarray):
+        return a.view(ndarray)
+    if isinstance(a, tuple):
+        return tuple(_dev(x) for x in a)
+    return a
+
+
+def _numpy_attr(name: str):
+    """The rest of CuPy's NumPy-like API: NumPy's function, its array results typed as device arrays."""
+    f = getattr(np, name)
+    if not callable(f) or isinstance(f, type):
+        return f
+
+    def call(*args, **kw):
+        return _dev(f(*args, **kw))
+
+    return call
 
 
 def make_module(lib_factory) -> types.ModuleType:
@@ -166,6 +182,7 @@ def make_module(lib_factory) -> types.ModuleType:
             return lambda grid, block, args: launch(lib, name, args)
 
     cp.RawModule = RawModule
+    cp.__getattr__ = _numpy_attr          # PEP 562: whatever is not defined above
     return cp
 
 

@@ -1,13 +1,16 @@
 """CuPy == NumPy for dsp (within 1e-6), and the fused path into a real registered /dev/shm ring.
 
-Marked ``gpu``; skipped cleanly when CuPy is missing or no CUDA device can allocate. Run on a
-GPU machine with ``python3 -m pytest -m gpu tests/test_dsp_gpu.py`` (``scripts/gpu-check`` does).
+Each test runs twice: on a GPU (marked ``gpu``; skipped cleanly when CuPy is missing or no CUDA
+device can allocate; ``python3 -m pytest -m gpu tests/test_dsp_gpu.py``, as ``scripts/gpu-check``
+does) and on ``tests/emulated_cupy.py`` everywhere (the kernels compiled for the CPU, host memory
+as device memory: the logic around the kernels, not the device).
 Imports of ours: ``dsp`` and ``bridge.ring`` only.
 """
 from __future__ import annotations
 
 import mmap
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -30,17 +33,28 @@ def _gpu_probe() -> tuple[bool, str]:
 
 
 GPU_OK, WHY = _gpu_probe()
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not GPU_OK, reason=f"needs CuPy and a CUDA device ({WHY})")]
 
 
-@pytest.fixture(scope="module")
-def cp():
-    import cupy
-
+@pytest.fixture(scope="module", params=[
+    pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not GPU_OK, reason=f"needs CuPy and a CUDA device ({WHY})")]),
+    pytest.param("emulated", marks=pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")),
+])
+def cp(request, tmp_path_factory):
+    """Real CuPy on a GPU, or tests/emulated_cupy.py (the same kernels compiled for the CPU)."""
     from dsp import gpu
 
-    gpu.warmup()
-    return cupy
+    if request.param == "cuda":
+        import cupy
+
+        gpu.warmup()
+        yield cupy
+        return
+    from emulated_cupy import install
+
+    with pytest.MonkeyPatch.context() as mp:
+        emulated = install(mp, tmp_path_factory.mktemp("emulated_cupy"))
+        gpu.warmup()
+        yield emulated
 
 
 def close(a, b, tol=TOL):
