@@ -129,6 +129,7 @@ def make_module(lib_factory) -> types.ModuleType:
     cp.empty_like = lambda a: _dev(np.empty_like(a))
     cp.concatenate = lambda xs, axis=0: _dev(np.concatenate([np.asarray(x) for x in xs], axis=axis))
     cp.asnumpy = lambda a: np.array(np.asarray(a).view(np.ndarray), copy=True)
+    cp.from_dlpack = lambda t: _dev(np.from_dlpack(t))      # a CPU torch tensor, shared
 
     class Stream:
         ptr = 0

@@ -135,3 +135,37 @@ def test_a_long_stop_fade_continues_over_device_chunks(cp):
         r.detach()
     finally:
         d.close(linger_s=0)
+
+
+@pytest.fixture(scope="module")
+def tiny_musicgen_dir(tmp_path_factory):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from tiny_musicgen import build_tiny_musicgen
+
+    return build_tiny_musicgen(tmp_path_factory.mktemp("musicgen") / "tiny")
+
+
+def test_musicgen_hands_device_chunks_to_the_daemon(cp, tiny_musicgen_dir, monkeypatch):
+    """musicgen → CuPy chunks (dlpack, its stitcher and FIFO on the device) → the daemon's kernels
+    → the ring, equal to the same model played through the host path."""
+    import engine.musicgen as mg
+    from engine.backend import get_backend
+
+    if cp is not CUDA:                        # emulated: the CPU model hands over "device" arrays
+        monkeypatch.setattr(mg, "_device_audio_module", lambda dev, want: None if want is False else cp)
+    dev = "cuda" if cp is CUDA else "cpu"
+    on_device = get_backend("musicgen", model=tiny_musicgen_dir, device=dev, dtype="float32", max_batch=4)
+    on_host = get_backend("musicgen", model=tiny_musicgen_dir, device=dev, dtype="float32", max_batch=4,
+                          device_audio=False)
+    assert (on_device.device, on_host.device) == ("cuda", "cpu")
+    s = on_device.start(1, "lofi piano", 3)
+    chunk = on_device.generate([s], 3000)[0]
+    assert isinstance(chunk, cp.ndarray) and chunk.shape[1] == 2
+    on_device.end(s)
+    path_gpu, stored, a = _capture(on_device, seconds=0.4)
+    path_cpu, stored_cpu, b = _capture(on_host, seconds=0.4)
+    assert (path_gpu, path_cpu) == ("cupy", "numpy")
+    assert stored > 0 and stored_cpu == 0
+    assert np.sqrt(np.mean(a ** 2)) > 1e-3
+    np.testing.assert_allclose(a, b, atol=1e-5)
