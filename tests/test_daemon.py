@@ -348,15 +348,20 @@ def test_long_crossfades_and_fades_are_as_long_as_asked(daemon):
     daemon.submit(Command("stop", slot=s, fade_s=2.0))           # longer than what is buffered
     wait_event(daemon, "done", job=j2, timeout=10)
     th.join()
-    m = r.meta()
-    assert m["end_at"] - m["stop_at"] == 96000
-    heard = rec.captured[:int(rec.real.sum())]
-    k0 = int(np.searchsorted(rec.read_index[:rec.blocks_done], m["stop_at"]))
-    x = np.abs(heard[k0 * 128:])
-    env = x[:x.shape[0] // 128 * 128].reshape(-1, 128, 2).max(axis=(1, 2))
-    assert env[:20].mean() > 4 * env[-40:].mean()               # it does fade, over about 2 s
-    assert np.abs(heard[-8:]).max() < 0.02
+    assert_heard_fade(rec, r.meta(), 96000)                      # it does fade, over 2 s
     r.detach()
+
+
+def assert_heard_fade(rec, meta, frames: int) -> None:
+    """A stop's fade as the host heard it: ``frames`` long in the metadata, loud at its start,
+    quiet at its end, silent at the last frames (``rec`` a ``PacedRecorder`` at 128-frame blocks)."""
+    assert meta["end_at"] - meta["stop_at"] == frames
+    heard = rec.captured[:int(rec.real.sum())]
+    k0 = int(np.searchsorted(rec.read_index[:rec.blocks_done], meta["stop_at"]))
+    x = np.abs(heard[k0 * 128:])
+    env = x[:x.shape[0] // 128 * 128].reshape(-1, 128, x.shape[1]).max(axis=(1, 2))
+    assert env[:20].mean() > 4 * env[-40:].mean()
+    assert np.abs(heard[-8:]).max() < 0.02
 
 
 def test_a_ring_being_created_or_held_by_a_live_writer_is_never_taken(slot_name):

@@ -18,6 +18,7 @@ from bridge.commands import Command
 from bridge.daemon import Config, Daemon
 from engine.synth import SynthBackend
 from plugin_stub.reader import RingReader
+from test_daemon import assert_heard_fade
 
 
 def _cupy_device():
@@ -124,14 +125,7 @@ def test_a_long_stop_fade_continues_over_device_chunks(cp):
                 done = ev
         th.join()
         assert done is not None, "the stop never completed"
-        m = r.meta()
-        assert m["end_at"] - m["stop_at"] == 72000
-        heard = rec.captured[:int(rec.real.sum())]
-        k0 = int(np.searchsorted(rec.read_index[:rec.blocks_done], m["stop_at"]))
-        x = np.abs(heard[k0 * 128:])
-        env = x[:x.shape[0] // 128 * 128].reshape(-1, 128, 2).max(axis=(1, 2))
-        assert env[:20].mean() > 4 * env[-40:].mean()
-        assert np.abs(heard[-8:]).max() < 0.02
+        assert_heard_fade(rec, r.meta(), 72000)
         r.detach()
     finally:
         d.close(linger_s=0)
