@@ -93,6 +93,14 @@ class ndarray(np.ndarray):
     def data(self):                                   # CuPy: .data.ptr is the device address
         return _Data(self.ctypes.data)
 
+    def get(self, stream=None, out=None):
+        """Device → host copy (into ``out`` if given)."""
+        host = np.asarray(self).view(np.ndarray)
+        if out is None:
+            return host.copy()
+        out[...] = host
+        return out
+
 
 def _dev(a):
     if isinstance(a, np.ndarray):

@@ -34,3 +34,34 @@ def test_musicgen_gpu_check_runs_every_section_on_the_cpu():
     for n, agg in res["aggregate"].items():
         assert agg["audio_s_per_s"] > 0, (n, agg)
     assert res["hf_generate"]["audio_s"] > 0 and res["rtf_b1"] > 0
+
+
+def test_gpu_check_dsp_bench_runs_on_the_emulated_cupy(monkeypatch, tmp_path):
+    """scripts/gpu-check's dsp benchmark, every measurement, on tests/emulated_cupy.py: its calls
+    into dsp.gpu, the ring and CuPy's API hold together, and the fused seam it times matches NumPy."""
+    import importlib.machinery
+    import importlib.util
+    import shutil
+
+    if shutil.which("g++") is None:
+        pytest.skip("needs g++ (make setup installs it)")
+    from emulated_cupy import install
+
+    install(monkeypatch, tmp_path / "emulated_cupy")
+    loader = importlib.machinery.SourceFileLoader("wb_gpu_check", os.path.join(ROOT, "scripts", "gpu-check"))
+    spec = importlib.util.spec_from_loader("wb_gpu_check", loader)
+    mod = importlib.util.module_from_spec(spec)
+    cwd = os.getcwd()
+    try:
+        loader.exec_module(mod)                  # chdirs to the repo root, as when run
+    finally:
+        os.chdir(cwd)
+    timed = mod.timed
+    monkeypatch.setattr(mod, "timed", lambda fn, iters, warm=20: timed(fn, min(iters, 5), 1))  # few, not 3000
+    out = mod.bench()
+    assert out["device"] == "emulated"
+    assert out["seam_matches_numpy"] is True
+    for key in ("seam_cupy", "seam_numpy", "second_cupy_memcpy", "second_cupy_kernel", "second_cupy_fused",
+                "second_cupy_pageable", "second_numpy_host", "resample_1s_32k_to_48k_cupy"):
+        assert out[key]["iters"] == 5 and out[key]["p50_us"] > 0, key
+    assert "torch_error" in out or "seam_torch" in out      # no CUDA torch here: the baseline says why
