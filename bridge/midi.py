@@ -560,7 +560,7 @@ class MidiInput:
         self.stats = {"received": 0, "bad": 0, "submitted": 0, "rejected": 0}
         self._retry: asyncio.TimerHandle | None = None
         self._watch: asyncio.TimerHandle | None = None
-        self._watching = False        # a port-list query is running in the executor
+        self._port_gen = 0            # bumped when a port opens or closes: tells stale checks apart
         self._be = None               # the backend the port was opened with
         self.reconnects = 0
         self._closed = False
@@ -590,6 +590,7 @@ class MidiInput:
         self._close_port()
 
     def _close_port(self) -> None:
+        self._port_gen += 1                           # any check in flight is for a port that is gone
         if self._watch is not None:
             self._watch.cancel()
             self._watch = None
@@ -702,46 +703,63 @@ class MidiInput:
 
     # ------------------------------------------------------------------ a named port that goes away
     def _schedule_watch(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         if not self._closed and self.port is not None and self.loop is not None:
-            self._watch = self.loop.call_later(WATCH_S, self._check_port)
+            self._watch = self.loop.call_later(WATCH_S, self._check_port, self._port_gen)
 
-    def _check_port(self) -> None:
-        """Is the port we connected to still listed? The listing runs off the loop (a JACK or
-        ALSA client is made for it); the answer comes back to the loop. ``[control]``"""
+    def _check_port(self, gen: int) -> None:
+        """Is the port we connected to still listed? ``[control]``
+
+        Asks the client that is already open (python-rtmidi's port list: no new JACK or ALSA
+        client per check); a backend without one lists ports off the loop.
+        """
         self._watch = None
-        if self._closed or self.port is None or self._watching:
+        if self._closed or self.port is None or gen != self._port_gen:
             return
-        be, label = self._be, self.port_label
-        self._watching = True
+        label = self.port_label
+        rt = getattr(self.port, "_rt", None)
+        if rt is not None and hasattr(rt, "get_ports"):
+            try:
+                listed = label in rt.get_ports()
+            except Exception:  # noqa: BLE001 — the MIDI system itself went away: the port with it
+                listed = False
+            self._port_checked(gen, listed)
+            return
+        be = self._be
 
-        def listed():
+        def names():
             try:
                 return label in be.get_input_names()
-            except Exception:  # noqa: BLE001 — the MIDI system itself went away: the port with it
+            except Exception:  # noqa: BLE001
                 return False
 
         # an asyncio future: its callback runs on the loop
-        self.loop.run_in_executor(None, listed).add_done_callback(lambda f: self._port_checked(label, f))
+        self.loop.run_in_executor(None, names).add_done_callback(
+            lambda f: self._port_checked(gen, not f.cancelled() and f.exception() is None and f.result()))
 
-    def _port_checked(self, label: str, fut) -> None:
-        self._watching = False
-        if self._closed or self.port is None or self.port_label != label:
-            return
-        still = not fut.cancelled() and fut.exception() is None and fut.result()
-        if still:
+    def _port_checked(self, gen: int, listed: bool) -> None:
+        if self._closed or self.port is None or gen != self._port_gen:
+            return                                   # closed or replaced meanwhile: not ours to judge
+        if listed:
             self._schedule_watch()
             return
         # unplugged (or its program quit): drop it and look for it again, as at start.
         # Held notes keep playing: no note-off can come from a port that is gone.
+        label = self.port_label
         log.warning("MIDI: %s disappeared; waiting for %r to come back", label, self.want_port)
         self._close_port()
         self.reconnects += 1
         self.last_error = f"{label} disappeared"
         self._waiting_logged = True
         self._backoff = RETRY_S
+        if self._retry is not None:
+            self._retry.cancel()
         self._retry = self.loop.call_later(RETRY_S, self._try_open)
 
     def _attach(self, port, be, label: str) -> None:
+        self._port_gen += 1
         self.port = port
         self.port_label = label
         self.api = f"{be.name}/{getattr(port, 'api', None) or be.api or 'default'}"

@@ -81,21 +81,25 @@ class WindowResampler:
         self.device = device
         self._H = torch.tensor(H, dtype=torch.float64, device=device)      # (L, 2J), as designed
         self._Hc: torch.Tensor | None = None        # the conv1d weight, on the input's device
+        self._H32: torch.Tensor | None = None       # the gather path's table, on the input's device
         self._plans: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def out_len(self, n: int) -> int:
         return n * self.L // self.M
 
-    def _plan(self, n: int, device) -> tuple[torch.Tensor, torch.Tensor]:
-        """For a window of ``n`` inputs: each output's input frame ``k`` and its phase's taps."""
+    def _plan(self, n: int, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """For a window of ``n`` inputs: each output's input frame ``k`` and phase ``p``, and the
+        float32 phase table on ``device`` (taps are looked up per block, never stored per output)."""
+        if self._H32 is None or self._H32.device != torch.device(device):
+            self._H32 = self._H.to(device=device, dtype=torch.float32)
+            self._plans.clear()
         plan = self._plans.get(n)
         if plan is None:
             if len(self._plans) >= 32:           # window lengths are few; never grow without bound
                 self._plans.clear()
             t = torch.arange(self.out_len(n), dtype=torch.int64) * self.M
-            k, p = t // self.L, t % self.L
-            plan = self._plans[n] = (k.to(device), self._H.to(device=device, dtype=torch.float32)[p.to(device)])
-        return plan
+            plan = self._plans[n] = ((t // self.L).to(device), (t % self.L).to(device))
+        return plan[0], plan[1], self._H32
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         """``(B, C, N)`` → ``(B, C, N·L/M)`` float32 (``N·L`` must be a multiple of ``M``).
@@ -119,13 +123,13 @@ class WindowResampler:
             z = torch.nn.functional.conv1d(xp.to(dt)[:, None, :], self._Hc)                 # (B·C, L, N)
             t = torch.arange(self.out_len(N), dtype=torch.int64, device=xp.device) * self.M
             return z.reshape(B * C, self.L * N)[:, (t % self.L) * N + t // self.L].float().reshape(B, C, -1)
-        k, taps = self._plan(N, xp.device)
+        k, p, H = self._plan(N, xp.device)
         windows = xp.unfold(1, 2 * self.J, 1)                  # (B·C, N, 2J): x[i − J + 1 + j], a view
         n_out = k.shape[0]
-        step = max(1, self.GATHER_BYTES // (4 * 2 * self.J * B * C))
+        step = max(1, self.GATHER_BYTES // (4 * 2 * self.J * (B * C + 1)))
         y = torch.empty((B * C, n_out), dtype=torch.float32, device=xp.device)
         for o in range(0, n_out, step):
-            y[:, o:o + step] = torch.einsum("bnj,nj->bn", windows[:, k[o:o + step]], taps[o:o + step])
+            y[:, o:o + step] = torch.einsum("bnj,nj->bn", windows[:, k[o:o + step]], H[p[o:o + step]])
         return y.reshape(B, C, -1)
 
 
@@ -463,12 +467,18 @@ class MusicgenBackend(Backend):
         self.decode_lookahead = int(decode_lookahead)
         # the samples kept from a window must not see its zero padding: the EnCodec frames
         # decoded past the kept audio must cover the resampler's look-ahead
+        # (and the frames decoded before it must cover what it looks back)
         if self._resampler is not None:
             need = -(-self._resampler.ahead // self.hop)
             if self.decode_lookahead < need:
                 log.info("musicgen: decode_lookahead %d → %d frames (the resampler looks %d samples ahead)",
                          self.decode_lookahead, need, self._resampler.ahead)
                 self.decode_lookahead = need
+            need = -(-(self._resampler.J - 1) // self.hop)
+            if self.decode_context < need:
+                log.info("musicgen: decode_context %d → %d frames (the resampler looks %d samples back)",
+                         self.decode_context, need, self._resampler.J - 1)
+                self.decode_context = need
         self.crossfade_frames = max(1, int(crossfade_frames))
         self.text_len = int(max_text_tokens)
         dmax = int(self.delays.max())

@@ -236,6 +236,11 @@ class Scheduler:
             out = self.backend.generate([j.stream for j in batch], n)
             if len(out) != len(batch):
                 raise BackendError(f"backend returned {len(out)} outputs for {len(batch)} streams")
+            # device arrays: wait for the queued work, so it is metered (not just its launch) and
+            # a fault it raises is this batch's, handled below
+            devices = {a.device.id: a.device for a in out if type(a).__module__.startswith("cupy")}
+            for dev in devices.values():
+                dev.synchronize()
         except OutOfMemory as e:
             self._charge(batch, self.clock() - t0, res)
             if len(batch) == 1:
@@ -255,11 +260,6 @@ class Scheduler:
             a = self._generate(batch[:half], n, res) or [None] * half
             b = self._generate(batch[half:], n, res) or [None] * (len(batch) - half)
             return a + b
-        on_device = any(type(a).__module__.startswith("cupy") for a in out)
-        if on_device:               # meter the compute, not its launch: wait for the queued work
-            import cupy             # already imported by the backend that made these arrays
-
-            cupy.cuda.Device().synchronize()
         dt = self.clock() - t0
         self._charge(batch, dt, res)
         if dt > 0:                              # audio-seconds per compute-second, recent average

@@ -6,7 +6,10 @@ pointer attributes, async copies, stream syncs) act on host memory; and ``RawMod
 ``dsp.gpu``'s CUDA source for the CPU with the shim of ``tests/test_kernel_cpu.py`` and calls the
 kernels through ctypes. What this proves is the daemon's and ``dsp.gpu``'s logic on that path
 (which chunks go to the device, tails, gains, fades, publishing after the sync); what it cannot
-prove (the device, mapped memory, launch geometry) stays with the ``gpu`` tests.
+prove (the device, mapped memory, launch geometry) stays with the ``gpu`` tests. Nor does it
+catch an implicit device → host conversion (``np.asarray`` of a device array): real CuPy raises
+there, but these arrays are a NumPy subclass. Kernel launches are checked against the kernels'
+C signatures, argument by argument, as CuPy would pack them.
 
 ``install(monkeypatch, build_dir)`` puts it in ``sys.modules["cupy"]`` and resets ``dsp.gpu``'s
 cached state; the monkeypatch undoes both.
@@ -14,6 +17,7 @@ cached state; the monkeypatch undoes both.
 from __future__ import annotations
 
 import ctypes
+import re
 import subprocess
 import sys
 import types
@@ -36,11 +40,38 @@ static inline double __dadd_rn(double a, double b) { return a + b; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
 """
 
-_CTYPES = {np.int64: ctypes.c_int64, np.uint64: ctypes.c_uint64, np.int32: ctypes.c_int32,
-           np.float64: ctypes.c_double, np.float32: ctypes.c_float}
+# C parameter types → (NumPy type of the launch argument, ctypes type); pointers take arrays
+_C_TYPES = {"long long": (np.int64, ctypes.c_int64), "unsigned long long": (np.uint64, ctypes.c_uint64),
+            "int": (np.int32, ctypes.c_int32), "float": (np.float32, ctypes.c_float),
+            "double": (np.float64, ctypes.c_double)}
+_C_POINTERS = {"float": np.float32, "double": np.float64}
 
 
-def build_kernels(source: str, build_dir) -> ctypes.CDLL:
+def kernel_signatures(source: str) -> dict[str, list[tuple[str, object]]]:
+    """``{kernel: [("ptr", dtype) | ("val", numpy type), …]}`` from the ``extern "C"`` kernels of ``source``."""
+    sigs = {}
+    for m in re.finditer(r'extern "C" __global__ void (\w+)\s*\(([^)]*)\)', source):
+        params = []
+        for decl in m.group(2).split(","):
+            words = decl.replace("*", " * ").split()
+            words = [w for w in words if w not in ("const", "__restrict__")][:-1]   # drop the name
+            if words[-1] == "*":
+                params.append(("ptr", _C_POINTERS[" ".join(words[:-1])]))
+            else:
+                params.append(("val", _C_TYPES[" ".join(words)][0]))
+        sigs[m.group(1)] = params
+    return sigs
+
+
+class Kernels:
+    """The compiled library and the kernels' C signatures."""
+
+    def __init__(self, lib: ctypes.CDLL, source: str):
+        self.lib = lib
+        self.signatures = kernel_signatures(source)
+
+
+def build_kernels(source: str, build_dir) -> Kernels:
     """``source`` (CUDA, grid-stride kernels) behind the shim, compiled by g++ into a library."""
     d = Path(build_dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -51,24 +82,44 @@ def build_kernels(source: str, build_dir) -> ctypes.CDLL:
                        capture_output=True, text=True)
     if p.returncode:
         raise RuntimeError(f"g++ could not build the kernels:\n{p.stderr}")
-    return ctypes.CDLL(str(so))
+    return Kernels(ctypes.CDLL(str(so)), source)
 
 
-def launch(lib: ctypes.CDLL, name: str, args) -> None:
-    """Call kernel ``name`` with launch ``args``: arrays by pointer, NumPy scalars by value."""
+def launch(kernels: Kernels, name: str, args) -> None:
+    """Call kernel ``name`` with launch ``args`` after checking them against its C signature.
+
+    Each argument must be what CuPy would pack for that parameter: an array of the pointee's
+    dtype for a pointer, a NumPy scalar of exactly the parameter's width otherwise (CuPy packs a
+    scalar by its NumPy size, so an ``np.int64`` for an ``int`` shifts every later argument on a GPU).
+    """
+    sig = kernels.signatures[name]
+    if len(args) != len(sig):
+        raise TypeError(f"{name}: {len(args)} arguments for {len(sig)} parameters")
     tys, vals = [], []
-    for a in args:
-        if isinstance(a, np.ndarray):
+    for i, (a, (kind, want)) in enumerate(zip(args, sig)):
+        if kind == "ptr":
+            if not isinstance(a, np.ndarray) or a.dtype != want:
+                raise TypeError(f"{name} argument {i}: wants a {np.dtype(want)} array, got {type(a).__name__} "
+                                f"{getattr(a, 'dtype', '')}")
             tys.append(ctypes.c_void_p)
             vals.append(a.ctypes.data)
         else:
-            t = _CTYPES[type(a)]
+            if type(a) is not want:
+                raise TypeError(f"{name} argument {i}: wants {want.__name__}, got {type(a).__name__}")
+            t = _C_TYPES[next(k for k, v in _C_TYPES.items() if v[0] is want)][1]
             tys.append(t)
             vals.append(t(a.item()))
-    fn = getattr(lib, name)
+    fn = getattr(kernels.lib, name)
     fn.restype = None
     fn.argtypes = tys
     fn(*vals)
+
+
+class _EmulatedDevice:
+    id = 0
+
+    def synchronize(self):
+        pass
 
 
 class _Data:
@@ -92,6 +143,10 @@ class ndarray(np.ndarray):
     @property
     def data(self):                                   # CuPy: .data.ptr is the device address
         return _Data(self.ctypes.data)
+
+    @property
+    def device(self):                                 # CuPy: the cupy.cuda.Device holding it
+        return _EmulatedDevice()
 
     def get(self, stream=None, out=None):
         """Device → host copy (into ``out`` if given)."""
@@ -127,7 +182,8 @@ def make_module(lib_factory) -> types.ModuleType:
     cp.__version__ = "emulated"
     cp.ndarray = ndarray
     cp.float32, cp.float64, cp.int64 = np.float32, np.float64, np.int64
-    cp.asarray = lambda a, dtype=None: _dev(np.array(a, dtype=dtype, copy=None))
+    # like CuPy: host data is copied to the "device"; a device array of the right dtype is kept
+    cp.asarray = lambda a, dtype=None: _dev(np.array(a, dtype=dtype, copy=None if isinstance(a, ndarray) else True))
     cp.ascontiguousarray = lambda a, dtype=None: _dev(np.ascontiguousarray(a, dtype=dtype))
     cp.empty = lambda shape, dtype=np.float32: _dev(np.empty(shape, dtype))
     cp.zeros = lambda shape, dtype=np.float32: _dev(np.zeros(shape, dtype))

@@ -62,34 +62,54 @@ class DeviceSynth(SynthBackend):
         return [self.cp.asarray(a) for a in super().generate(streams, frames)]
 
 
-def _capture(backend, seconds=0.5):
-    """(dsp path, frames the device path stored, the first ``seconds`` of audio)."""
+def _capture(backend, host_frames: int | None = None, after_device: int = 12000):
+    """Play one job and record it from its first frame: ``(dsp path, frame where the device path
+    began or None, audio)``. Records ``after_device`` frames past the first device-path frame
+    (the first chunks of a job are prebuffered on the host, more of them when steps are slow),
+    or ``host_frames`` frames on the host path."""
     events = queue.Queue()
     name = "g" + secrets.token_hex(5)
     d = Daemon(Config(slot_names=[name], slots=1, target_s=1.0), emit=events.put, backend=backend).open()
-    on_device = []
+    first_device = []
     write = d.engine._write_on_device
-    d.engine._write_on_device = lambda slot, audio: (on_device.append(int(audio.shape[0])), write(slot, audio))[1]
+
+    def spy(slot, audio):
+        if not first_device:
+            first_device.append(max(slot.ring.write_index, slot.ring.read_index))
+        write(slot, audio)
+
+    d.engine._write_on_device = spy
     try:
         r = RingReader(name, max_block=1 << 16).attach()
+        start = r.read_index
         d.submit(Command("play", slot=name, prompt="house with piano", seed=1))
-        end = time.monotonic() + 10
-        while r.buffered() < int(seconds * 48000) and time.monotonic() < end:
-            time.sleep(0.01)
-        out = r.read(int(seconds * 48000)).copy()
+        parts, got = [], 0
+        end = time.monotonic() + 15
+        while time.monotonic() < end:
+            want = (host_frames if host_frames is not None
+                    else first_device[0] - start + after_device if first_device else None)
+            if want is not None and got >= want:
+                break
+            n = r.buffered()
+            if n:
+                parts.append(r.read(n).copy())
+                got += n
+            time.sleep(0.005)
         r.detach()
-        return d.dsp_path, sum(on_device), out
+        audio = np.concatenate(parts) if parts else np.zeros((0, 2), np.float32)
+        return d.dsp_path, (first_device[0] - start if first_device else None), audio
     finally:
         d.close(linger_s=0)
 
 
 def test_device_path_equals_host_path(cp):
-    path_gpu, stored_gpu, a = _capture(DeviceSynth(cp))
-    path_cpu, stored_cpu, b = _capture(SynthBackend())
-    assert (path_gpu, path_cpu) == ("cupy", "numpy")
-    assert stored_gpu >= 12000 and stored_cpu == 0      # the steady state went through the kernels
-    assert a.shape == b.shape == (24000, 2)
-    np.testing.assert_allclose(a, b, atol=1e-6)
+    path_gpu, first, a = _capture(DeviceSynth(cp))
+    assert path_gpu == "cupy" and first is not None, "no chunk took the device path"
+    path_cpu, none, b = _capture(SynthBackend(), host_frames=a.shape[0])
+    assert path_cpu == "numpy" and none is None
+    n = first + 12000                                   # host-path frames, then ≥ 12000 device-path frames
+    assert a.shape[0] >= n and b.shape[0] >= n
+    np.testing.assert_allclose(a[:n], b[:n], atol=1e-6)
 
 
 def test_a_long_stop_fade_continues_over_device_chunks(cp):
@@ -157,9 +177,11 @@ def test_musicgen_hands_device_chunks_to_the_daemon(cp, tiny_musicgen_dir, monke
     chunk = on_device.generate([s], 3000)[0]
     assert isinstance(chunk, cp.ndarray) and chunk.shape[1] == 2
     on_device.end(s)
-    path_gpu, stored, a = _capture(on_device, seconds=0.4)
-    path_cpu, stored_cpu, b = _capture(on_host, seconds=0.4)
-    assert (path_gpu, path_cpu) == ("cupy", "numpy")
-    assert stored > 0 and stored_cpu == 0
-    assert np.sqrt(np.mean(a ** 2)) > 1e-3
-    np.testing.assert_allclose(a, b, atol=1e-5)
+    path_gpu, first, a = _capture(on_device)
+    assert path_gpu == "cupy" and first is not None, "no chunk took the device path"
+    path_cpu, none, b = _capture(on_host, host_frames=a.shape[0])
+    assert path_cpu == "numpy" and none is None
+    n = first + 12000
+    assert a.shape[0] >= n and b.shape[0] >= n
+    assert np.sqrt(np.mean(a[first:n] ** 2)) > 1e-3
+    np.testing.assert_allclose(a[:n], b[:n], atol=1e-5)

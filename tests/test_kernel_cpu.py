@@ -108,3 +108,17 @@ def test_polyphase_kernel_equals_the_numpy_engine(lib, rates):
     launch(lib, "wb_polyphase", args)
     assert count > 1000
     np.testing.assert_allclose(y, ref, rtol=0, atol=1e-6)
+
+
+def test_arguments_are_checked_against_the_kernel_signature(lib):
+    """CuPy packs a scalar by its NumPy size: a builder that passed int64 for an ``int`` parameter
+    would shift every later argument on a GPU. The launcher here refuses it, so the tests above
+    hold the builders to the kernels' C signatures."""
+    ring = np.zeros((1024, 2), dtype=np.float32)
+    _, args = gpu.ring_store_args(np, hot((10, 2), 8), ring, 0)
+    bad = args[:5] + (np.int64(args[5]),)
+    with pytest.raises(TypeError, match="wants int32"):
+        launch(lib, "wb_ring_store", bad)
+    with pytest.raises(TypeError, match="float32 array"):
+        launch(lib, "wb_ring_store", (args[0].astype(np.float64),) + args[1:])
+    assert [k for k, _ in lib.signatures["wb_stitch_publish"]].count("ptr") == 4
