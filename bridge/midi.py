@@ -624,29 +624,71 @@ class MidiInput:
         return [mido.Backend("mido.backends.rtmidi", load=True), mido.Backend(JACK_BACKEND, load=True)]
 
     def _try_open(self) -> None:
+        """Open now, on the loop (at start, so the startup line can say which port)."""
         self._retry = None
         if self._closed or self.port is not None:
             return
         try:
-            if self.want_port is None:
-                self._open_virtual()
-            else:
-                self._open_named()
-            if self._waiting_logged:
-                log.warning("MIDI: %s is open now", self.port_label)
-                self._waiting_logged = False
-            self.last_error = ""
-            self._backoff = RETRY_S
-            return
+            opened = self._find_and_open()
         except WavebridgeError as e:
-            self.last_error = e.message
-            if not self._waiting_logged:
-                log.warning("MIDI: %s; retrying (every %.0f–%.0f s)", e.message, RETRY_S, RETRY_MAX_S)
-                self._waiting_logged = True
-        self._retry = self.loop.call_later(self._backoff, self._try_open)
+            self._open_failed(e)
+        else:
+            self._opened(opened)
+
+    def _retry_open(self) -> None:
+        """A retry: listing and opening ports makes JACK/ALSA clients, which can take a while,
+        so it runs off the loop and the result comes back to it. ``[control]``"""
+        self._retry = None
+        if self._closed or self.port is not None:
+            return
+
+        def done(fut) -> None:
+            if fut.cancelled():
+                return
+            e = fut.exception()
+            if isinstance(e, WavebridgeError):
+                self._open_failed(e)
+            elif e is not None:
+                self._open_failed(WavebridgeError("midi", f"{type(e).__name__}: {e}"))
+            else:
+                self._opened(fut.result())
+
+        self.loop.run_in_executor(None, self._find_and_open).add_done_callback(done)
+
+    def _opened(self, opened) -> None:
+        port, be, label, named = opened
+        if self._closed or self.port is not None:     # closed (or opened) while this one was opening
+            try:
+                port.close()
+            except Exception:  # noqa: BLE001
+                pass
+            return
+        self._attach(port, be, label)
+        if named:
+            self._be = be
+            self._schedule_watch()
+        if self._waiting_logged:
+            log.warning("MIDI: %s is open now", self.port_label)
+            self._waiting_logged = False
+        self.last_error = ""
+        self._backoff = RETRY_S
+
+    def _open_failed(self, e: WavebridgeError) -> None:
+        self.last_error = e.message
+        if not self._waiting_logged:
+            log.warning("MIDI: %s; retrying (every %.0f–%.0f s)", e.message, RETRY_S, RETRY_MAX_S)
+            self._waiting_logged = True
+        if self._closed:
+            return
+        self._retry = self.loop.call_later(self._backoff, self._retry_open)
         self._backoff = min(RETRY_MAX_S, self._backoff * 2)
 
-    def _open_virtual(self) -> None:
+    def _find_and_open(self):
+        """``(port, backend, label, named)``: the virtual input, or the named port. Blocking;
+        touches no state of ours, so it may run in a worker thread."""
+        return self._open_virtual() if self.want_port is None else self._open_named()
+
+    def _open_virtual(self):
         errors = []
         for be in self._backends():
             try:
@@ -657,8 +699,7 @@ class MidiInput:
             except Exception as e:  # noqa: BLE001 — rtmidi raises its own SystemError family
                 errors.append(f"{be.name}/{be.api or 'default'}: {str(e).splitlines()[0] if str(e) else e!r}")
                 continue
-            self._attach(port, be, f"{self.virtual_name} (virtual)")
-            return
+            return port, be, f"{self.virtual_name} (virtual)", False
         raise WavebridgeError("midi", "cannot open a virtual MIDI input (" + "; ".join(errors) +
                               f"); without an ALSA sequencer start JACK and set MIDO_BACKEND={JACK_BACKEND}")
 
@@ -678,7 +719,7 @@ class MidiInput:
             return subs[0]
         return None
 
-    def _open_named(self) -> None:
+    def _open_named(self):
         errors = []
         for be in self._backends():
             try:
@@ -695,10 +736,7 @@ class MidiInput:
             except Exception as e:  # noqa: BLE001
                 errors.append(f"opening {name!r}: {str(e).splitlines()[0] if str(e) else e!r}")
                 continue
-            self._attach(port, be, name)
-            self._be = be
-            self._schedule_watch()
-            return
+            return port, be, name, True
         raise WavebridgeError("midi", f"MIDI port {self.want_port!r} is not available (" + "; ".join(errors) + ")")
 
     # ------------------------------------------------------------------ a named port that goes away
@@ -756,7 +794,7 @@ class MidiInput:
         self._backoff = RETRY_S
         if self._retry is not None:
             self._retry.cancel()
-        self._retry = self.loop.call_later(RETRY_S, self._try_open)
+        self._retry = self.loop.call_later(RETRY_S, self._retry_open)
 
     def _attach(self, port, be, label: str) -> None:
         self._port_gen += 1
