@@ -113,20 +113,27 @@ def find_config(explicit: str | None = None, environ=None) -> str | None:
     return None
 
 
-def load_file(path: str) -> dict:
-    """Read and validate one config file into ``{Settings field: value}`` (only what it sets)."""
+def load_toml(path: str, parse, error: type[FixedCodeError], what: str = ""):
+    """``parse`` the table in TOML file ``path``; any failure is an ``error`` naming the file.
+
+    Shared by the config file and the MIDI map. ``what`` prefixes the unreadable-file message.
+    """
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
     except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror or e}") from None
+        raise error(f"cannot read {what}{path}: {e.strerror or e}") from None
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+        raise error(f"{path}: not valid TOML: {e}") from None
     try:
-        out = parse(data, os.path.dirname(os.path.abspath(path)))
-    except ConfigError as e:
-        raise ConfigError(f"{path}: {e.message}") from None
-    return out
+        return parse(data)
+    except error as e:
+        raise error(f"{path}: {e.message}") from None
+
+
+def load_file(path: str) -> dict:
+    """Read and validate one config file into ``{Settings field: value}`` (only what it sets)."""
+    return load_toml(path, lambda data: parse(data, os.path.dirname(os.path.abspath(path))), ConfigError)
 
 
 def parse(data: dict, base_dir: str = ".") -> dict:

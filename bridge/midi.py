@@ -31,10 +31,10 @@ import math
 import os
 import re
 import time
-import tomllib
 from dataclasses import dataclass, field
 
 from .commands import COMMON_PARAMS, Command, clean_prompt, parse_osc
+from .config import load_toml
 from .protocol import FixedCodeError, WavebridgeError
 
 log = logging.getLogger("wavebridge.midi")
@@ -161,17 +161,7 @@ class MidiMap:
     @classmethod
     def load(cls, path: str) -> "MidiMap":
         """Read and validate a TOML map; raises :class:`MidiMapError` naming the file. ``[control]``"""
-        try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
-        except OSError as e:
-            raise MidiMapError(f"cannot read MIDI map {path}: {e.strerror or e}") from None
-        except tomllib.TOMLDecodeError as e:
-            raise MidiMapError(f"{path}: not valid TOML: {e}") from None
-        try:
-            m = cls.from_dict(data)
-        except MidiMapError as e:
-            raise MidiMapError(f"{path}: {e.message}") from None
+        m = load_toml(path, cls.from_dict, MidiMapError, "MIDI map ")
         m.source = os.path.abspath(path)
         return m
 

@@ -167,6 +167,15 @@ def _attention_kernels(device: torch.device):
     return sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
 
 
+def _doublings(start: int, stop: int) -> list[int]:
+    """``start, 2·start, 4·start, …`` below ``stop``, then ``stop`` itself (the bucket sizes)."""
+    out = []
+    while start < stop:
+        out.append(start)
+        start *= 2
+    return out + [stop]
+
+
 class DecodeLoop:
     """Static-cache, batched, bucketed MusicGen decode steps over ``slots`` streams. ``[engine]``"""
 
@@ -210,18 +219,10 @@ class DecodeLoop:
 
     # ------------------------------------------------------------------ buckets
     def batch_buckets(self) -> list[int]:
-        b, out = 1, []
-        while b < self.S:
-            out.append(b)
-            b *= 2
-        return out + [self.S]
+        return _doublings(1, self.S)
 
     def context_buckets(self) -> list[int]:
-        t, out = 64, []
-        while t < self.T:
-            out.append(t)
-            t *= 2
-        return out + [self.T]
+        return _doublings(64, self.T)
 
     def bucket(self, n_slots: int, t_needed: int) -> tuple[int, int]:
         """The (batch, context) shape a step over slots ``[0, n_slots)`` reaching ``t_needed`` uses."""
