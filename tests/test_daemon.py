@@ -54,6 +54,14 @@ def wait_event(d, kind, timeout=5.0, **match):
             pass
 
 
+def listening(name, max_block=128, **kw) -> RingReader:
+    """A reader attached to ``name`` that has read one block: the daemon now knows its block
+    size (the splice guard) and, with ``host_rate=``, its rate."""
+    r = RingReader(name, max_block=max_block, **kw).attach()
+    r.read(128)
+    return r
+
+
 def wait_until(cond, timeout=5.0):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -80,8 +88,7 @@ def test_play_publishes_audio_and_metadata(daemon):
 
 def test_prompt_change_splices_at_the_read_head(daemon):
     s = daemon.names[0]
-    r = RingReader(s, max_block=128).attach()
-    r.read(128)                                       # publishes reader_block_frames
+    r = listening(s, max_block=128)
     daemon.submit(Command("play", slot=s, prompt="techno in F minor"))
     wait_until(lambda: r.buffered() >= 0.5 * 48000)
     ri = r.read_index
@@ -104,8 +111,7 @@ def test_prompt_change_splices_at_the_read_head(daemon):
 
 def test_stop_fades_at_the_read_head(daemon):
     s = daemon.names[1]
-    r = RingReader(s, max_block=48000).attach()
-    r.read(128)
+    r = listening(s, max_block=48000)
     job = daemon.submit(Command("play", slot=s, prompt="rock with drums"))
     wait_until(lambda: r.buffered() >= 0.4 * 48000)
     daemon.submit(Command("stop", slot=s, fade_s=0.02))
@@ -176,8 +182,7 @@ def test_slot_follows_the_host_rate(daemon):
     from plugin_stub.player import PacedRecorder
 
     s = daemon.names[0]
-    r = RingReader(s, max_block=128, host_rate=44100).attach()
-    r.read(128)
+    r = listening(s, max_block=128, host_rate=44100)
     rec = PacedRecorder(r, 1.0, 128)
     rec.rate = 44100
     import threading
@@ -225,8 +230,7 @@ def test_failing_crossfade_material_does_not_break_the_prompt_change():
     d = _daemon(FlakyOld())
     try:
         s = d.names[0]
-        r = RingReader(s, max_block=128).attach()
-        r.read(128)
+        r = listening(s, max_block=128)
         j1 = d.submit(Command("play", slot=s, prompt="old groove"))
         wait_event(d, "first_audio", job=j1)
         # with almost nothing buffered, the crossfade needs the old job's continuation
@@ -240,8 +244,7 @@ def test_failing_crossfade_material_does_not_break_the_prompt_change():
 
 def test_second_play_before_the_first_sounds_starts_cleanly_at_the_host_rate(daemon):
     s = daemon.names[0]
-    r = RingReader(s, max_block=128, host_rate=44100).attach()
-    r.read(128)
+    r = listening(s, max_block=128, host_rate=44100)
     j1 = daemon.submit(Command("play", slot=s, prompt="first idea"))
     j2 = daemon.submit(Command("play", slot=s, prompt="second thought"))
     wait_event(daemon, "first_audio", job=j2)
@@ -253,8 +256,7 @@ def test_second_play_before_the_first_sounds_starts_cleanly_at_the_host_rate(dae
 
 def test_a_finite_job_still_playing_can_be_stopped_or_replaced_at_the_read_head(daemon):
     s = daemon.names[0]
-    r = RingReader(s, max_block=128).attach()
-    r.read(128)
+    r = listening(s, max_block=128)
     j1 = daemon.submit(Command("play", slot=s, prompt="short loop", seconds=0.45))
     wait_until(lambda: daemon.slots[s].job is None and daemon.slots[s].tail_job is not None)
     assert daemon.status()[0]["state"] == "playing"             # generated, not yet heard
@@ -312,8 +314,7 @@ def test_stop_never_rewrites_frames_next_to_the_read_head(daemon):
 
 def test_stop_during_a_pending_prompt_change_ends_both_jobs(daemon):
     s = daemon.names[0]
-    r = RingReader(s, max_block=128).attach()
-    r.read(128)
+    r = listening(s, max_block=128)
     j1 = daemon.submit(Command("play", slot=s, prompt="first"))
     wait_event(daemon, "first_audio", job=j1)
     j2 = daemon.submit(Command("play", slot=s, prompt="second"))
@@ -325,8 +326,7 @@ def test_stop_during_a_pending_prompt_change_ends_both_jobs(daemon):
 
 def test_long_crossfades_and_fades_are_as_long_as_asked(daemon):
     s = daemon.names[0]
-    r = RingReader(s, max_block=128).attach()
-    r.read(128)
+    r = listening(s, max_block=128)
     spy = []
     ring = daemon.slots[s].ring
     orig = ring.splice

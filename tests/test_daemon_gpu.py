@@ -18,7 +18,7 @@ from bridge.commands import Command
 from bridge.daemon import Config, Daemon
 from engine.synth import SynthBackend
 from plugin_stub.reader import RingReader
-from test_daemon import assert_heard_fade
+from test_daemon import assert_heard_fade, listening
 
 
 def _cupy_device():
@@ -124,8 +124,7 @@ def test_a_long_stop_fade_continues_over_device_chunks(cp):
     d = Daemon(Config(slot_names=[name], slots=1, target_s=0.3), emit=events.put, backend=DeviceSynth(cp)).open()
     try:
         assert d.dsp_path == "cupy"
-        r = RingReader(name, max_block=128).attach()
-        r.read(128)
+        r = listening(name)
         job = d.submit(Command("play", slot=name, prompt="house with piano", seed=1))
         end = time.monotonic() + 10
         while r.buffered() < 20000 and time.monotonic() < end:

@@ -364,14 +364,21 @@ def test_c_read_benchmark_runs(lv2_env):
     assert m and float(m.group(1)) > 0
 
 
-# ------------------------------------------------------------------------------ jalv + JACK
-@pytest.mark.jack
-@pytest.mark.timeout(60)
-def test_jalv_plays_the_ring_contiguously(host, writers, tmp_path):
+def playing_host(host, writers):
+    """A free slot fed by a writer (half a period out of phase with the host), and jalv
+    running the plugin on it, attached: ``(slot, writer, host)``."""
     (slot,) = free_slots(1)
     w = writers(slot, shift=PERIOD // 2)
     j = host(slot)
     wait_until(lambda: j.attached(slot), 10, f"the plugin to attach slot {slot}")
+    return slot, w, j
+
+
+# ------------------------------------------------------------------------------ jalv + JACK
+@pytest.mark.jack
+@pytest.mark.timeout(60)
+def test_jalv_plays_the_ring_contiguously(host, writers, tmp_path):
+    slot, w, j = playing_host(host, writers)
     u0 = header(slot)["underrun_frames"]
     frames = j.capture(1.5, tmp_path)
     u1 = header(slot)["underrun_frames"]
@@ -393,10 +400,7 @@ def test_jalv_plays_the_ring_contiguously(host, writers, tmp_path):
 @pytest.mark.jack
 @pytest.mark.timeout(60)
 def test_underruns_counted_only_while_playing(host, writers, tmp_path):
-    (slot,) = free_slots(1)
-    w = writers(slot, shift=PERIOD // 2)
-    j = host(slot)
-    wait_until(lambda: j.attached(slot), 10, f"the plugin to attach slot {slot}")
+    slot, w, j = playing_host(host, writers)
 
     # The writer stops producing while `playing` stays set: silence, every frame counted.
     w.pause()
@@ -432,10 +436,7 @@ def test_reattach_after_daemon_restart(host, writers, tmp_path, how):
     new writer bumps the epoch); ``recreate`` and ``crash`` need the worker to map the new
     segment (``crash`` is noticed only through the stale writer heartbeat).
     """
-    (slot,) = free_slots(1)
-    w = writers(slot, shift=PERIOD // 2)
-    j = host(slot)
-    wait_until(lambda: j.attached(slot), 10, f"the plugin to attach slot {slot}")
+    slot, w, j = playing_host(host, writers)
     wait_until(lambda: w.ring.buffered() >= w.target // 2, 5, "the ring to fill")
     epoch = header(slot)["epoch"]
     w.restart(how, shift=PERIOD // 8)

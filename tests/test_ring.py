@@ -7,6 +7,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -29,6 +30,20 @@ def ramp(start, n, ch=2):
     if ch > 1:
         out[:, 1] = -idx
     return out
+
+
+@contextmanager
+def writer_and_reader(name, channels, capacity, max_block):
+    """A 48 kHz ring ``name`` and a reader attached to it; both closed afterwards."""
+    w = RingWriter.open(name, 48000, channels, capacity)
+    try:
+        r = RingReader(name, max_block=max_block).attach()
+        try:
+            yield w, r
+        finally:
+            r.detach()
+    finally:
+        w.close()
 
 
 def test_header_layout_matches_the_spec(slot_name):
@@ -79,9 +94,7 @@ def test_meta_roundtrip_under_seqlock(slot_name):
 @pytest.mark.parametrize("block", [1, 64, 65, 128, 8192, 8193])
 def test_reader_is_block_size_invariant(slot_name, block):
     cap = 1 << 15
-    w = RingWriter.open(slot_name, 48000, 2, cap)
-    r = RingReader(slot_name, max_block=block).attach()
-    try:
+    with writer_and_reader(slot_name, 2, cap, block) as (w, r):
         w.set_playing(True)
         total = 3 * cap + 777          # wraps three times
         got = []
@@ -98,15 +111,10 @@ def test_reader_is_block_size_invariant(slot_name, block):
             assert not out[k:].any(), "shortfall must be zero-filled"
         got = np.concatenate(got)
         assert np.array_equal(got, ramp(0, total))
-    finally:
-        r.detach()
-        w.close()
 
 
 def test_underruns_counted_only_while_playing(slot_name):
-    w = RingWriter.open(slot_name, 48000, 1, 1 << 10)
-    r = RingReader(slot_name, max_block=128).attach()
-    try:
+    with writer_and_reader(slot_name, 1, 1 << 10, 128) as (w, r):
         r.read(128)
         assert r.underrun_frames == 0          # not playing: silence is not an underrun
         w.set_playing(True)
@@ -117,15 +125,10 @@ def test_underruns_counted_only_while_playing(slot_name):
         r.read(64)
         assert r.underrun_frames == 92
         assert w.underrun_frames == 92         # the writer sees the reader's counter
-    finally:
-        r.detach()
-        w.close()
 
 
 def test_epoch_change_resyncs_reader(slot_name):
-    w = RingWriter.open(slot_name, 48000, 2, 1 << 12)
-    r = RingReader(slot_name, max_block=256).attach()
-    try:
+    with writer_and_reader(slot_name, 2, 1 << 12, 256) as (w, r):
         w.append(ramp(0, 1000))
         r.read(100)
         w.bump_epoch()
@@ -134,9 +137,6 @@ def test_epoch_change_resyncs_reader(slot_name):
         assert k == 0 and r.read_index == 1050      # jumped to the live edge
         w.append(ramp(1050, 10))
         assert r.read(10)[0, 0] == 1050
-    finally:
-        r.detach()
-        w.close()
 
 
 def test_writer_never_overruns_the_reader(slot_name):
