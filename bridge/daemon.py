@@ -11,9 +11,12 @@ Threads:
   loop thread-safely). It never waits on the control thread.
 - heartbeat: refreshes every ring's ``writer_heartbeat_ns`` at 20 Hz.
 
-Audio path of a play: datagram → ``Command`` → engine queue → ``Scheduler.start`` → first
-small chunk → ``RingWriter.append`` (idle slot) or ``RingWriter.splice`` at the read head
-(playing slot) → ``first_audio`` event with the measured milliseconds since arrival.
+Audio path of a play: datagram → ``Command`` → engine queue → ``Scheduler.start`` → the
+slot's :class:`~bridge.slotstate.SlotMachine` (``starting`` on a silent slot, ``replacing`` on an
+audible one) → first small chunk → the write pipeline → appended, or spliced at the read head →
+``first_audio`` event with the measured milliseconds since arrival. Every lifecycle decision
+(when a job starts, is replaced, fades, drains, switches rate, ends) is the slot machine's; the
+engine thread executes the actions it returns.
 """
 from __future__ import annotations
 
@@ -27,16 +30,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dsp import Resampler, array_module, fade, fade_curve, gain_ramp, soft_limit, stitch_and_publish
+from dsp import Resampler, array_module, crossfade, fade, gain_ramp, soft_limit
 from engine import get_backend
 from engine.backend import Backend
 from engine.scheduler import Chunk, Job, Scheduler
 
 from .commands import COMMON_PARAMS, Command
-from .protocol import WavebridgeError
+from .protocol import OFF_READER_PID, WavebridgeError
 from .ring import RingWriter
+from .slotstate import (DRAINING, ERROR, FADING, IDLE, QUICK_FADE_S, REPLACING, STARTING, SWITCHING, ChunkReady,
+                        Drop, End, Envelope, Error, Failed, FadeRing, FirstAudio, Flush, Hold, Param, Play, Progress,
+                        Reattach, Release, RingView, SetParam, SetPlaying, SetRate, SlotMachine, Stop, Write)
 
 log = logging.getLogger("wavebridge")
+
+#: run the write pipeline on the device when chunks are CuPy arrays and the ring is registered
+DEVICE_PIPELINE = False
 
 
 @dataclass
@@ -58,6 +67,26 @@ class Config:
     slot_names: list | None = None    # default 1..slots
 
 
+def validate_config(cfg: Config) -> None:
+    """Refuse settings the engine cannot run with, naming the field (``ValueError``). ``[control]``"""
+    def bad(msg):
+        raise ValueError(f"invalid daemon config: {msg}")
+
+    for name in ("first_chunk", "max_chunk", "queue_max", "slots"):
+        v = getattr(cfg, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            bad(f"{name} must be a positive integer, got {v!r}")
+    if not 64 <= cfg.first_chunk <= cfg.max_chunk:
+        bad(f"first_chunk must be 64..max_chunk ({cfg.max_chunk}) frames, got {cfg.first_chunk}")
+    if cfg.max_chunk > 1 << 18:
+        bad(f"max_chunk must be at most {1 << 18} frames, got {cfg.max_chunk}")
+    for name, lo, hi in (("target_s", 0.05, 30.0), ("xfade_ms", 1.0, 500.0), ("guard_ms", 1.0, 500.0),
+                         ("end_fade_ms", 0.0, 1000.0), ("price_per_hour", 0.0, 1e6)):
+        v = getattr(cfg, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi:
+            bad(f"{name} must be a number in [{lo:g}, {hi:g}], got {v!r}")
+
+
 @dataclass
 class Event:
     kind: str                         # first_audio | done | error | watchdog
@@ -70,16 +99,69 @@ class Event:
     extra: dict = field(default_factory=dict)
 
 
-class Slot:
-    """Per-slot state shared by the engine (writer) and control (reader of plain fields)."""
+class CommandQueue:
+    """The engine's inbox. ``[control]`` puts, ``[engine]`` takes.
 
-    def __init__(self, number: int, ring: RingWriter):
+    A bounded FIFO with two rules that keep a flood of control input harmless: a ``param`` for a
+    (slot, name) already waiting is merged into the waiting command (the newest value wins, the
+    place in line is kept), so a MIDI CC fanned out to every slot costs one entry per slot and
+    name; ``stop`` (a note-off) and ``wake`` are accepted beyond the bound, so a full queue never
+    leaves a note hanging.
+    """
+
+    URGENT = ("stop", "wake")
+
+    def __init__(self, maxsize: int):
+        self.maxsize = max(1, int(maxsize))
+        self._dq: collections.deque = collections.deque()
+        self._cv = threading.Condition()
+        self._params: dict = {}
+        self.coalesced = 0
+
+    def put_nowait(self, cmd: Command) -> None:
+        with self._cv:
+            key = (cmd.slot, cmd.name) if cmd.kind == "param" else None
+            if key is not None and key in self._params:
+                waiting = self._params[key]
+                waiting.value, waiting.reply_to = cmd.value, cmd.reply_to
+                self.coalesced += 1
+                return
+            n = len(self._dq)
+            if n >= self.maxsize and not (cmd.kind in self.URGENT and n < 4 * self.maxsize + 256):
+                raise queue.Full
+            if key is not None:
+                self._params[key] = cmd
+            self._dq.append(cmd)
+            self._cv.notify()
+
+    put = put_nowait
+
+    def get(self, timeout: float | None = None) -> Command:
+        with self._cv:
+            if not self._dq:
+                self._cv.wait(timeout)
+                if not self._dq:
+                    raise queue.Empty
+            cmd = self._dq.popleft()
+            if cmd.kind == "param" and self._params.get((cmd.slot, cmd.name)) is cmd:
+                del self._params[(cmd.slot, cmd.name)]
+            return cmd
+
+    def get_nowait(self) -> Command:
+        return self.get(timeout=0)
+
+    def qsize(self) -> int:
+        return len(self._dq)
+
+
+class Slot:
+    """One slot: its ring, its :class:`~bridge.slotstate.SlotMachine` and the engine's per-slot
+    audio state. Written by ``[engine]``; ``[control]`` reads plain fields for status."""
+
+    def __init__(self, number, ring: RingWriter):
         self.number = number
         self.ring = ring
-        self.state = "idle"           # idle | playing | error
-        self.job: Job | None = None
-        self.old_job: Job | None = None
-        self.pending = ""             # "" | "append" | "splice"
+        self.sm = SlotMachine(number)
         self.prompt = ""
         self.job_started = 0.0
         self.gain = 1.0
@@ -89,25 +171,54 @@ class Slot:
         self.arrival_ns = 0
         self.reply_to = None
         self.jobs_done = 0
-        self.resampler: Resampler | None = None   # backend rate → ring rate, per job
-        self.gpu_reg = None                       # the ring's data registered with CUDA (cupy path)
-        self.held: list = []                      # a starting job's chunks not yet published
-        self.tail_job: Job | None = None          # a finished job whose last audio is still buffered
-        self.tail_end = 0                         # ring frame where that audio ends
-        self.fade: dict | None = None             # a stop in progress: {job, pos, total, reply_to}
-        self.rate_wait: tuple | None = None       # (since_ns, deadline) after a rate change
+        self.resamplers: dict[int, Resampler] = {}  # job id → its stream's resampler to the ring's rate
+        self.gpu_reg = None                          # the ring's data registered with CUDA (cupy path)
+        self.held: list = []                         # chunks not written yet (prebuffer, rate gate, switch)
+        self.gate_ns: int | None = None              # after a rate change: hold audio until the reader follows
+        # the reader watch (two readers on one ring)
+        self.reader_pid = 0
+        self.pid_changes: collections.deque = collections.deque(maxlen=8)
+        self.read_mark: tuple | None = None
+        self.fast_windows = 0
+        self.readers = 1
+        self.readers_since = 0
+
+    # views for status, metrics and tests
+    @property
+    def state(self) -> str:
+        st = self.sm.state
+        return "error" if st == ERROR else ("idle" if st == IDLE else "playing")
+
+    @property
+    def job(self) -> Job | None:
+        return self.sm.job
+
+    @property
+    def tail_job(self) -> Job | None:
+        return self.sm.tail
 
 
 class EngineThread(threading.Thread):
-    """The one thread that owns the backend. ``[engine]``"""
+    """The one thread that owns the backend. ``[engine]``
+
+    Each :meth:`turn` applies queued commands, sends every slot's machine a ``Progress`` event
+    (read/write heads, the reader's rate and liveness) and runs one scheduler step; every decision
+    about a slot's lifecycle is its :class:`~bridge.slotstate.SlotMachine`'s, and this class only
+    executes the actions it returns. Audio goes through one pipeline per chunk
+    (:meth:`_write`): device → resample → gain → shape (fade-in, end fade) → limit → envelope →
+    append or splice; on the CuPy path the gain, limiter, envelope, crossfade and ring store are
+    one kernel writing into the registered ring.
+    """
 
     def __init__(self, daemon: "Daemon"):
         super().__init__(name="wavebridge-engine", daemon=True)
         self.d = daemon
-        self.q: queue.Queue = queue.Queue(maxsize=daemon.config.queue_max)
-        self.alive_ns = time.monotonic_ns()     # watchdog: last loop iteration
+        self.q = CommandQueue(daemon.config.queue_max)
+        self.clock_ns = daemon.clock_ns
+        self.alive_ns = self.clock_ns()          # watchdog: last loop iteration
         self._halt = threading.Event()
-        self.step_ema: float | None = None      # seconds per generating step (recent average)
+        self.step_ema: float | None = None       # seconds per generating step (recent average)
+        self.store_s = 0.0                       # slowest read-index-to-publish of a splice (decaying)
 
     def stop(self) -> None:
         self._halt.set()
@@ -117,76 +228,179 @@ class EngineThread(threading.Thread):
             pass
 
     def run(self) -> None:
-        d = self.d
         while not self._halt.is_set():
-            self.alive_ns = time.monotonic_ns()
-            timeout = self._idle_timeout()
-            try:
-                cmd = self.q.get(timeout=timeout) if timeout > 0 else self.q.get_nowait()
-            except queue.Empty:
-                cmd = None
-            # apply queued commands for at most ~2 ms, then refill: a burst of plays (each one
-            # encodes a prompt) must not starve the slots already playing
-            t_cmd = time.perf_counter()
-            while cmd is not None:
-                self._apply_safely(cmd)
-                if time.perf_counter() - t_cmd > 0.002:
-                    break
-                try:
-                    cmd = self.q.get_nowait()
-                except queue.Empty:
-                    cmd = None
-            if self._halt.is_set():
+            self.turn(self._idle_timeout())
+        self._shutdown()
+
+    def turn(self, timeout: float = 0.0) -> None:
+        """One loop iteration: commands (for at most ~2 ms), slot progress, one scheduler step. ``[engine]``"""
+        d = self.d
+        self.alive_ns = self.clock_ns()
+        try:
+            cmd = self.q.get(timeout=timeout) if timeout > 0 else self.q.get_nowait()
+        except queue.Empty:
+            cmd = None
+        # a burst of plays (each one encodes a prompt) must not starve the slots already playing
+        t_cmd = time.perf_counter()
+        while cmd is not None:
+            self._apply_safely(cmd)
+            if time.perf_counter() - t_cmd > 0.002:
                 break
             try:
-                self._check_slots()
-                self._fill()
-            except Exception as e:  # noqa: BLE001 — keep the engine alive, report the fault
-                log.exception("engine step failed")
-                d.emit(Event("error", code="internal", message=f"engine step failed: {e}"))
-                time.sleep(0.01)
-        self._shutdown()
+                cmd = self.q.get_nowait()
+            except queue.Empty:
+                cmd = None
+        if self._halt.is_set():
+            return
+        try:
+            self._progress_all()
+            self._fill()
+        except Exception as e:  # noqa: BLE001 — keep the engine alive, report the fault
+            log.exception("engine step failed")
+            d.emit(Event("error", code="internal", message=f"engine step failed: {e}"))
+            time.sleep(0.01)
 
     # --------------------------------------------------------------------- waiting
     def _idle_timeout(self) -> float:
         d = self.d
         sched = d.scheduler
-        if any(sl.rate_wait is not None for sl in d.slots.values()):
+        states = [s.sm.state for s in d.slots.values()]
+        if SWITCHING in states or any(s.held and s.gate_ns is not None for s in d.slots.values()):
             return 0.001
-        tails = any(sl.tail_job is not None or sl.fade is not None for sl in d.slots.values())
+        busy = FADING in states or DRAINING in states
         if not sched.jobs:
-            return 0.01 if tails else 0.05
-        if any(d.slots[s].pending == "splice" for s in sched.jobs):
-            return 0.0                          # a prompt change waits for its first chunk
-        buffered = {}
-        for s in sched.jobs:
-            sl = d.slots[s]
-            buffered[s] = sl.ring.buffered() + sum(c.audio.shape[0] for c in sl.held)
-        dl = sched.next_deadline_s(buffered)
+            return 0.01 if busy else 0.05
+        if any(d.slots[s].sm.state == REPLACING for s in sched.jobs):
+            return 0.0                           # a prompt change waits for its first chunk
+        dl = sched.next_deadline_s(self._buffered())
         if dl is None:
             return 0.05
-        return float(min(0.01 if tails else 0.02, max(0.0, dl)))
+        return float(min(0.01 if busy else 0.02, max(0.0, dl)))
 
-    def _check_slots(self) -> None:
-        """Per-loop slot housekeeping: release a job held for a rate change once the reader has
-        followed it; finish a stop's long fade at once when no reader is there to hear it; a finite
-        job is done once its last frame has been read (or no reader is there)."""
-        now = time.monotonic_ns()
+    def guard(self, slot: Slot) -> int:
+        """Splice/fade distance ahead of the read head: the ring's guard (≥ 2 host blocks, ≥ guard_ms)
+        plus twice the slowest recent read-index-to-publish time of this writer, in frames."""
+        ring = slot.ring
+        return ring.guard_frames(self.d.config.guard_ms) + int(math.ceil(2.0 * self.store_s * ring.sample_rate))
+
+    def _view(self, slot: Slot) -> RingView:
+        ring = slot.ring
+        alive = self.clock_ns() - ring.reader_heartbeat_ns < 500_000_000
+        return RingView(ring.read_index, ring.write_index, self.guard(slot), ring.sample_rate,
+                        ring.reader_sample_rate, alive)
+
+    # --------------------------------------------------------------------- the machine
+    def _handle(self, slot: Slot, ev) -> None:
+        """Feed one event to the slot's machine and execute what it returns, in order. ``[engine]``"""
+        for a in slot.sm.handle(ev):
+            getattr(self, "_do_" + type(a).__name__.lower())(slot, a)
+
+    def _do_end(self, slot: Slot, a: End) -> None:
+        self._release(a.job, slot)
+        self._done(slot, a.job, a.reason, a.reply_to)
+
+    def _do_release(self, slot: Slot, a: Release) -> None:
+        self._release(a.job, slot)
+
+    def _release(self, job: Job, slot: Slot) -> None:
+        slot.resamplers.pop(job.job, None)
+        if not job.done:
+            self.d.scheduler.end(job)
+
+    def _do_reattach(self, slot: Slot, a: Reattach) -> None:
+        self.d.scheduler.attach(a.job)
+
+    def _do_write(self, slot: Slot, a: Write) -> None:
+        self._write(slot, a)
+
+    def _do_fadering(self, slot: Slot, a: FadeRing) -> None:
+        self._fade_ring(slot, a)
+
+    def _do_drop(self, slot: Slot, a: Drop) -> None:
+        ring = slot.ring
+        if ring.write_index > ring.read_index:
+            ring.publish(ring.read_index)
+
+    def _do_setplaying(self, slot: Slot, a: SetPlaying) -> None:
+        slot.ring.set_playing(a.playing)
+
+    def _do_firstaudio(self, slot: Slot, a: FirstAudio) -> None:
+        ms = (self.clock_ns() - slot.arrival_ns) / 1e6
+        self.d.first_audio_ms.append(ms)
+        self.d.emit(Event("first_audio", slot=slot.number, job=a.job.job, ms=ms, reply_to=a.job.tag or slot.reply_to))
+
+    def _do_setrate(self, slot: Slot, a: SetRate) -> None:
+        ring = slot.ring
+        log.info("slot %s: host runs at %d Hz, resampling from %d Hz", slot.number, a.rate, self.d.backend.sample_rate)
+        ring.set_sample_rate(a.rate)
+        slot.resamplers.clear()
+        # the reader resyncs to write_index when it sees the new epoch: new audio waits until it
+        # has read once since (one host block; at most 50 ms), or it would skip it
+        slot.gate_ns = self.clock_ns()
+
+    def _do_hold(self, slot: Slot, a: Hold) -> None:
+        slot.held.append(a.chunk)
+
+    def _do_flush(self, slot: Slot, a: Flush) -> None:
+        self._offer(slot)
+
+    def _do_error(self, slot: Slot, a: Error) -> None:
+        self.d.emit(Event("error", slot=slot.number, code=a.code, message=a.message, reply_to=a.reply_to))
+
+    def _do_setparam(self, slot: Slot, a: SetParam) -> None:
+        if a.name == "gain":
+            slot.gain_target = a.value
+            if slot.sm.state in (IDLE, ERROR, STARTING):   # nothing heard yet: no ramp needed
+                slot.gain = a.value
+        elif a.name == "xfade_ms":
+            slot.xfade_ms = a.value
+        else:
+            slot.params[a.name] = a.value
+            if a.job is not None and not a.job.done:
+                self.d.backend.set_param(a.job.stream, a.name, a.value)
+
+    # --------------------------------------------------------------------- per turn
+    def _progress_all(self) -> None:
+        """Every slot's machine hears where its ring's heads are; held audio is offered again."""
+        now = self.clock_ns()
         for slot in self.d.slots.values():
-            if slot.rate_wait is not None:
-                self._release_rate_wait(slot)
-            if slot.fade is not None and now - slot.ring.reader_heartbeat_ns > 500_000_000:
-                self._stop_slot(slot, 0.02, slot.fade["reply_to"], now=True)
-            job = slot.tail_job
-            if job is None:
-                continue
-            ring = slot.ring
-            reader_gone = now - ring.reader_heartbeat_ns > 500_000_000
-            if ring.read_index >= slot.tail_end or reader_gone:
-                slot.tail_job = None
-                if slot.job is None:
-                    slot.state = "idle"
-                self._done(slot, job, "finished")
+            view = self._view(slot)
+            self._watch_reader(slot, view, now)
+            self._handle(slot, Progress(view))
+            if slot.held:
+                self._offer(slot)
+
+    def _watch_reader(self, slot: Slot, view: RingView, now: int) -> None:
+        """Two readers advancing one ring: the reader pid flipping back and forth, or ``read_index``
+        moving at well over the ring's rate for two seconds running. Logged once, counted as the
+        error code ``two_readers``, shown in status as ``readers: 2``."""
+        ring = slot.ring
+        try:
+            pid = int(ring._u32[OFF_READER_PID // 4])
+        except Exception:  # noqa: BLE001 — a closing ring
+            return
+        if pid != slot.reader_pid:
+            if slot.reader_pid and pid:
+                slot.pid_changes.append(now)
+            slot.reader_pid = pid
+        mark = slot.read_mark
+        if mark is None or now - mark[0] >= 1_000_000_000:
+            if mark is not None and view.reader_alive and view.rate:
+                speed = (view.read - mark[1]) * 1e9 / max(1, now - mark[0]) / view.rate
+                slot.fast_windows = slot.fast_windows + 1 if 1.7 < speed < 8.0 else 0
+            slot.read_mark = (now, view.read)
+        flips = sum(1 for t in slot.pid_changes if now - t < 3_000_000_000) >= 2
+        two = flips or slot.fast_windows >= 2
+        if two and slot.readers == 1:
+            slot.readers, slot.readers_since = 2, now
+            log.warning("slot %s: two readers are advancing read_index (reader pid %s%s): each hears part "
+                        "of the stream; give every plugin instance its own slot", slot.number, pid,
+                        ", pids alternating" if flips else ", read at twice the rate")
+            self.d.count_error("two_readers")
+        elif two:
+            slot.readers_since = now
+        elif slot.readers == 2 and now - slot.readers_since > 5_000_000_000:
+            slot.readers = 1
 
     # --------------------------------------------------------------------- commands
     def _apply_safely(self, cmd: Command) -> None:
@@ -210,79 +424,54 @@ class EngineThread(threading.Thread):
         if cmd.kind == "play":
             self._play(cmd)
         elif cmd.kind == "stop":
-            self._stop_slot(d.slots[cmd.slot], cmd.fade_s, cmd.reply_to)
-        elif cmd.kind == "param":
             slot = d.slots[cmd.slot]
-            if cmd.name == "gain":
-                slot.gain_target = cmd.value
-                if slot.job is None:      # silent now: no ramp needed
-                    slot.gain = cmd.value
-            elif cmd.name == "xfade_ms":
-                slot.xfade_ms = cmd.value
-            else:
-                slot.params[cmd.name] = cmd.value
-                if slot.job is not None:
-                    d.backend.set_param(slot.job.stream, cmd.name, cmd.value)
+            n = max(int(0.001 * slot.ring.sample_rate), int(cmd.fade_s * slot.ring.sample_rate))
+            self._handle(slot, Stop(n, cmd.reply_to, self._view(slot)))
+        elif cmd.kind == "param":
+            self._handle(d.slots[cmd.slot], Param(cmd.name, cmd.value))
         elif cmd.kind == "tempo":
             d.backend.set_tempo(cmd.value)
-        elif cmd.kind == "wake":
-            pass
+
+    def _open_jobs(self) -> list[Job]:
+        """Jobs holding a backend stream now (current, being replaced)."""
+        out = [j for j in self.d.scheduler.jobs.values() if not j.done]
+        out += [s.sm.old for s in self.d.slots.values() if s.sm.old is not None and not s.sm.old.done]
+        return out
 
     def _play(self, cmd: Command) -> None:
         d = self.d
+        sched = d.scheduler
         slot = d.slots[cmd.slot]
+        sm = slot.sm
+        job_id = cmd.extra["job"]
+        if len(self._open_jobs()) >= sched.max_batch:
+            # at capacity: this slot's own streams go first (a crossfade then fades from the ring)
+            own = [j for j in (sm.old, sm.job) if j is not None and not j.done]
+            if not own:
+                d.emit(Event("error", slot=cmd.slot, job=job_id, code="busy",
+                             message=f"the {d.backend.name} backend serves at most {sched.max_batch} streams and "
+                                     f"all are playing; stop a slot first", reply_to=cmd.reply_to))
+                return
+            sched.end(own[0])
         try:
-            job = d.scheduler.start(cmd.slot, cmd.extra["job"], cmd.prompt,
-                                    0 if cmd.seed is None else cmd.seed, cmd.seconds, dict(slot.params))
+            job = sched.start(cmd.slot, job_id, cmd.prompt, 0 if cmd.seed is None else cmd.seed, cmd.seconds,
+                              dict(slot.params))
         except Exception as e:  # noqa: BLE001
             code = getattr(e, "code", "backend")
-            d.emit(Event("error", slot=cmd.slot, job=cmd.extra["job"], code=code if isinstance(code, str) else "backend",
+            d.emit(Event("error", slot=cmd.slot, job=job_id, code=code if isinstance(code, str) else "backend",
                          message=f"could not start: {e}", reply_to=cmd.reply_to))
             return
         job.tag = cmd.reply_to                  # /wb/done for this job goes to whoever started it
-        old = d.scheduler.attach(job)
-        if old is not None and slot.old_job is None and slot.pending == "append":
-            # the slot was idle and its job has not sounded yet: just start over with this one
-            d.scheduler.end(old)
-            self._done(slot, old, "replaced")
-            old = None
-        elif old is not None and slot.old_job is not None:
-            # the job being replaced never got its first chunk out: drop it, and crossfade from
-            # what is still playing (the older job's audio, in the ring)
-            d.scheduler.end(old)
-            self._done(slot, old, "replaced")
-            old = slot.old_job
-        if slot.fade is not None:               # replacing a job that was fading out after a stop
-            f, slot.fade = slot.fade, None
-            if old is f["job"]:
-                d.scheduler.end(old)
-                self._done(slot, old, "stopped", f["reply_to"])
-                old = None
-            slot.ring.set_playing(False)
-        tail = slot.tail_job
-        if tail is not None:                    # a finite job's last audio is still playing
-            slot.tail_job = None
-            self._done(slot, tail, "replaced")
-        replacing = old is not None or slot.ring.buffered() > 0 and (tail is not None or slot.ring.playing)
-        if replacing and not d.config.splice:     # naive mode: append behind what is buffered
-            if old is not None:
-                d.scheduler.end(old)
-                self._done(slot, old, "replaced")
-            old, replacing = None, False
-        slot.old_job = old
-        slot.pending = "splice" if replacing else "append"
-        if replacing:                           # the first chunk holds the whole crossfade
-            xf = self._xfade_frames(slot)
-            job.next_chunk = max(d.scheduler.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
-            job.next_chunk = min(job.next_chunk, max(d.scheduler.max_chunk, slot.ring.capacity // 2))
-        slot.job = job
-        slot.held = []
-        slot.rate_wait = None
+        sched.attach(job)
         slot.prompt = cmd.prompt
-        slot.state = "playing"
         slot.job_started = time.time()
-        slot.arrival_ns = cmd.arrival_ns or time.monotonic_ns()
+        slot.arrival_ns = cmd.arrival_ns or self.clock_ns()
         slot.reply_to = cmd.reply_to
+        self._handle(slot, Play(job, self._view(slot)))
+        if sm.state == REPLACING:               # the first chunk holds the whole crossfade
+            xf = self._xfade_frames(slot)
+            job.next_chunk = max(sched.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
+            job.next_chunk = min(job.next_chunk, max(sched.max_chunk, slot.ring.capacity // 2))
         self._meta(slot, job)
 
     def _meta(self, slot: Slot, job: Job, **extra) -> None:
@@ -297,59 +486,6 @@ class EngineThread(threading.Thread):
         ms = slot.xfade_ms if slot.xfade_ms is not None else self.d.config.xfade_ms
         return max(1, int(slot.ring.sample_rate * ms / 1000.0))
 
-    def _stop_slot(self, slot: Slot, fade_s: float, reply_to=None, now: bool = False) -> None:
-        """Fade the slot out from just ahead of the read head. ``[engine]``
-
-        The fade starts at ``read_index + guard`` (or at ``write_index`` if less is buffered,
-        never on frames the reader may be copying). What the ring holds is faded in place; a
-        fade longer than that keeps the job generating under the rest of the curve, and the
-        job ends when the curve reaches zero. ``now`` (shutdown, faults) fades only what is
-        buffered and ends the job at once.
-        """
-        d = self.d
-        job, tail, ring = slot.job, slot.tail_job, slot.ring
-        if job is None and slot.old_job is None and tail is None:
-            d.emit(Event("error", slot=slot.number, code="not_playing",
-                         message=f"slot {slot.number} is not playing", reply_to=reply_to))
-            return
-        n = max(1, int(fade_s * ring.sample_rate))
-        if slot.fade is not None:               # already fading: a new stop only shortens it
-            slot.fade["reply_to"] = reply_to or slot.fade["reply_to"]
-            if not now and slot.fade["total"] - slot.fade["pos"] <= n:
-                return
-        if slot.old_job is not None:            # a prompt change was pending: that job stops too
-            d.scheduler.end(slot.old_job)
-            self._done(slot, slot.old_job, "stopped", reply_to)
-            slot.old_job = None
-        if job is None or now or slot.pending:
-            at, end = ring.truncate_with_fade(n, d.config.guard_ms)
-            ring.set_playing(False)
-            for j in (job, tail):
-                if j is not None:
-                    self._meta(slot, j, stop_at=at, end_at=end)
-                    d.scheduler.end(j)
-                    self._done(slot, j, "stopped", reply_to)
-            self._idle(slot)
-            return
-        at, done_frames, finished = ring.fade_out(n, d.config.guard_ms)
-        self._meta(slot, job, stop_at=at, end_at=at + n)
-        if finished:
-            ring.set_playing(False)
-            d.scheduler.end(job)
-            self._done(slot, job, "stopped", reply_to)
-            self._idle(slot)
-        else:                                   # the rest of the fade comes from new chunks
-            slot.fade = {"job": job, "pos": done_frames, "total": n, "reply_to": reply_to}
-
-    def _idle(self, slot: Slot) -> None:
-        slot.rate_wait = None
-        slot.job = None
-        slot.tail_job = None
-        slot.fade = None
-        slot.pending = ""
-        slot.held = []
-        slot.state = "idle"
-
     def _done(self, slot: Slot, job: Job, reason: str, reply_to=None) -> None:
         slot.jobs_done += 1
         cost = job.compute_s * self.d.config.price_per_hour / 3600.0
@@ -357,236 +493,335 @@ class EngineThread(threading.Thread):
                           extra={"reason": reason, "compute_s": job.compute_s, "cost": cost,
                                  "audio_s": job.frames_out / max(1, self.d.backend.sample_rate)}))
 
-    # --------------------------------------------------------------------- audio
+    # --------------------------------------------------------------------- generation
+    def _buffered(self) -> dict[int, int]:
+        d = self.d
+        out = {}
+        for s in d.scheduler.jobs:
+            slot = d.slots[s]
+            b = 0 if slot.sm.state in (REPLACING, SWITCHING) else slot.ring.buffered()
+            if slot.ring.sample_rate != d.backend.sample_rate:     # the scheduler counts backend frames
+                b = b * d.backend.sample_rate // slot.ring.sample_rate
+            out[s] = b + sum(int(c.audio.shape[0]) for c in slot.held)
+        return out
+
     def _fill(self) -> None:
         d = self.d
         sched = d.scheduler
         if not sched.jobs:
             return
-        buffered: dict[int, int] = {}
+        buffered = self._buffered()
         free: dict[int, int] = {}
         for s in list(sched.jobs):
             slot = d.slots[s]
             ring = slot.ring
-            if slot.pending == "splice":
+            if slot.sm.state in (REPLACING, SWITCHING):
                 # the new stream replaces what lies beyond the guard: plan as if nearly empty
-                buffered[s] = 0
-                free[s] = ring.capacity - ring.guard_frames(d.config.guard_ms)
+                f = ring.capacity - self.guard(slot)
             else:
-                b = ring.buffered()
-                free[s] = ring.capacity - b
-                if ring.sample_rate != d.backend.sample_rate:   # scheduler counts backend frames
-                    b = b * d.backend.sample_rate // ring.sample_rate
-                    free[s] = free[s] * d.backend.sample_rate // ring.sample_rate - 64
-                buffered[s] = b
-            if slot.held:                       # generated but held back (see _prebuffer)
-                h = sum(c.audio.shape[0] for c in slot.held)
-                buffered[s] += h
-                free[s] -= h
-        t0 = time.perf_counter()
-        written = []
+                f = ring.capacity - ring.buffered()
+            if ring.sample_rate != d.backend.sample_rate:
+                f = f * d.backend.sample_rate // ring.sample_rate - 64
+            free[s] = f - sum(int(c.audio.shape[0]) for c in slot.held)
+        t0 = self.clock_ns()
 
         def sink(chunks):                       # write each batch as soon as it exists
             for ch in chunks:
+                slot = d.slots[ch.job.slot]
+                if ch.job is not slot.sm.job:
+                    continue                    # stale (replaced or stopped meanwhile)
+                slot.held.append(ch)
                 try:
-                    self._write(ch)
+                    self._offer(slot)
                 except Exception as e:  # noqa: BLE001 — one slot's fault ends that job only
                     log.exception("writing slot %s failed", ch.job.slot)
-                    slot = d.slots[ch.job.slot]
-                    d.emit(Event("error", slot=ch.job.slot, job=ch.job.job, code="internal",
+                    d.emit(Event("error", slot=slot.number, job=ch.job.job, code="internal",
                                  message=f"writing the ring failed: {type(e).__name__}: {e}",
                                  reply_to=ch.job.tag or slot.reply_to))
-                    if slot.job is ch.job:
-                        self._stop_slot(slot, 0.02, now=True)
-                        slot.state = "error"
-            written.extend(chunks)
+                    slot.held = []
+                    self._handle(slot, Failed(ch.job, self._view(slot)))
 
         res = sched.step(buffered, free, sink=sink)
         if res.chunks:
-            dt = time.perf_counter() - t0
+            dt = (self.clock_ns() - t0) / 1e9
             self.step_ema = dt if self.step_ema is None else 0.8 * self.step_ema + 0.2 * dt
         d.metrics_step(res)
         for f in res.failures:
             slot = d.slots[f.job.slot]
             d.emit(Event("error", slot=f.job.slot, job=f.job.job, code=f.code, message=f.message,
-                         reply_to=slot.reply_to))
-            if slot.job is f.job:
-                self._stop_slot(slot, 0.02, now=True)
-                slot.state = "error"
-            else:
+                         reply_to=f.job.tag or slot.reply_to))
+            if f.job is slot.sm.job:
+                slot.held = []
+                self._handle(slot, Failed(f.job, self._view(slot)))
+            if not f.job.done:
                 sched.end(f.job)
 
-    def _write(self, ch: Chunk) -> None:
-        d = self.d
-        job = ch.job
-        slot = d.slots[job.slot]
-        if slot.job is not job:
-            return  # stale (replaced or stopped meanwhile)
-        ring = slot.ring
-        if slot.pending:
-            ch = self._prebuffer(slot, ch)
-            if ch is None:
-                return
-            if ch.first and slot.pending == "append" and ring.buffered() == 0:
-                self._follow_host_rate(slot)
-            if slot.rate_wait is not None:      # the reader has not seen the new rate yet: hold
-                slot.held = [ch]
-                return
-        audio = ch.audio
-        if array_module(audio) is not np:
-            # the device path covers the steady state only: a splice, a resample, the first or
-            # last chunk and a stop's fade-out (which goes on over new chunks) are done on the host
-            if (slot.gpu_reg is not None and slot.pending != "splice" and slot.resampler is None
-                    and slot.fade is None and ring.sample_rate == d.backend.sample_rate
-                    and not ch.last and not ch.first and audio.ndim == 2 and audio.shape[1] == ring.channels):
-                self._write_on_device(slot, audio)
-                return
-            audio = array_module(audio).asnumpy(audio)   # splice, resample, fades: on the host
-        if audio.ndim == 1:
-            audio = audio[:, None]
-        if audio.shape[1] != ring.channels:
-            audio = np.repeat(audio[:, :1], ring.channels, axis=1) if audio.shape[1] == 1 else audio[:, :ring.channels]
-        if ch.first:
-            slot.resampler = (Resampler(d.backend.sample_rate, ring.sample_rate, ring.channels)
-                              if ring.sample_rate != d.backend.sample_rate else None)
-        if slot.resampler is not None:
-            audio = slot.resampler.push(np.ascontiguousarray(audio, dtype=np.float32), last=ch.last)
-        g0, g1 = slot.gain, slot.gain_target
-        if g0 != 1.0 or g1 != 1.0:
-            audio = gain_ramp(audio, g0, g1)
-            slot.gain = g1
-        if ch.last:
-            n = min(audio.shape[0], int(ring.sample_rate * d.config.end_fade_ms / 1000.0))
-            if n:
-                audio = audio.copy()
-                audio[-n:] = fade(audio[-n:], "out")
-        audio = soft_limit(np.ascontiguousarray(audio, dtype=np.float32))
-        fading_done = False
-        if slot.fade is not None and slot.fade["job"] is job:   # a stop's fade continues here
-            f = slot.fade
-            k = min(audio.shape[0], f["total"] - f["pos"])
-            audio = audio[:k] * fade_curve(f["total"], f["pos"], k)[:, None]
-            f["pos"] += k
-            fading_done = f["pos"] >= f["total"]
-        if slot.pending == "splice":
-            old = slot.old_job
-            # crossfade material beyond what the ring holds (not when resampling: rates differ)
-            tail = self._old_tail(old) if old is not None and slot.resampler is None else None
-            s, _ = ring.splice(audio, self._xfade_frames(slot), tail, d.config.guard_ms)
-            if old is not None:
-                d.scheduler.end(old)
-                self._done(slot, old, "replaced")
-                slot.old_job = None
-            self._meta(slot, job, start_at=s, splice_at=s)
-        else:
-            at = max(ring.write_index, ring.read_index)    # where append puts it (reader may be ahead)
-            ring.append(audio)
-            if ch.first:
-                self._meta(slot, job, start_at=at)
-        if ch.first:
-            ring.set_playing(True)
-            slot.pending = ""
-            ms = (time.monotonic_ns() - slot.arrival_ns) / 1e6
-            d.first_audio_ms.append(ms)
-            d.emit(Event("first_audio", slot=job.slot, job=job.job, ms=ms, reply_to=slot.reply_to))
-        if fading_done:
-            f, slot.fade = slot.fade, None
-            ring.set_playing(False)
-            d.scheduler.end(job)
-            self._done(slot, job, "stopped", f["reply_to"])
-            self._idle(slot)
-        elif ch.last:                           # done once the reader has heard it (_check_slots)
-            d.scheduler.end(job)
-            ring.set_playing(False)
-            slot.job = None
-            slot.tail_job = job
-            slot.tail_end = ring.write_index
+    def _offer(self, slot: Slot) -> None:
+        """Hand the slot's held chunks to its machine as one chunk, once they may be written:
+        not while a rate change waits for the reader, and — before a job's first audio — not
+        until they cover the time the next steps take. ``[engine]``
 
-    def _old_tail(self, old: Job):
-        """Crossfade material: the replaced job's next frames, on the host, or None if it fails."""
-        def tail(n):
-            try:
-                a = self.d.scheduler.extra(old, n)
-            except Exception:  # noqa: BLE001 — then the crossfade fades from what the ring holds
-                log.exception("crossfade material for job %s failed", old.job)
-                return None
-            if a is None:
-                return None
-            if array_module(a) is not np:
-                a = array_module(a).asnumpy(a)
-            return np.asarray(a, dtype=np.float32)
-        return tail
-
-    def _prebuffer(self, slot: Slot, ch: Chunk) -> Chunk | None:
-        """Hold a starting job's chunks until they cover the time the next steps take.
-
-        A job's audio is first published when it holds at least ``2.5 ×`` the recent step
-        time's worth of frames, so the reader never runs dry while the chunks grow. A fast
-        backend (the synth: ~1 ms steps) publishes its first small chunk at once; a slow one
-        (a neural model on a CPU) waits for a few chunks rather than stutter. ``[engine]``
+        A job's audio is first published when it holds at least ``2.5 ×`` the recent step time's
+        worth of frames, so the reader never runs dry while the chunks grow. A fast backend (the
+        synth: ~1 ms steps) publishes its first small chunk at once; a slow one (a neural model on
+        a CPU) waits for a few chunks rather than stutter.
         """
-        held = slot.held
-        held.append(ch)
-        frames = sum(c.audio.shape[0] for c in held)
-        est = max(self.step_ema or 0.0, self.d.scheduler.call_s or 0.0)   # time until the next chunk
-        need = int(2.5 * est * self.d.backend.sample_rate)
-        if frames < need and not ch.last and frames < self.d.scheduler.target_frames:
-            return None
+        sm = slot.sm
+        if sm.state == SWITCHING:
+            return
+        if slot.gate_ns is not None:
+            if slot.ring.reader_heartbeat_ns <= slot.gate_ns and self.clock_ns() - slot.gate_ns < 50_000_000:
+                return
+            slot.gate_ns = None
+        held = [c for c in slot.held if c.job is sm.job]
+        if not held:
+            slot.held = []
+            return
+        if not sm.sounded:
+            frames = sum(int(c.audio.shape[0]) for c in held)
+            est = max(self.step_ema or 0.0, self.d.scheduler.call_s or 0.0)
+            need = int(2.5 * est * self.d.backend.sample_rate)
+            if frames < need and not held[-1].last and frames < self.d.scheduler.target_frames:
+                slot.held = held
+                return
         slot.held = []
         if len(held) == 1:
-            return ch
-        xp = array_module(ch.audio)
-        audio = xp.concatenate([c.audio for c in held], axis=0)
-        return Chunk(ch.job, audio, first=held[0].first, last=ch.last)
+            ch = held[0]
+        else:
+            xp = array_module(held[0].audio)
+            ch = Chunk(held[0].job, xp.concatenate([c.audio for c in held], axis=0),
+                       first=held[0].first, last=held[-1].last)
+        self._handle(slot, ChunkReady(ch.job, ch, ch.first, ch.last))
+        self._handle(slot, Progress(self._view(slot)))
 
-    def _write_on_device(self, slot: Slot, audio) -> None:
-        """The CuPy path: gain ramp, limiter, interleave and store straight into the registered
-        ring in one kernel, sync, then publish ``write_index`` on the host. ``[engine]``"""
+    # --------------------------------------------------------------------- the audio pipeline
+    def _write(self, slot: Slot, w: Write) -> None:
+        """device → resample → gain → shape → limit → envelope → append or splice. ``[engine]``"""
+        ch = w.chunk
+        audio = self._frames(slot, ch.audio)
+        audio = self._resample(slot, ch.job, audio, ch.last)
+        audio = self._gain(slot, audio)
+        audio = self._shape(slot, audio, w.fade_in, ch.last)
+        if w.splice and self.d.config.splice:
+            self._splice(slot, ch.job, audio, w.old, w.env)
+        else:
+            self._append(slot, ch.job, audio, w.env, ch.first)
+
+    def _on_device(self, slot: Slot, audio) -> bool:
+        return slot.gpu_reg is not None and array_module(audio) is not np
+
+    def _frames(self, slot: Slot, audio):
+        """``(n, channels)`` float32 of the ring's channel count; stays on the device on the CuPy path."""
+        xp = array_module(audio)
+        if xp is not np and (slot.gpu_reg is None or not DEVICE_PIPELINE):
+            audio, xp = xp.asnumpy(audio), np
+        if audio.ndim == 1:
+            audio = audio[:, None]
+        c = slot.ring.channels
+        if audio.shape[1] != c:
+            audio = xp.repeat(audio[:, :1], c, axis=1) if audio.shape[1] == 1 else audio[:, :c]
+        return xp.ascontiguousarray(audio, dtype=np.float32)
+
+    def _resample(self, slot: Slot, job: Job, audio, last: bool = False):
+        """Backend rate → the ring's rate, with the job's own streaming resampler."""
+        rate = slot.ring.sample_rate
+        if rate == self.d.backend.sample_rate:
+            return audio
+        rs = slot.resamplers.get(job.job)
+        if rs is None or rs.out_rate != rate:
+            rs = slot.resamplers[job.job] = Resampler(self.d.backend.sample_rate, rate, slot.ring.channels)
+        return rs.push(audio, last=last)
+
+    def _gain(self, slot: Slot, audio):
+        """The slot's gain, ramped from its last value to its target over this chunk."""
+        g0, g1 = slot.gain, slot.gain_target
+        slot.gain = g1
+        if g0 == 1.0 and g1 == 1.0:
+            return audio
+        return gain_ramp(audio, g0, g1)
+
+    def _shape(self, slot: Slot, audio, fade_in: bool, last: bool):
+        """A short fade-in when the stream starts from silence; a short fade-out at a job's end."""
+        n = min(int(audio.shape[0]), int(slot.ring.sample_rate * self.d.config.end_fade_ms / 1000.0))
+        if not n or not (fade_in or last):
+            return audio
+        audio = audio.copy()
+        if fade_in:
+            audio[:n] = fade(audio[:n], "in")
+        if last:
+            audio[-n:] = fade(audio[-n:], "out")
+        return audio
+
+    def _limit(self, audio):
+        if array_module(audio) is not np:
+            from dsp import gpu
+
+            return gpu.soft_limit(audio)
+        return soft_limit(audio)
+
+    def _finish(self, slot: Slot, audio, env: Envelope | None, pos: int, limit: bool = True):
+        """limit → envelope (positions ``pos…``), on the host."""
+        if limit:
+            audio = soft_limit(audio)
+        if env is not None:
+            audio = audio * env.gains(pos, int(audio.shape[0]))[:, None]
+        return audio
+
+    def _append(self, slot: Slot, job: Job, audio, env: Envelope | None, first: bool) -> None:
         ring = slot.ring
-        w, r = ring.write_index, ring.read_index
-        w = max(w, r)
-        n = min(audio.shape[0], ring.capacity - (w - r))
-        stitch_and_publish(None, audio[:n].T, ring.data, w, 0, slot.gain, slot.gain_target,
-                           publish=ring.publish)
-        slot.gain = slot.gain_target
+        r = ring.read_index
+        w = max(ring.write_index, r)           # where append puts it (the reader may be ahead)
+        if env is not None and env.end < w + audio.shape[0]:
+            audio = audio[:max(0, env.end - w)]   # nothing after the fade's end
+        if self._on_device(slot, audio):
+            self._store_device(slot, audio, w, env, None)
+        else:
+            ring.append(self._finish(slot, audio, env, w))
+        if first:
+            self._meta(slot, job, start_at=w)
 
-    def _follow_host_rate(self, slot: Slot) -> None:
-        """An idle slot takes the host's rate (``reader_sample_rate``) so the reader needs no resampling."""
+    def _store_device(self, slot: Slot, audio, at: int, env: Envelope | None, old) -> int:
+        """Limiter, envelope, crossfade from ``old`` (device ``(xf, channels)``, already limited) and
+        the store into the registered ring in one kernel; publish after the sync. ``[engine]``"""
+        from dsp import gpu
+
         ring = slot.ring
-        want = ring.reader_sample_rate or self.d.backend.sample_rate
-        if want != ring.sample_rate and 8000 <= want <= 384000:
-            log.info("slot %s: host runs at %d Hz, resampling from %d Hz", slot.number, want,
-                     self.d.backend.sample_rate)
-            # the reader resyncs to write_index when it sees the new epoch: the job's first frames
-            # wait until it has read once since (one host block; at most 50 ms), or it would skip them
-            slot.rate_wait = (time.monotonic_ns(), time.monotonic() + 0.05)
-            ring.set_sample_rate(want)
+        r = ring.read_index
+        n = min(int(audio.shape[0]), ring.capacity - (at - r))
+        if n <= 0:
+            return 0
+        cp = array_module(audio)
+        g = cp.asarray(env.gains(at, n)) if env is not None else None
+        gpu.splice_publish(audio[:n], ring.data, at, env=g, old=old, publish=ring.publish)
+        return n
 
-    def _release_rate_wait(self, slot: Slot) -> None:
-        """Publish a starting job's held chunks once the reader has followed the rate change."""
-        t_ns, deadline = slot.rate_wait
-        if slot.ring.reader_heartbeat_ns < t_ns and time.monotonic() < deadline:
-            return
-        slot.rate_wait = None
-        held, slot.held = slot.held, []
-        if held and slot.job is held[0].job:
-            self._write(held[0])
+    def _splice(self, slot: Slot, job: Job, new, old: Job | None, env: Envelope | None) -> None:
+        """Replace not-yet-read audio from the read head on with ``new``, crossfading.
+
+        The crossfade material — what the ring holds past the splice point, continued by the old
+        job's next frames (generated first, through the old job's resampler, the gain, the limiter
+        and the stop envelope when it was fading) — exists before the splice point is chosen;
+        ``read_index`` is read just before the store, and the guard covers this writer's slowest
+        recent store. The mix itself is limited again. ``[engine]``
+        """
+        d = self.d
+        ring = slot.ring
+        xf = min(self._xfade_frames(slot), int(new.shape[0]))
+        on_dev = self._on_device(slot, new)
+        # 1. the old stream's continuation beyond the ring's end, as it would have been heard
+        r0, w = ring.read_index, ring.write_index
+        guard = self.guard(slot)
+        s0 = max(r0, min(w, r0 + guard))
+        margin = int(ring.sample_rate * max(0.05, 3 * (d.scheduler.call_s or 0.0)))
+        need = s0 + xf - w + margin
+        material = None
+        if need > margin and old is not None and not old.done:
+            material = self._material(slot, old, env, w, need)
+        # 2. place it: read_index re-read now
+        t0 = self.clock_ns()
+        r = ring.read_index
+        w = ring.write_index
+        s = r + self.guard(slot)
+        if w < s:
+            s = max(w, r)
+        have = max(0, min(xf, w - s))
+        prev = np.zeros((xf, ring.channels), dtype=np.float32)
+        if have:
+            prev[:have] = ring.load(s, have)
+        if material is not None and have < xf:
+            m0 = s + have - w
+            part = material[m0:m0 + xf - have]
+            prev[have:have + part.shape[0]] = part
+        n = min(int(new.shape[0]), ring.capacity - (s - r))
+        if on_dev:
+            self._store_device(slot, new[:n], s, None, array_module(new).asarray(prev[:min(xf, n)]))
+        else:
+            new = soft_limit(new)
+            k = min(xf, n)
+            mixed = soft_limit(crossfade(prev[:k], new[:k], curve="equal_power"))
+            ring.store(s, mixed)
+            if n > k:
+                ring.store(s + k, new[k:n])
+            ring.publish(s + n)
+        dt = (self.clock_ns() - t0) / 1e9
+        self.store_s = max(0.98 * self.store_s, dt)
+        if ring.read_index > s:
+            ring.splices_overtaken += 1
+        self._meta(slot, job, start_at=s, splice_at=s)
+
+    def _material(self, slot: Slot, old: Job, env: Envelope | None, at: int, frames: int):
+        """``frames`` ring frames of ``old``'s continuation from ring frame ``at``, on the host,
+        through the pipeline (resample, gain, limit, envelope); None if the backend fails."""
+        d = self.d
+        ring = slot.ring
+        nb = int(math.ceil(frames * d.backend.sample_rate / ring.sample_rate))
+        if ring.sample_rate != d.backend.sample_rate:
+            nb += 512                                  # the resampler's look-ahead
+        try:
+            a = d.scheduler.extra(old, nb)
+        except Exception:  # noqa: BLE001 — then the crossfade fades from what the ring holds
+            log.exception("crossfade material for job %s failed", old.job)
+            return None
+        if a is None:
+            return None
+        if array_module(a) is not np:
+            a = array_module(a).asnumpy(a)
+        a = np.ascontiguousarray(a if a.ndim == 2 else a[:, None], dtype=np.float32)
+        if a.shape[1] != ring.channels:
+            a = np.repeat(a[:, :1], ring.channels, axis=1) if a.shape[1] == 1 else a[:, :ring.channels]
+        a = self._resample(slot, old, a)
+        if array_module(a) is not np:
+            a = array_module(a).asnumpy(a)
+        a = a * np.float32(slot.gain) if slot.gain != 1.0 else a
+        return self._finish(slot, a, env, at)
+
+    def _fade_ring(self, slot: Slot, a: FadeRing) -> None:
+        """Rescale ring frames ``[at, write)`` from envelope ``a.old`` to ``a.new`` and end the stream
+        at the new envelope's end. Frames nearer the read head than the guard are never touched."""
+        ring = slot.ring
+        w = ring.write_index
+        at = a.at
+        end = min(w, a.new.end)
+        if end > at:
+            n = end - at
+            g = a.old.rescale(a.new, at, n) if a.old is not None else a.new.gains(at, n)
+            ring.store(at, ring.load(at, n) * g[:, None])
+        if a.new.end < w:
+            ring.publish(max(a.new.end, at))
+        if ring.read_index > at:
+            ring.splices_overtaken += 1
+        if a.job is not None:
+            self._meta(slot, a.job, stop_at=a.new.segments[-1][0], end_at=a.new.end)
 
     def _shutdown(self) -> None:
-        """Fade every playing slot to silence (20 ms) at the read head. ``[engine]``"""
+        """Fade every audible slot to silence (20 ms) at the read head. ``[engine]``"""
         for slot in self.d.slots.values():
-            if slot.job is not None or slot.old_job is not None or slot.tail_job is not None:
-                try:
-                    self._stop_slot(slot, 0.02, now=True)
-                except Exception:  # noqa: BLE001
-                    log.exception("fade-out of slot %s failed", slot.number)
+            sm = slot.sm
+            if not sm.busy:
+                continue
+            try:
+                view = self._view(slot)
+                self._handle(slot, Stop(int(QUICK_FADE_S * view.rate), None, view))
+                if sm.state == FADING:          # less buffered than the fade: end where the audio ends
+                    self._handle(slot, Progress(view._replace(write=sm.env.end)))
+                slot.ring.set_playing(False)
+                for j in (sm.job, sm.old, sm.tail):
+                    if j is not None and not j.done:
+                        self._release(j, slot)
+                        self._done(slot, j, "stopped")
+                sm._set(IDLE)
+            except Exception:  # noqa: BLE001
+                log.exception("fade-out of slot %s failed", slot.number)
 
 
 class Daemon:
     """Rings + backend + engine thread + heartbeat, driven by ``Command`` objects."""
 
-    def __init__(self, config: Config | None = None, emit=None, backend: Backend | None = None):
+    def __init__(self, config: Config | None = None, emit=None, backend: Backend | None = None,
+                 clock_ns=None):
         self.config = config or Config()
+        #: CLOCK_MONOTONIC in ns (the rings' heartbeats use it); injectable for simulated-time tests
+        self.clock_ns = clock_ns or time.monotonic_ns
         self._emit = emit or (lambda ev: None)
         self.backend = backend
         self.slots: dict[int, Slot] = {}
@@ -605,9 +840,14 @@ class Daemon:
         self.dsp_path = "numpy"
 
     # ------------------------------------------------------------------ lifecycle [control]
-    def open(self) -> "Daemon":
-        """Load and warm the backend, create or re-attach the rings, start the threads. ``[control]``"""
+    def open(self, start_threads: bool = True) -> "Daemon":
+        """Load and warm the backend, create or re-attach the rings, start the threads. ``[control]``
+
+        ``start_threads=False`` leaves the engine unstarted: the caller turns it
+        (``daemon.engine.turn()``), e.g. a test driving the daemon in simulated time.
+        """
         cfg = self.config
+        validate_config(cfg)
         if self.backend is None:
             self.backend = get_backend(cfg.backend, **cfg.backend_kwargs)
         t0 = time.perf_counter()
@@ -629,11 +869,17 @@ class Daemon:
             raise
         self.dsp_path = self._choose_dsp_path()
         self.scheduler = Scheduler(self.backend, target_frames=target, first_chunk=cfg.first_chunk,
-                                   max_chunk=cfg.max_chunk)
+                                   max_chunk=cfg.max_chunk, clock=lambda: self.clock_ns() / 1e9)
+        if self.scheduler.max_batch < len(self.slots) + 1:
+            log.warning("the %s backend serves at most %d streams at once and there are %d slots: a prompt "
+                        "change at capacity crossfades from the buffered audio only, and a play beyond "
+                        "capacity is refused with 'busy'", self.backend.name, self.scheduler.max_batch,
+                        len(self.slots))
         self.engine = EngineThread(self)
-        self.engine.start()
-        self._hb = threading.Thread(target=self._heartbeat, name="wavebridge-heartbeat", daemon=True)
-        self._hb.start()
+        if start_threads:
+            self.engine.start()
+            self._hb = threading.Thread(target=self._heartbeat, name="wavebridge-heartbeat", daemon=True)
+            self._hb.start()
         self.ready = True
         return self
 
@@ -664,7 +910,9 @@ class Daemon:
     def close(self, unlink: bool = True, linger_s: float = 0.1) -> None:
         """Fade out, stop the threads, unlink the rings. ``[control]``"""
         stuck = False
-        if self.engine is not None:
+        if self.engine is not None and not self.engine.is_alive() and self.engine.ident is None:
+            self.engine._shutdown()   # never started (driven by turn()): fade out here
+        elif self.engine is not None:
             self.engine.stop()
             self.engine.join(timeout=1.5)
             stuck = self.engine.is_alive()
@@ -709,9 +957,12 @@ class Daemon:
         self.errors_by_code[code] = self.errors_by_code.get(code, 0) + 1
 
     def params(self) -> dict:
+        """Live parameters, name → (min, max): the common ones, where the backend declares a name its
+        range wins (musicgen's guidance goes to 15); ``xfade_ms`` is the daemon's own."""
         p = dict(COMMON_PARAMS)
         for k, v in getattr(self.backend, "params", {}).items():
-            p.setdefault(k, v[:2])
+            if k != "xfade_ms":
+                p[k] = tuple(v[:2])
         return p
 
     def submit(self, cmd: Command) -> int:
@@ -741,6 +992,7 @@ class Daemon:
             job = s.job or s.tail_job
             out.append({
                 "slot": n, "state": s.state if job is not None or s.state == "error" else "idle",
+                "lifecycle": s.sm.state, "readers": s.readers,
                 "prompt": s.prompt if job is not None else "", "job": job.job if job else 0,
                 "buffered_s": ring.buffered() / ring.sample_rate, "underrun_frames": ring.underrun_frames,
                 "age_s": (now - s.job_started) if job is not None else 0.0,

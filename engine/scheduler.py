@@ -17,12 +17,15 @@ Runs entirely on the ``[engine]`` thread; ``clock`` is injectable for tests.
 """
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .backend import Backend, BackendError, OutOfMemory, Stream
+
+log = logging.getLogger("wavebridge")
 
 
 @dataclass
@@ -102,7 +105,7 @@ class Scheduler:
         t0 = self.clock()
         stream = self.backend.start(job_id, prompt, seed, params)
         dt = self.clock() - t0
-        total = int(round(seconds * self.rate)) if seconds > 0 else 0
+        total = max(1, int(round(seconds * self.rate))) if seconds > 0 else 0   # 0 < seconds < ½ frame: one frame
         job = Job(job=job_id, slot=slot, prompt=prompt, seed=seed, seconds=seconds, stream=stream,
                   frames_total=total, next_chunk=self.first_chunk, compute_s=dt)
         return job
@@ -120,8 +123,8 @@ class Scheduler:
         job.done = True
         try:
             self.backend.end(job.stream)
-        except Exception:
-            pass
+        except Exception:  # noqa: BLE001 — the job is over either way; the fault is the backend's
+            log.exception("backend %s: ending the stream of job %s failed", self.backend.name, job.job)
 
     def cancel(self, slot: int) -> Job | None:
         job = self.jobs.get(slot)

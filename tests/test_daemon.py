@@ -328,9 +328,10 @@ def test_long_crossfades_and_fades_are_as_long_as_asked(daemon):
     s = daemon.names[0]
     r = listening(s, max_block=128)
     spy = []
-    ring = daemon.slots[s].ring
-    orig = ring.splice
-    ring.splice = lambda new, xf, *a, **k: (spy.append((xf, new.shape[0])), orig(new, xf, *a, **k))[1]
+    eng = daemon.engine
+    orig = eng._splice
+    eng._splice = lambda slot, job, new, *a: (spy.append((eng._xfade_frames(slot), new.shape[0])),
+                                              orig(slot, job, new, *a))[1]
     daemon.submit(Command("play", slot=s, prompt="house with piano"))
     wait_until(lambda: r.buffered() > 20000)
     daemon.submit(Command("param", slot=s, name="xfade_ms", value=400.0))

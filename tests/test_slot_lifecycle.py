@@ -1,0 +1,385 @@
+"""The slot lifecycle, end to end, in simulated time: a Hypothesis state machine drives a real
+daemon core and listens like a host would.
+
+The daemon is the real one (``Daemon``, its engine, scheduler, rings and slot machine) with its
+engine turned by hand (``open(start_threads=False)``) and a clock the test owns. The backend is a
+deterministic sine per job (frequency from the job id, amplitude ``A``), so what the host should
+hear is known. The host is :class:`SimHost`: a ring reader written from the protocol that reads
+one block per engine turn in simulated time, at 48, 44.1 or 32 kHz, and records everything.
+
+Rules: play (endless or finite), stop with any fade, gain, xfade_ms, a backend failure, reader
+attach at another rate, detach, and waiting. The oracle reads what the host heard:
+
+* no sample step larger than the music's own (beyond the crossfade's own slope);
+* never above the limiter's ceiling, never louder than the gains in effect allow (crossfade
+  material goes through gain and limiter, the mix is limited again);
+* a stop's fade never rises (a second, shorter stop bends it down continuously), is as long as
+  asked and ends in silence;
+* a new prompt is heard within 100 ms of its command, at its own pitch (the host's rate followed);
+* every job ends in exactly one ``done`` or ``error``; no hung notes; no underrun while playing.
+"""
+from __future__ import annotations
+
+import math
+import mmap
+import os
+import secrets
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from bridge import protocol as P
+from bridge.commands import Command
+from bridge.daemon import Config, Daemon
+from bridge.slotstate import FADING, DRAINING
+from engine.backend import Backend, BackendError, Stream
+
+A = 0.55                                  # every job's amplitude
+FREQS = (200.0, 290.0, 420.0, 600.0)      # job k plays FREQS[k % 4]: consecutive jobs always differ
+BLOCK = 256
+CEILING = 0.97
+
+
+class SineBackend(Backend):
+    """Job ``k``: ``A·sin(2π f_k t + φ_k)`` from its first frame on; fails when told to."""
+
+    name = "sine"
+    sample_rate = 48000
+    channels = 2
+    max_batch = 16
+
+    def start(self, job, prompt, seed, params=None):
+        return Stream(job=job, prompt=prompt, seed=seed, params=dict(params or {}),
+                      state={"f": FREQS[job % 4], "phi": 0.37 * job, "fail": False})
+
+    def generate(self, streams, frames):
+        out = []
+        for s in streams:
+            if s.state["fail"]:
+                raise BackendError(f"job {s.job} told to fail")
+            t = np.arange(s.frames_done, s.frames_done + frames, dtype=np.float64) / self.sample_rate
+            x = (A * np.sin(2 * np.pi * s.state["f"] * t + s.state["phi"])).astype(np.float32)
+            s.frames_done += frames
+            out.append(np.repeat(x[:, None], 2, axis=1))
+        return out
+
+
+class SimHost:
+    """A host reading one slot's ring in simulated time (ring protocol v1, written from the spec)."""
+
+    def __init__(self, name: str, rate: int, clock):
+        self.clock = clock
+        self.rate = rate
+        fd = os.open(P.shm_path(name), os.O_RDWR)
+        self.mm = mmap.mmap(fd, os.fstat(fd).st_size)
+        os.close(fd)
+        self.u64 = np.frombuffer(self.mm, dtype="<u8", count=P.DATA_OFFSET // 8)
+        self.u32 = np.frombuffer(self.mm, dtype="<u4", count=P.DATA_OFFSET // 4)
+        cap = int(self.u64[P.OFF_CAPACITY // 8])
+        ch = int(self.u32[P.OFF_CHANNELS // 4])
+        self.cap, self.ch = cap, ch
+        self.data = np.frombuffer(self.mm, dtype=np.float32, count=cap * ch, offset=P.DATA_OFFSET).reshape(cap, ch)
+        self.epoch = int(self.u64[P.OFF_EPOCH // 8])
+        w = int(self.u64[P.OFF_WRITE_INDEX // 8])
+        r = int(self.u64[P.OFF_READ_INDEX // 8])
+        self.r = r if 0 <= w - r <= cap else w
+        self.u64[P.OFF_READ_INDEX // 8] = self.r
+        self.u32[P.OFF_READER_RATE // 4] = rate
+        self.u32[P.OFF_READER_BLOCK // 4] = BLOCK
+        self.u32[P.OFF_READER_PID // 4] = os.getpid()
+        self.u64[P.OFF_READER_HEARTBEAT // 8] = clock()
+        self.blocks: list[np.ndarray] = []
+        self.ring_rate: list[int] = []      # the ring's rate for each block as read
+        self.underruns = 0                  # frames zero-filled while the writer said playing
+
+    def read(self) -> None:
+        w = int(self.u64[P.OFF_WRITE_INDEX // 8])
+        ep = int(self.u64[P.OFF_EPOCH // 8])
+        if ep != self.epoch or w < self.r or w - self.r > self.cap:
+            self.epoch = ep
+            self.r = w
+        k = min(BLOCK, w - self.r)
+        out = np.zeros((BLOCK, self.ch), dtype=np.float32)
+        idx = (np.arange(self.r, self.r + k) & (self.cap - 1))
+        out[:k] = self.data[idx]
+        if k < BLOCK and self.u32[P.OFF_FLAGS // 4] & P.FLAG_PLAYING:
+            self.underruns += BLOCK - k
+        self.r += k
+        self.u64[P.OFF_READ_INDEX // 8] = self.r
+        self.u64[P.OFF_READER_HEARTBEAT // 8] = self.clock()
+        self.blocks.append(out[:, 0].copy())
+        self.ring_rate.append(int(self.u32[P.OFF_SAMPLE_RATE // 4]))
+
+    @property
+    def heard(self) -> int:
+        return len(self.blocks) * BLOCK
+
+    def audio(self) -> np.ndarray:
+        return np.concatenate(self.blocks) if self.blocks else np.zeros(0, np.float32)
+
+    def close(self) -> None:
+        del self.u64, self.u32, self.data
+        self.mm.close()
+
+
+def window_peaks(x: np.ndarray, win: int) -> np.ndarray:
+    n = x.shape[0] // win
+    return np.abs(x[:n * win]).reshape(n, win).max(axis=1)
+
+
+def tone(x: np.ndarray, f: float, rate: int) -> float:
+    """Amplitude of the ``f`` Hz component of ``x`` (Hann-windowed projection)."""
+    n = x.shape[0]
+    w = np.hanning(n)
+    t = np.arange(n) / rate
+    return float(2 * abs(np.sum(w * x * np.exp(-2j * np.pi * f * t))) / w.sum())
+
+
+class SlotLifecycle(RuleBasedStateMachine):
+    """One slot, one host, random commands; the oracle runs at teardown over what was heard."""
+
+    @initialize()
+    def start(self):
+        self.now = 1_000_000_000
+        self.name = "h" + secrets.token_hex(5)
+        self.events = []
+        cfg = Config(slot_names=[self.name], slots=1, target_s=0.5, first_chunk=1024, max_chunk=4096)
+        self.d = Daemon(cfg, emit=self.events.append, backend=SineBackend(), clock_ns=lambda: self.now)
+        self.d.open(start_threads=False)
+        self.slot = self.d.slots[self.name]
+        self.host: SimHost | None = None
+        self.sessions: list[tuple[SimHost, list]] = []  # (host, log of (heard index, what, args, lifecycle))
+        self.jobs: list[int] = []
+        self.gain = 1.0
+        self.gains = [(0, 1.0)]             # (sim ns, gain target) in order
+        self.attach(48000)
+
+    # ---------------------------------------------------------------- time
+    def advance(self, seconds: float) -> None:
+        rate = self.host.rate if self.host is not None else 48000
+        for _ in range(max(1, int(round(seconds * rate / BLOCK)))):
+            self.d.engine.turn(0)
+            if self.host is not None:
+                self.host.read()
+            self.now += int(BLOCK * 1e9 / rate)
+
+    def note(self, what: str, **args) -> None:
+        if self.host is not None:
+            self.sessions[-1][1].append((self.host.heard, what, args, self.slot.sm.state, self.now))
+
+    def submit(self, cmd: Command) -> int:
+        job = self.d.submit(cmd)
+        self.d.engine.turn(0)               # the engine takes it at once (commands are not the test)
+        return job
+
+    # ---------------------------------------------------------------- rules
+    @rule(seconds=st.sampled_from([0.0, 0.0, 0.0, 0.08, 0.3, 0.7]))
+    def play(self, seconds):
+        k = len(self.jobs) + 1
+        self.note("play", job=k, seconds=seconds)
+        job = self.submit(Command("play", slot=self.name, prompt=f"tone {k}", seconds=seconds))
+        assert job == k
+        self.jobs.append(job)
+        self.advance(0.005)
+
+    @rule(fade=st.sampled_from([0.0, 0.01, 0.05, 0.3, 1.0, 2.5]))
+    def stop(self, fade):
+        if not self.slot.sm.busy:
+            return
+        self.note("stop", fade=fade)
+        self.submit(Command("stop", slot=self.name, fade_s=fade))
+        self.advance(0.005)
+
+    @precondition(lambda self: self.slot.sm.state not in (FADING, DRAINING))
+    @rule(value=st.sampled_from([0.25, 0.5, 1.0, 1.6, 2.5]))
+    def gain_param(self, value):
+        self.note("gain", value=value)
+        self.gain = value
+        self.gains.append((self.now, value))
+        self.submit(Command("param", slot=self.name, name="gain", value=value))
+
+    @rule(value=st.sampled_from([1.0, 10.0, 50.0, 200.0]))
+    def xfade(self, value):
+        self.submit(Command("param", slot=self.name, name="xfade_ms", value=value))
+
+    @precondition(lambda self: self.slot.sm.job is not None)
+    @rule()
+    def backend_fails(self):
+        self.note("fail")
+        self.slot.sm.job.stream.state["fail"] = True
+        self.advance(0.005)
+
+    @precondition(lambda self: self.host is None)
+    @rule(rate=st.sampled_from([48000, 44100, 32000]))
+    def attach(self, rate):
+        self.host = SimHost(self.name, rate, lambda: self.now)
+        self.sessions.append((self.host, []))
+        self.note("attach", rate=rate)
+        self.advance(0.005)
+
+    @precondition(lambda self: self.host is not None)
+    @rule()
+    def detach(self):
+        self.note("detach")
+        self.host = None
+        self.advance(0.01)
+
+    @rule(seconds=st.sampled_from([0.02, 0.1, 0.4, 1.0]))
+    def wait(self, seconds):
+        self.advance(seconds)
+
+    # ---------------------------------------------------------------- always
+    @invariant()
+    def no_underrun_while_playing(self):
+        for h, _ in self.sessions:
+            assert h.underruns == 0, f"{h.underruns} frames of underrun while a job played"
+
+    # ---------------------------------------------------------------- oracle
+    def teardown(self):
+        if not hasattr(self, "d"):
+            return
+        try:
+            if self.host is None:
+                self.attach(48000)
+            if self.slot.sm.busy:
+                self.note("stop", fade=0.05)
+                self.submit(Command("stop", slot=self.name, fade_s=0.05))
+            self.note("end")
+            self.advance(1.2)
+            self.check_jobs()
+            assert not self.slot.sm.busy and not self.slot.ring.playing, "a note is left hanging"
+            for h, log in self.sessions:
+                self.check_session(h, log)
+        finally:
+            for h, _ in self.sessions:
+                h.close()
+            self.d.close(linger_s=0)
+
+    def check_jobs(self):
+        ends: dict[int, list[str]] = {}
+        for ev in self.events:
+            if ev.kind in ("done", "error") and ev.job:
+                ends.setdefault(ev.job, []).append(ev.kind if ev.kind == "error" else ev.extra["reason"])
+        for j in self.jobs:
+            assert len(ends.get(j, [])) == 1, f"job {j} ended {ends.get(j, [])} (wants exactly one done or error)"
+
+    def gain_bound(self, t_ns: int, since_ns: int | None = None) -> float:
+        """The largest gain in effect at any time from ``since_ns`` (default: 1.5 s before ``t_ns``)."""
+        since = t_ns - 1_500_000_000 if since_ns is None else min(since_ns, t_ns - 1_500_000_000)
+        before = [v for t, v in self.gains if t < since]
+        recent = [v for t, v in self.gains if since <= t <= t_ns]
+        return max(recent + before[-1:])
+
+    def check_session(self, h: SimHost, log: list):
+        x = h.audio()
+        rate = h.rate
+        if x.size < 2:
+            return
+        assert np.isfinite(x).all()
+        assert np.abs(x).max() <= CEILING + 1e-4, f"peak {np.abs(x).max():.3f} above the limiter's ceiling"
+        # 1. steps: the music's own (a gained sine, rescaled by the crossfade's curves) plus the
+        #    curves' own slope at the shortest crossfade (1 ms), never a cut
+        g_max = max(v for _, v in self.gains)
+        music = min(CEILING, A * g_max) * 2 * np.pi * max(FREQS) / rate
+        allowed = 1.5 * music + 0.03
+        d = np.abs(np.diff(x))
+        k = int(d.argmax())
+        assert d[k] <= allowed, f"a step of {d[k]:.3f} at heard frame {k} (allowed {allowed:.3f}); log {log}"
+        # 2. level: never louder than the gains in effect allow (crossfade material included)
+        win = rate // 100
+        peaks = window_peaks(x, win)
+        t0 = log[0][4] if log else self.now
+        # a host joining a ring nobody read hears its buffer, written up to 1.5 s before the last
+        # host left (the writer keeps it full)
+        left = [e[4] for hh, lg in self.sessions for e in lg if e[1] == "detach" and e[4] <= t0]
+        since = (left[-1] - 1_500_000_000) if left else None
+        for i, p in enumerate(peaks):
+            t = t0 + int((i + 1) * win * 1e9 / rate)       # the window's end
+            stale = since if t - t0 < 1_500_000_000 else None
+            bound = min(CEILING, math.sqrt(3) * A * self.gain_bound(t, stale)) + 0.02   # mid-crossfade retrigger: √3
+            assert p <= bound, f"level {p:.3f} at heard {i * win} above {bound:.3f} (gains {self.gains}); log {log}"
+        # 3. per command
+        marks = [e for e in log]
+        for n, (at, what, args, state, t_ns) in enumerate(marks):
+            nxt = marks[n + 1][0] if n + 1 < len(marks) else x.shape[0]
+            if what == "stop":
+                # the fade multiplies what the ring holds: a gain ramp, a crossfade or a session's
+                # stale buffer from the last 1.5 s may rise under it; check the fades over steady music
+                steady = not any(e[1] in ("play", "gain", "attach") and t_ns - e[4] < 1_500_000_000
+                                 for e in marks[:n])
+                self.check_stop(x, rate, at, nxt, args["fade"], state, steady)
+            if what == "play":
+                self.check_play(x, rate, at, nxt, args["job"], args["seconds"], h, log, n)
+            if what == "attach" and state == "playing":
+                job = self.slot_job_at(log, n)
+                if job is not None:
+                    self.check_pitch(x, rate, at + int(0.3 * rate), nxt, job, "after a host at another rate joined")
+
+    def slot_job_at(self, log, n):
+        for at, what, args, state, _ in reversed(log[:n]):
+            if what == "play":
+                return args["job"] if args["seconds"] == 0.0 else None
+            if what in ("stop", "fail"):
+                return None
+        return None
+
+    def check_stop(self, x, rate, at, nxt, fade, state, steady):
+        if state not in ("playing", "fading"):
+            return
+        win = rate // 100
+        guard = 2 * BLOCK + rate // 100 + win
+        span = int(max(fade, 0.001) * rate)
+        lead = 2 * BLOCK + rate // 100        # the fade starts at the read head + the guard
+        seg = x[at + lead:nxt]
+        peaks = window_peaks(seg, win)
+        if peaks.size < 3:
+            return
+        # over steady music the fade never rises (a shorter second stop bends it down from where it is)
+        if steady:
+            top = np.maximum.accumulate(peaks)
+            i = int(np.argmax(peaks[1:] - 1.05 * top[:-1])) + 1
+            assert peaks[i] <= 1.05 * top[i - 1] + 0.02, (
+                f"level rose {top[i - 1]:.3f} → {peaks[i]:.3f} during a stop's fade ({fade} s), at +{i * win} frames")
+        if nxt - at < span + guard + 6 * win:
+            return                           # interrupted: the next command's check takes over
+        quiet = np.nonzero(peaks > 0.01)[0]
+        silent_at = (quiet[-1] + 1) * win + lead if quiet.size else 0
+        assert silent_at <= span + guard + 2 * win, f"a {fade} s fade still sounds after {silent_at / rate:.3f} s"
+        if state == "playing" and fade >= 0.05:
+            assert silent_at >= 0.85 * span, f"a {fade} s fade was silent after {silent_at / rate:.3f} s"
+
+    def check_play(self, x, rate, at, nxt, job, seconds, h, log, n):
+        f = FREQS[job % 4]
+        heard_by = at + int(0.1 * rate)
+        if nxt < heard_by or any(e[1] == "fail" and e[0] < heard_by for e in log[n + 1:]):
+            return
+        if h.ring_rate[min(len(h.ring_rate) - 1, heard_by // BLOCK)] != rate and seconds == 0.0:
+            return                           # a rate switch is still under way (checked by pitch later)
+        win = int(0.03 * rate)
+        seg = x[at:heard_by]
+        amps = [tone(seg[i:i + win], f, rate) for i in range(0, seg.shape[0] - win + 1, win // 3)]
+        assert max(amps, default=0.0) > 0.04, (
+            f"job {job} ({f} Hz) not heard within 100 ms of its play (tone {max(amps, default=0):.3f}); log {log}")
+        if seconds == 0.0:
+            self.check_pitch(x, rate, at + int(0.3 * rate), nxt, job, "after its play")
+
+    def check_pitch(self, x, rate, start, nxt, job, when):
+        win = int(0.04 * rate)
+        if nxt < start + win:
+            return
+        seg = x[start:start + win]
+        if np.abs(seg).max() < 0.05:
+            return
+        f = FREQS[job % 4]
+        amps = {g: tone(seg, g, rate) for g in FREQS}
+        best = max(amps, key=amps.get)
+        assert best == f and amps[f] > 0.5 * np.abs(seg).max(), (
+            f"job {job} should sound at {f} Hz {when} on a {rate} Hz host, heard {amps}")
+
+
+SlotLifecycle.TestCase.settings = settings(
+    max_examples=int(os.environ.get("WB_LIFECYCLE_EXAMPLES", "25")), stateful_step_count=40, deadline=None,
+    derandomize=True, database=None, report_multiple_bugs=False,
+    phases=[Phase.explicit, Phase.generate] + ([] if os.environ.get("WB_LIFECYCLE_NO_SHRINK") else [Phase.shrink]), suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+TestSlotLifecycle = SlotLifecycle.TestCase
