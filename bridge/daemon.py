@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dsp import Resampler, array_module, crossfade, fade, gain_ramp, soft_limit
+from dsp import Resampler, array_module, fade, scale_ring, soft_limit, stitch_and_publish
 from engine import get_backend
 from engine.backend import Backend
 from engine.scheduler import Chunk, Job, Scheduler
@@ -40,12 +40,13 @@ from .protocol import OFF_READER_PID, WavebridgeError
 from .ring import RingWriter
 from .slotstate import (DRAINING, ERROR, FADING, IDLE, QUICK_FADE_S, REPLACING, STARTING, SWITCHING, ChunkReady,
                         Drop, End, Envelope, Error, Failed, FadeRing, FirstAudio, Flush, Hold, Param, Play, Progress,
-                        Reattach, Release, RingView, SetParam, SetPlaying, SetRate, SlotMachine, Stop, Write)
+                        Reattach, Release, RingView, SetParam, SetPlaying, SetRate, SlotMachine, Stop, Tail,
+                        Write)
 
 log = logging.getLogger("wavebridge")
 
 #: run the write pipeline on the device when chunks are CuPy arrays and the ring is registered
-DEVICE_PIPELINE = False
+DEVICE_PIPELINE = True
 
 
 @dataclass
@@ -285,9 +286,10 @@ class EngineThread(threading.Thread):
 
     def _view(self, slot: Slot) -> RingView:
         ring = slot.ring
-        alive = self.clock_ns() - ring.reader_heartbeat_ns < 500_000_000
+        hb = ring.reader_heartbeat_ns
+        alive = self.clock_ns() - hb < 500_000_000
         return RingView(ring.read_index, ring.write_index, self.guard(slot), ring.sample_rate,
-                        ring.reader_sample_rate, alive)
+                        ring.reader_sample_rate, alive, hb != 0 and not alive)
 
     # --------------------------------------------------------------------- the machine
     def _handle(self, slot: Slot, ev) -> None:
@@ -315,6 +317,13 @@ class EngineThread(threading.Thread):
 
     def _do_fadering(self, slot: Slot, a: FadeRing) -> None:
         self._fade_ring(slot, a)
+
+    def _do_tail(self, slot: Slot, a: Tail) -> None:
+        ring = slot.ring
+        w = max(ring.write_index, ring.read_index)
+        k = min(a.frames, ring.capacity // 4)
+        tail = ring.load(w - k, k)[::-1] * Envelope.fade_out(0, k).gains(0, k)[:, None]
+        ring.append(np.ascontiguousarray(tail, dtype=np.float32))
 
     def _do_drop(self, slot: Slot, a: Drop) -> None:
         ring = slot.ring
@@ -596,16 +605,22 @@ class EngineThread(threading.Thread):
 
     # --------------------------------------------------------------------- the audio pipeline
     def _write(self, slot: Slot, w: Write) -> None:
-        """device → resample → gain → shape → limit → envelope → append or splice. ``[engine]``"""
+        """device → resample → shape → [gain → crossfade → limit → envelope → store] → publish. ``[engine]``
+
+        The bracket is one :func:`dsp.stitch_and_publish` call: NumPy on the host path, one CuPy
+        kernel writing into the registered ring on the device path (chunks that live on the GPU
+        stay there: the resampler and the shaping run as CuPy too).
+        """
         ch = w.chunk
         audio = self._frames(slot, ch.audio)
         audio = self._resample(slot, ch.job, audio, ch.last)
-        audio = self._gain(slot, audio)
         audio = self._shape(slot, audio, w.fade_in, ch.last)
+        g0, g1 = slot.gain, slot.gain_target
+        slot.gain = g1
         if w.splice and self.d.config.splice:
-            self._splice(slot, ch.job, audio, w.old, w.env)
+            self._splice(slot, ch.job, audio, g0, g1, w.old, w.env)
         else:
-            self._append(slot, ch.job, audio, w.env, ch.first)
+            self._append(slot, ch.job, audio, g0, g1, w.env, ch.first)
 
     def _on_device(self, slot: Slot, audio) -> bool:
         return slot.gpu_reg is not None and array_module(audio) is not np
@@ -623,7 +638,7 @@ class EngineThread(threading.Thread):
         return xp.ascontiguousarray(audio, dtype=np.float32)
 
     def _resample(self, slot: Slot, job: Job, audio, last: bool = False):
-        """Backend rate → the ring's rate, with the job's own streaming resampler."""
+        """Backend rate → the ring's rate, with the job's own streaming resampler (CuPy kernel on the device)."""
         rate = slot.ring.sample_rate
         if rate == self.d.backend.sample_rate:
             return audio
@@ -631,14 +646,6 @@ class EngineThread(threading.Thread):
         if rs is None or rs.out_rate != rate:
             rs = slot.resamplers[job.job] = Resampler(self.d.backend.sample_rate, rate, slot.ring.channels)
         return rs.push(audio, last=last)
-
-    def _gain(self, slot: Slot, audio):
-        """The slot's gain, ramped from its last value to its target over this chunk."""
-        g0, g1 = slot.gain, slot.gain_target
-        slot.gain = g1
-        if g0 == 1.0 and g1 == 1.0:
-            return audio
-        return gain_ramp(audio, g0, g1)
 
     def _shape(self, slot: Slot, audio, fade_in: bool, last: bool):
         """A short fade-in when the stream starts from silence; a short fade-out at a job's end."""
@@ -652,66 +659,46 @@ class EngineThread(threading.Thread):
             audio[-n:] = fade(audio[-n:], "out")
         return audio
 
-    def _limit(self, audio):
-        if array_module(audio) is not np:
+    def _gains(self, slot: Slot, env: Envelope | None, at: int, n: int):
+        """The envelope's gains for ring frames ``at…at+n`` where the writes happen (device or host)."""
+        if env is None:
+            return None
+        g = env.gains(at, n)
+        if slot.gpu_reg is not None and DEVICE_PIPELINE:
             from dsp import gpu
 
-            return gpu.soft_limit(audio)
-        return soft_limit(audio)
+            return gpu._cupy().asarray(g)
+        return g
 
-    def _finish(self, slot: Slot, audio, env: Envelope | None, pos: int, limit: bool = True):
-        """limit → envelope (positions ``pos…``), on the host."""
-        if limit:
-            audio = soft_limit(audio)
-        if env is not None:
-            audio = audio * env.gains(pos, int(audio.shape[0]))[:, None]
-        return audio
-
-    def _append(self, slot: Slot, job: Job, audio, env: Envelope | None, first: bool) -> None:
+    def _append(self, slot: Slot, job: Job, audio, g0: float, g1: float, env: Envelope | None, first: bool) -> None:
         ring = slot.ring
         r = ring.read_index
         w = max(ring.write_index, r)           # where append puts it (the reader may be ahead)
-        if env is not None and env.end < w + audio.shape[0]:
-            audio = audio[:max(0, env.end - w)]   # nothing after the fade's end
-        if self._on_device(slot, audio):
-            self._store_device(slot, audio, w, env, None)
-        else:
-            ring.append(self._finish(slot, audio, env, w))
+        n = int(audio.shape[0])
+        if env is not None and env.end < w + n:
+            n = max(0, env.end - w)            # nothing after the fade's end
+        n = min(n, ring.capacity - (w - r))
+        stitch_and_publish(audio[:n].T, ring.data, w, g0, g1, env=self._gains(slot, env, w, n), publish=ring.publish)
         if first:
             self._meta(slot, job, start_at=w)
 
-    def _store_device(self, slot: Slot, audio, at: int, env: Envelope | None, old) -> int:
-        """Limiter, envelope, crossfade from ``old`` (device ``(xf, channels)``, already limited) and
-        the store into the registered ring in one kernel; publish after the sync. ``[engine]``"""
-        from dsp import gpu
-
-        ring = slot.ring
-        r = ring.read_index
-        n = min(int(audio.shape[0]), ring.capacity - (at - r))
-        if n <= 0:
-            return 0
-        cp = array_module(audio)
-        g = cp.asarray(env.gains(at, n)) if env is not None else None
-        gpu.splice_publish(audio[:n], ring.data, at, env=g, old=old, publish=ring.publish)
-        return n
-
-    def _splice(self, slot: Slot, job: Job, new, old: Job | None, env: Envelope | None) -> None:
+    def _splice(self, slot: Slot, job: Job, new, g0: float, g1: float, old: Job | None,
+                env: Envelope | None) -> None:
         """Replace not-yet-read audio from the read head on with ``new``, crossfading.
 
         The crossfade material — what the ring holds past the splice point, continued by the old
         job's next frames (generated first, through the old job's resampler, the gain, the limiter
         and the stop envelope when it was fading) — exists before the splice point is chosen;
         ``read_index`` is read just before the store, and the guard covers this writer's slowest
-        recent store. The mix itself is limited again. ``[engine]``
+        recent store. The crossfade's mix is limited (it is one :func:`dsp.stitch_and_publish`:
+        gain, crossfade, limiter, store). ``[engine]``
         """
         d = self.d
         ring = slot.ring
         xf = min(self._xfade_frames(slot), int(new.shape[0]))
-        on_dev = self._on_device(slot, new)
         # 1. the old stream's continuation beyond the ring's end, as it would have been heard
         r0, w = ring.read_index, ring.write_index
-        guard = self.guard(slot)
-        s0 = max(r0, min(w, r0 + guard))
+        s0 = max(r0, min(w, r0 + self.guard(slot)))
         margin = int(ring.sample_rate * max(0.05, 3 * (d.scheduler.call_s or 0.0)))
         need = s0 + xf - w + margin
         material = None
@@ -733,16 +720,11 @@ class EngineThread(threading.Thread):
             part = material[m0:m0 + xf - have]
             prev[have:have + part.shape[0]] = part
         n = min(int(new.shape[0]), ring.capacity - (s - r))
-        if on_dev:
-            self._store_device(slot, new[:n], s, None, array_module(new).asarray(prev[:min(xf, n)]))
-        else:
-            new = soft_limit(new)
-            k = min(xf, n)
-            mixed = soft_limit(crossfade(prev[:k], new[:k], curve="equal_power"))
-            ring.store(s, mixed)
-            if n > k:
-                ring.store(s + k, new[k:n])
-            ring.publish(s + n)
+        k = min(xf, n)
+        pv = np.ascontiguousarray(prev[:k].T)
+        if self._on_device(slot, new):
+            pv = array_module(new).asarray(pv)
+        stitch_and_publish(new[:n].T, ring.data, s, g0, g1, prev=pv, publish=ring.publish)
         dt = (self.clock_ns() - t0) / 1e9
         self.store_s = max(0.98 * self.store_s, dt)
         if ring.read_index > s:
@@ -751,7 +733,8 @@ class EngineThread(threading.Thread):
 
     def _material(self, slot: Slot, old: Job, env: Envelope | None, at: int, frames: int):
         """``frames`` ring frames of ``old``'s continuation from ring frame ``at``, on the host,
-        through the pipeline (resample, gain, limit, envelope); None if the backend fails."""
+        through the pipeline (resample, gain, limiter — a kernel on the device path —, envelope);
+        None if the backend fails."""
         d = self.d
         ring = slot.ring
         nb = int(math.ceil(frames * d.backend.sample_rate / ring.sample_rate))
@@ -764,16 +747,19 @@ class EngineThread(threading.Thread):
             return None
         if a is None:
             return None
-        if array_module(a) is not np:
-            a = array_module(a).asnumpy(a)
-        a = np.ascontiguousarray(a if a.ndim == 2 else a[:, None], dtype=np.float32)
-        if a.shape[1] != ring.channels:
-            a = np.repeat(a[:, :1], ring.channels, axis=1) if a.shape[1] == 1 else a[:, :ring.channels]
-        a = self._resample(slot, old, a)
-        if array_module(a) is not np:
-            a = array_module(a).asnumpy(a)
-        a = a * np.float32(slot.gain) if slot.gain != 1.0 else a
-        return self._finish(slot, a, env, at)
+        a = self._resample(slot, old, self._frames(slot, a))
+        if slot.gain != 1.0:
+            a = a * np.float32(slot.gain)
+        xp = array_module(a)
+        if xp is not np:
+            from dsp import gpu
+
+            a = xp.asnumpy(gpu.soft_limit(xp.ascontiguousarray(a, dtype=np.float32)))
+        else:
+            a = soft_limit(np.ascontiguousarray(a, dtype=np.float32))
+        if env is not None:
+            a = a * env.gains(at, int(a.shape[0]))[:, None]
+        return a
 
     def _fade_ring(self, slot: Slot, a: FadeRing) -> None:
         """Rescale ring frames ``[at, write)`` from envelope ``a.old`` to ``a.new`` and end the stream
@@ -785,7 +771,11 @@ class EngineThread(threading.Thread):
         if end > at:
             n = end - at
             g = a.old.rescale(a.new, at, n) if a.old is not None else a.new.gains(at, n)
-            ring.store(at, ring.load(at, n) * g[:, None])
+            if slot.gpu_reg is not None and DEVICE_PIPELINE:      # a kernel through the mapped ring
+                from dsp import gpu
+
+                g = gpu._cupy().asarray(g)
+            scale_ring(ring.data, at, g)
         if a.new.end < w:
             ring.publish(max(a.new.end, at))
         if ring.read_index > at:
@@ -802,7 +792,8 @@ class EngineThread(threading.Thread):
             try:
                 view = self._view(slot)
                 self._handle(slot, Stop(int(QUICK_FADE_S * view.rate), None, view))
-                if sm.state == FADING:          # less buffered than the fade: end where the audio ends
+                if sm.state == FADING:          # less buffered than the fade: a mirrored tail ends it
+                    self._do_tail(slot, Tail(int(QUICK_FADE_S * view.rate)))
                     self._handle(slot, Progress(view._replace(write=sm.env.end)))
                 slot.ring.set_playing(False)
                 for j in (sm.job, sm.old, sm.tail):

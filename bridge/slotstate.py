@@ -116,6 +116,7 @@ class RingView(NamedTuple):
     rate: int                 # the ring's sample rate
     reader_rate: int = 0      # the host's rate (0 = unknown)
     reader_alive: bool = True
+    reader_left: bool = False # a reader was there (it read at least once) and its heartbeat is stale
 
     @property
     def head(self) -> int:
@@ -189,6 +190,12 @@ class FadeRing(NamedTuple):
     new: Envelope
     at: int
     job: object               # for the metadata (stop_at / end_at)
+
+
+class Tail(NamedTuple):
+    """The stream stops short (its job failed with less than a fade buffered): append ``frames``
+    of its last audio mirrored in time and faded out, so it ends without a step."""
+    frames: int
 
 
 class Drop(NamedTuple):
@@ -395,20 +402,22 @@ class SlotMachine:
                 return out
             return []
         if st == DRAINING:
-            end = self.end if self.end is not None else r.write
+            end = r.write if self.end is None else min(self.end, r.write)
             if r.read >= end or not r.reader_alive:
                 tail = self.tail
                 self._set(IDLE)
-                out = [] if r.reader_alive else [Drop()]
+                out = [Drop()] if r.reader_left else []
                 return out + ([End(tail, "finished")] if tail is not None else [])
             return []
         if st == SWITCHING:
-            if r.read >= self.end or not r.reader_alive:
+            if r.read >= min(self.end, r.write) or not r.reader_alive:
                 rate, job, sounded = self.rate, self.job, self.sounded
                 self._set(PLAYING if sounded else STARTING, job=job)
                 self.fade_in, self.held = True, 0
                 return [SetRate(rate), Flush()]
             return []
+        if st in (IDLE, ERROR) and r.reader_left and r.write > r.read:
+            return [Drop()]                 # a silent slot's last audio that nobody heard
         want = r.reader_rate
         if not want or want == r.rate or not r.reader_alive or not 8000 <= want <= 384000:
             return []
@@ -434,11 +443,13 @@ class SlotMachine:
         if self.tail is not None:
             out.append(End(self.tail, "stopped"))
         if self.state in AUDIBLE and self.sounded or self.state in (REPLACING, FADING):
-            at = r.head
-            n = int(QUICK_FADE_S * r.rate)
-            env = self.env.shortened(at, n) if self.env is not None else Envelope.fade_out(at, n)
-            if env is not self.env:
-                out.append(FadeRing(self.env, env, at, ev.job))
+            at, n = r.head, int(QUICK_FADE_S * r.rate)
+            if r.write - at >= n:           # fade out in what is buffered
+                env = self.env.shortened(at, n) if self.env is not None else Envelope.fade_out(at, n)
+                if env is not self.env:
+                    out.append(FadeRing(self.env, env, at, ev.job))
+            elif r.write > r.read:          # too little left and no more audio comes: a mirrored tail
+                out.append(Tail(n))
         out.append(SetPlaying(False))
         self._set(ERROR)
         return out

@@ -8,9 +8,9 @@ imports nothing else of wavebridge. No threads of its own; callers tag their cla
 from .core import (array_module, crossfade, equal_power_curves, fade_curve, linear_curves, fade, gain_ramp,
                    soft_limit, stitch, Stitcher, planar_to_interleaved, seam_jump)
 
-from .fused import Published, stitch_and_publish
+from .fused import Published, scale_ring, stitch_and_publish
 from .resample import Resampler
 
-__all__ = ["Published", "stitch_and_publish", "Resampler", "array_module", "crossfade", "equal_power_curves",
+__all__ = ["Published", "scale_ring", "stitch_and_publish", "Resampler", "array_module", "crossfade", "equal_power_curves",
            "fade_curve", "linear_curves", "fade", "gain_ramp", "soft_limit", "stitch", "Stitcher",
            "planar_to_interleaved", "seam_jump"]

@@ -1,23 +1,24 @@
-"""Fused stitch-and-publish: one call from a generated chunk to audio in a slot's ring. ``[engine]``
+"""Fused write into a ring: one call from a chunk of audio to audio published in a slot's ring. ``[engine]``
 
-``stitch_and_publish`` is the daemon's single call per chunk, whatever the chunk lives on:
+``stitch_and_publish`` is the daemon's single call per chunk, whatever the chunk lives on. Per
+frame ``i`` of an ``n``-frame chunk:
 
-1. crossfade the seam — the held tail of the previous chunk against this chunk's first
-   ``xfade`` frames (``dsp.core.crossfade`` semantics, ``equal_power`` or ``linear``);
-2. hold this chunk's last ``xfade`` frames back as the next tail (raw, before gain), exactly
-   like :class:`dsp.core.Stitcher`;
-3. apply a gain ramp ``gain0 → gain1`` over the frames it emits (``dsp.core.gain_ramp``) and
-   the soft limiter (``dsp.core.soft_limit``);
-4. convert planar ``(channels, frames)`` to interleaved and store it in the ring's data
-   region ``(capacity, channels)`` at ``start_frame & (capacity − 1)``, wrapping at the end;
-5. once the audio is in the ring (for CuPy: after the stream is synchronized), call
-   ``publish(start_frame + frames)`` if given — e.g. ``RingWriter.publish``.
+1. gain: ``x[i] · g(i)``, ``g`` a linear ramp ``gain0 → gain1`` over the chunk (``dsp.core.gain_ramp``);
+2. crossfade (a splice): over the first ``k`` frames, ``prev[i]·g_out(i) + x[i]·g_in(i)`` with
+   ``prev`` the ``k`` frames being replaced, as they are heard (``dsp.core.crossfade`` semantics,
+   ``equal_power`` or ``linear``) — so the mix is limited in the next step;
+3. the soft limiter (``dsp.core.soft_limit``);
+4. envelope: ``· env[i]`` (a stop's fade, per frame), after the limiter;
+5. convert planar ``(channels, frames)`` to interleaved and store it in the ring's data region
+   ``(capacity, channels)`` at ``start_frame & (capacity − 1)``, wrapping at the end;
+6. once the audio is in the ring (for CuPy: after the stream is synchronized), call
+   ``publish(start_frame + n)`` if given — e.g. ``RingWriter.publish``.
 
 This module is the NumPy twin and the dispatcher: CuPy input goes to :mod:`dsp.gpu` (one
-RawKernel launch plus a stream sync), NumPy input is a composition of the ``dsp.core``
-functions, so the two agree to float32 rounding. It does not check ``read_index``: room in the
-ring is the caller's business (``RingWriter.free()``). No threads, no locks; call it from the
-``[engine]`` thread only.
+RawKernel launch plus a stream sync, writing through the registered mapping of the ring), NumPy
+input is a composition of the ``dsp.core`` functions, so the two agree to float32 rounding. It
+does not check ``read_index``: room in the ring is the caller's business. No threads, no locks;
+call it from the ``[engine]`` thread only.
 """
 from __future__ import annotations
 
@@ -34,17 +35,14 @@ CURVES = ("equal_power", "linear")
 class Published(NamedTuple):
     """What one :func:`stitch_and_publish` call did."""
 
-    frames: int          #: frames stored in the ring (chunk frames − the held tail)
-    tail: object         #: planar ``(channels, xfade)`` copy to pass as the next ``prev_tail``; None if xfade == 0
+    frames: int          #: frames stored in the ring
     end: int             #: ``start_frame + frames`` — the ``write_index`` to publish
 
 
 class Plan(NamedTuple):
     channels: int
-    n: int          # chunk frames
-    xfade: int      # crossfade / held-tail frames
-    emit: int       # frames stored in the ring
-    has_prev: bool  # a previous tail is crossfaded in
+    n: int          # chunk frames (all stored)
+    xfade: int      # crossfaded frames at the start (0: none)
     pos0: int       # ring position of start_frame
     mask: int
 
@@ -59,7 +57,7 @@ def _curves(n: int, curve: str) -> tuple[np.ndarray, np.ndarray]:
     return g_out, g_in
 
 
-def plan(prev_tail, chunk, ring_data, start_frame: int, xfade: int, curve: str) -> Plan:
+def plan(chunk, ring_data, start_frame: int, prev=None, env=None, curve: str = "equal_power") -> Plan:
     """Validate the arguments of :func:`stitch_and_publish` and work out its geometry.
 
     Shared by the NumPy twin and :mod:`dsp.gpu` so both reject the same inputs.
@@ -74,69 +72,77 @@ def plan(prev_tail, chunk, ring_data, start_frame: int, xfade: int, curve: str) 
     capacity = int(ring_data.shape[0])
     if capacity <= 0 or capacity & (capacity - 1):
         raise ValueError(f"ring capacity {capacity} is not a power of two")
-    xf = int(xfade)
-    if xf < 0 or xf > n:
-        raise ValueError(f"xfade {xf} must be in 0..{n} (the chunk's frames)")
-    has_prev = xf > 0 and prev_tail is not None
-    if has_prev and tuple(prev_tail.shape) != (channels, xf):
-        raise ValueError(f"prev_tail must be planar ({channels}, {xf}), got {tuple(prev_tail.shape)}")
-    emit = n - xf
-    if emit > capacity:
-        raise ValueError(f"{emit} frames exceed the ring capacity {capacity}")
+    if n > capacity:
+        raise ValueError(f"{n} frames exceed the ring capacity {capacity}")
+    xf = 0
+    if prev is not None:
+        if prev.ndim != 2 or int(prev.shape[0]) != channels or int(prev.shape[1]) > n:
+            raise ValueError(f"prev must be planar ({channels}, k ≤ {n}), got {tuple(prev.shape)}")
+        xf = int(prev.shape[1])
+    if env is not None and tuple(env.shape) != (n,):
+        raise ValueError(f"env must hold one gain per frame ({n},), got {tuple(env.shape)}")
     start = int(start_frame)
     if start < 0:
         raise ValueError(f"start_frame {start} is negative")
-    return Plan(channels, n, xf, emit, has_prev, start & (capacity - 1), capacity - 1)
+    return Plan(channels, n, xf, start & (capacity - 1), capacity - 1)
 
 
-def stitch_and_publish(prev_tail, chunk, ring_data, start_frame: int, xfade: int,
-                       gain0: float = 1.0, gain1: float = 1.0, curve: str = "linear",
-                       ceiling: float = 0.97, knee: float = 0.7, *,
-                       publish: Callable[[int], None] | None = None, tail_out=None) -> Published:
-    """Crossfade, gain, limit, interleave and store one chunk into a ring; then publish. ``[engine]``
+def stitch_and_publish(chunk, ring_data, start_frame: int, gain0: float = 1.0, gain1: float = 1.0, *,
+                       prev=None, curve: str = "equal_power", env=None, ceiling: float = 0.97,
+                       knee: float = 0.7, publish: Callable[[int], None] | None = None) -> Published:
+    """Gain, crossfade, limit, envelope, interleave and store one chunk into a ring; then publish. ``[engine]``
 
-    ``chunk`` is planar ``(channels, n)`` float32 (any strides, so ``frames.T`` of an
-    interleaved block works too). ``prev_tail`` is the ``tail`` of the previous call (planar
-    ``(channels, xfade)``) or None for a stream's first chunk. ``ring_data`` is the ring's
-    ``(capacity, channels)`` float32 data region: the ``RingWriter.data`` view on the host;
-    for CuPy input, that view registered with :func:`dsp.gpu.register_host` or its
-    ``.device`` twin (or any device array, for tests). ``start_frame`` is the absolute frame
-    the first stored frame gets (normally ``write_index``).
-
-    Stores ``n − xfade`` frames and returns :class:`Published`. To end a stream, pass the last
-    tail as ``chunk`` with ``xfade=0``. ``tail_out`` (planar ``(channels, xfade)``) receives
-    the tail instead of a new array (on the GPU it must not alias ``prev_tail``: ping-pong
-    two). ``publish(end)`` runs after the audio is in the ring.
+    ``chunk`` is planar ``(channels, n)`` float32 (any strides, so ``frames.T`` of an interleaved
+    block works too). ``prev`` (planar ``(channels, k)``, ``k ≤ n``) is the audio being replaced
+    at ``start_frame…`` as it is heard; the chunk's first ``k`` frames crossfade from it. ``env``
+    (``(n,)`` float32) multiplies the limited output. ``ring_data`` is the ring's
+    ``(capacity, channels)`` float32 data region: the ``RingWriter.data`` view on the host; for
+    CuPy input, that view registered with :func:`dsp.gpu.register_host` (or any device array,
+    for tests). ``publish(end)`` runs after the audio is in the ring.
     """
     if array_module(chunk) is not np:
         from . import gpu
 
-        return gpu.stitch_and_publish(prev_tail, chunk, ring_data, start_frame, xfade, gain0, gain1,
-                                      curve, ceiling, knee, publish=publish, tail_out=tail_out)
+        return gpu.stitch_and_publish(chunk, ring_data, start_frame, gain0, gain1, prev=prev, curve=curve,
+                                      env=env, ceiling=ceiling, knee=knee, publish=publish)
     chunk = np.asarray(chunk, dtype=np.float32)
-    p = plan(prev_tail, chunk, ring_data, start_frame, xfade, curve)
-    x = chunk.T                                                   # (n, channels) view
-    if p.has_prev:
-        g_out, g_in = _curves(p.xfade, curve)       # dsp.core.crossfade with cached curves
-        head = np.asarray(prev_tail, dtype=np.float32).T * g_out + x[:p.xfade] * g_in
-        joined = np.concatenate([head, x[p.xfade:]], axis=0)
-    else:
-        joined = x
-    tail = None
+    p = plan(chunk, ring_data, start_frame, prev, env, curve)
+    y = gain_ramp(chunk.T, gain0, gain1)                          # (n, channels)
     if p.xfade:
-        held = joined[p.emit:].T
-        if tail_out is not None:
-            tail_out[...] = held
-            tail = tail_out
-        else:
-            tail = np.ascontiguousarray(held)
-    if p.emit:
-        y = soft_limit(gain_ramp(joined[:p.emit], gain0, gain1), ceiling, knee)
-        first = min(p.emit, p.mask + 1 - p.pos0)
+        g_out, g_in = _curves(p.xfade, curve)                     # dsp.core.crossfade with cached curves
+        y = np.array(y, dtype=np.float32)
+        y[:p.xfade] = np.asarray(prev, dtype=np.float32).T * g_out + y[:p.xfade] * g_in
+    y = soft_limit(np.ascontiguousarray(y, dtype=np.float32), ceiling, knee)
+    if env is not None:
+        y = y * np.asarray(env, dtype=np.float32)[:, None]
+    if p.n:
+        first = min(p.n, p.mask + 1 - p.pos0)
         ring_data[p.pos0:p.pos0 + first] = y[:first]
-        if first < p.emit:
-            ring_data[:p.emit - first] = y[first:]
-    end = int(start_frame) + p.emit
+        if first < p.n:
+            ring_data[:p.n - first] = y[first:]
+    end = int(start_frame) + p.n
     if publish is not None:
         publish(end)  # plain stores above, then this store: ordered on x86-64 (TSO)
-    return Published(p.emit, tail, end)
+    return Published(p.n, end)
+
+
+def scale_ring(ring_data, start_frame: int, gains, publish: Callable[[int], None] | None = None) -> int:
+    """Multiply ring frames ``start_frame…`` by ``gains`` (``(n,)``), wrapping: a stop's fade over
+    audio already stored. CuPy ``gains`` go to the kernel in :mod:`dsp.gpu`. Returns n. ``[engine]``"""
+    if array_module(gains) is not np:
+        from . import gpu
+
+        return gpu.scale_ring(ring_data, start_frame, gains, publish=publish)
+    gains = np.asarray(gains, dtype=np.float32)
+    n = int(gains.shape[0])
+    cap = int(ring_data.shape[0])
+    if n > cap or cap & (cap - 1):
+        raise ValueError(f"{n} gains do not fit a ring of {cap} frames")
+    pos0 = int(start_frame) & (cap - 1)
+    first = min(n, cap - pos0)
+    ring_data[pos0:pos0 + first] *= gains[:first, None]
+    if first < n:
+        ring_data[:n - first] *= gains[first:, None]
+    if publish is not None:
+        publish(int(start_frame) + n)
+    return n

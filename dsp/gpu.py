@@ -1,4 +1,4 @@
-"""CuPy kernels for dsp: fused stitch-and-publish into a ring, ring stores, soft limiter, resampling.
+"""CuPy kernels for dsp: the fused write into a ring, fades over a ring, soft limiter, resampling.
 
 Owns the device side of ``dsp``: four RawKernels in one module compiled once by
 :func:`warmup`, and the registration of a ring's shared-memory data region with the CUDA runtime
@@ -10,8 +10,12 @@ visible to the CPU; the index store is then ordered after them on x86-64).
 
 Importing this module does not import CuPy (it installs without a GPU but fails at the first
 allocation); the first call that needs it does. :func:`available` says whether a device works.
-Every function here is NumPy-twinned: ``dsp.fused`` (stitch and publish), ``dsp.core``
-(soft limiter) and ``dsp.resample`` (polyphase) hold the reference, and the GPU tests hold the
+Every function here is NumPy-twinned: ``dsp.fused`` (stitch and publish, ring fades), ``dsp.core``
+(soft limiter) and ``dsp.resample`` (polyphase) hold the reference, and every kernel is on the
+daemon's device path: ``wb_stitch_publish`` writes every chunk (gain, splice crossfade, limiter,
+stop envelope, store), ``wb_ring_scale`` fades audio already in the ring at a stop,
+``wb_soft_limit`` limits the replaced job's crossfade material, ``wb_polyphase`` resamples to
+the host's rate, and the GPU tests hold the
 two to 1e-6. Threading: kernels run on the caller's current CuPy stream; call from the
 ``[engine]`` thread, register and warm up from ``[control]`` at start.
 """
@@ -28,7 +32,6 @@ from .fused import Published, plan
 HOST_REGISTER_PORTABLE = 1
 HOST_REGISTER_MAPPED = 2
 _ERR_ALREADY_REGISTERED = 712      # cudaErrorHostMemoryAlreadyRegistered
-_MEMCPY_DEFAULT = 4                # cudaMemcpyDefault (UVA picks the direction)
 _BLOCK = 256
 _MAX_GRID = 4096                   # grid-stride loops cover the rest
 
@@ -36,25 +39,25 @@ _SOURCE = r"""
 #define WB_HALF_PI 1.5707963267948966
 
 // One thread per (frame, channel) of the chunk, in interleaved order so ring stores coalesce.
-// Arithmetic mirrors dsp.core step by step with round-to-nearest intrinsics (no FMA
-// contraction), so results equal NumPy's to float32 rounding of cos/sin/tanh.
+// dsp.fused.stitch_and_publish step by step: gain ramp, crossfade from prev over the first xf
+// frames, limiter, envelope, store. Arithmetic mirrors dsp.core with round-to-nearest
+// intrinsics (no FMA contraction), so results equal NumPy's to float32 rounding of cos/sin/tanh.
 extern "C" __global__ void wb_stitch_publish(
     const float* __restrict__ chunk, const long long ch_cs, const long long ch_fs,
     const float* __restrict__ prev, const long long pv_cs, const long long pv_fs,
+    const float* __restrict__ env, const int has_env,
     float* ring, const unsigned long long pos0, const unsigned long long mask,
-    float* __restrict__ tail,
-    const long long n, const int C, const long long xf, const long long emit,
-    const int has_prev, const int equal_power,
+    const long long n, const int C, const long long xf, const int equal_power,
     const double g0, const double gstep, const float thr, const float span)
 {
     const long long total = n * (long long)C;
-    const long long hold = n - emit;
     for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
          idx += (long long)gridDim.x * blockDim.x) {
         const long long i = idx / C;
         const int c = (int)(idx - i * C);
-        float v = chunk[c * ch_cs + i * ch_fs];
-        if (has_prev && i < xf) {
+        const float g = (float)__dadd_rn(__dmul_rn((double)i, gstep), g0);
+        float v = __fmul_rn(chunk[c * ch_cs + i * ch_fs], g);
+        if (i < xf) {
             const double t = ((double)i + 0.5) / (double)xf;
             float g_out, g_in;
             if (equal_power) {
@@ -66,31 +69,28 @@ extern "C" __global__ void wb_stitch_publish(
             }
             v = __fadd_rn(__fmul_rn(prev[c * pv_cs + i * pv_fs], g_out), __fmul_rn(v, g_in));
         }
-        if (i < emit) {
-            const float g = (float)__dadd_rn(__dmul_rn((double)i, gstep), g0);
-            v = __fmul_rn(v, g);
-            const float a = fabsf(v);
-            if (a > thr) {
-                v = copysignf(__fadd_rn(thr, __fmul_rn(span, tanhf(__fdiv_rn(__fsub_rn(a, thr), span)))), v);
-            }
-            ring[((pos0 + (unsigned long long)i) & mask) * (unsigned long long)C + c] = v;
-        } else {
-            tail[(long long)c * hold + (i - emit)] = v;
+        const float a = fabsf(v);
+        if (a > thr) {
+            v = copysignf(__fadd_rn(thr, __fmul_rn(span, tanhf(__fdiv_rn(__fsub_rn(a, thr), span)))), v);
         }
+        if (has_env) v = __fmul_rn(v, env[i]);
+        ring[((pos0 + (unsigned long long)i) & mask) * (unsigned long long)C + c] = v;
     }
 }
 
-// Interleaved (n, C) device frames -> ring positions pos0.., wrapping (mapped host memory).
-extern "C" __global__ void wb_ring_store(
-    const float* __restrict__ src, float* ring, const unsigned long long pos0,
-    const unsigned long long mask, const long long n, const int C)
+// Ring frames pos0.. (wrapping, through the mapped pointer) times one gain per frame: a stop's
+// fade over audio already stored.
+extern "C" __global__ void wb_ring_scale(
+    float* ring, const unsigned long long pos0, const unsigned long long mask,
+    const float* __restrict__ gains, const long long n, const int C)
 {
     const long long total = n * (long long)C;
     for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
          idx += (long long)gridDim.x * blockDim.x) {
         const long long i = idx / C;
         const int c = (int)(idx - i * C);
-        ring[((pos0 + (unsigned long long)i) & mask) * (unsigned long long)C + c] = src[idx];
+        float* p = ring + ((pos0 + (unsigned long long)i) & mask) * (unsigned long long)C + c;
+        *p = __fmul_rn(*p, gains[i]);
     }
 }
 
@@ -133,7 +133,7 @@ extern "C" __global__ void wb_polyphase(
 
 # Every kernel in _SOURCE, compiled together (tests/test_kernel_source.py compiles them with NVRTC
 # on machines without a GPU).
-KERNEL_NAMES = ("wb_stitch_publish", "wb_ring_store", "wb_soft_limit", "wb_polyphase")
+KERNEL_NAMES = ("wb_stitch_publish", "wb_ring_scale", "wb_soft_limit", "wb_polyphase")
 
 _lock = threading.Lock()
 _cp = None
@@ -171,7 +171,7 @@ def available() -> bool:
 class _Kernels:
     def __init__(self, cp):
         module = cp.RawModule(code=_SOURCE)        # one NVRTC compile for all four
-        self.stitch, self.ring_store, self.soft_limit, self.polyphase = (
+        self.stitch, self.ring_scale, self.soft_limit, self.polyphase = (
             module.get_function(name) for name in KERNEL_NAMES)
 
 
@@ -191,10 +191,9 @@ def warmup() -> None:
     kernels()
     ring = cp.zeros((8, 2), dtype=cp.float32)
     chunk = cp.zeros((2, 6), dtype=cp.float32)
-    tail = cp.zeros((2, 2), dtype=cp.float32)
-    stitch_and_publish(tail, chunk, ring, 6, 2, 1.0, 0.5, "equal_power", 0.97, 0.7)
-    store_to_ring(cp.zeros((3, 2), dtype=cp.float32), ring, 7, method="kernel")
-    store_to_ring(cp.zeros((3, 2), dtype=cp.float32), ring, 7, method="memcpy")
+    stitch_and_publish(chunk, ring, 6, 1.0, 0.5, prev=cp.zeros((2, 2), dtype=cp.float32),
+                       env=cp.ones(6, dtype=cp.float32))
+    scale_ring(ring, 7, cp.ones(3, dtype=cp.float32))
     soft_limit(cp.ones(4, dtype=cp.float32))
     polyphase(cp.zeros((8, 2), dtype=cp.float32), 0, cp.full((1, 2), 0.5), 1, 1, 1, 0, 4)
     cp.cuda.get_current_stream().synchronize()
@@ -288,57 +287,46 @@ def _elem_strides(a) -> tuple[int, int]:
 # One builder per kernel, generic over the array module ``xp``: CuPy here, NumPy in
 # tests/test_kernel_cpu.py, which runs this module's CUDA source compiled for the CPU with the
 # very arguments built below (so argument order, strides and geometry are tested without a GPU).
-def stitch_args(xp, prev_tail, chunk, ring, start_frame: int, xfade: int, gain0: float, gain1: float,
-                curve: str, ceiling: float, knee: float, tail_out=None):
-    """``(plan, args, tail)`` for ``wb_stitch_publish``; ``ring`` is already device-addressable."""
+def stitch_args(xp, chunk, ring, start_frame: int, gain0: float, gain1: float, prev, curve: str, env,
+                ceiling: float, knee: float):
+    """``(plan, args)`` for ``wb_stitch_publish``; ``ring`` is already device-addressable."""
     if not isinstance(chunk, xp.ndarray) or chunk.dtype != xp.float32:
         chunk = xp.asarray(chunk, dtype=xp.float32)
     if ring.dtype != xp.float32 or not ring.flags.c_contiguous:
         raise ValueError("ring_data must be C-contiguous float32")
-    p = plan(prev_tail, chunk, ring, start_frame, xfade, curve)
+    if prev is not None and (not isinstance(prev, xp.ndarray) or prev.dtype != xp.float32 or min(prev.strides) < 0):
+        prev = xp.ascontiguousarray(xp.asarray(prev, dtype=xp.float32))
+    if env is not None:
+        env = xp.ascontiguousarray(xp.asarray(env, dtype=xp.float32))
+    p = plan(chunk, ring, start_frame, prev, env, curve)
     if min(chunk.strides) < 0:
         chunk = xp.ascontiguousarray(chunk)
     ch_cs, ch_fs = _elem_strides(chunk)
-    if p.has_prev:
-        prev = prev_tail
-        if not isinstance(prev, xp.ndarray) or prev.dtype != xp.float32 or min(prev.strides) < 0:
-            prev = xp.ascontiguousarray(xp.asarray(prev, dtype=xp.float32))
+    if prev is not None and p.xfade:
         pv_cs, pv_fs = _elem_strides(prev)
     else:
-        prev, pv_cs, pv_fs = chunk, 0, 0     # never read (has_prev = 0); a valid pointer all the same
-    tail = None
-    if p.xfade:
-        if tail_out is not None:
-            if (not isinstance(tail_out, xp.ndarray) or tail_out.shape != (p.channels, p.xfade)
-                    or tail_out.dtype != xp.float32 or not tail_out.flags.c_contiguous):
-                raise ValueError(f"tail_out must be a C-contiguous float32 {xp.__name__} array "
-                                 f"({p.channels}, {p.xfade})")
-            tail = tail_out
-        else:
-            tail = xp.empty((p.channels, p.xfade), dtype=xp.float32)
+        prev, pv_cs, pv_fs = chunk, 0, 0     # never read (xf = 0); a valid pointer all the same
     g0 = float(gain0)
-    gstep = (float(gain1) - g0) / p.emit if p.emit and float(gain1) != g0 else 0.0
+    gstep = (float(gain1) - g0) / p.n if p.n and float(gain1) != g0 else 0.0
     thr = np.float32(knee * ceiling)
     span = np.float32(ceiling - knee * ceiling)
     args = (chunk, np.int64(ch_cs), np.int64(ch_fs), prev, np.int64(pv_cs), np.int64(pv_fs),
-            ring, np.uint64(p.pos0), np.uint64(p.mask), tail if tail is not None else ring,  # no tail: never written
-            np.int64(p.n), np.int32(p.channels), np.int64(p.xfade), np.int64(p.emit),
-            np.int32(p.has_prev), np.int32(curve == "equal_power"),
+            env if env is not None else chunk, np.int32(env is not None),       # no env: never read
+            ring, np.uint64(p.pos0), np.uint64(p.mask),
+            np.int64(p.n), np.int32(p.channels), np.int64(p.xfade), np.int32(curve == "equal_power"),
             np.float64(g0), np.float64(gstep), thr, span)
-    return p, args, tail
+    return p, args
 
 
-def ring_store_args(xp, frames, ring, start_frame: int):
-    """``(frames, args)`` for ``wb_ring_store``: interleaved ``(n, channels)`` into ``ring`` from ``start_frame``."""
-    frames = xp.ascontiguousarray(xp.asarray(frames, dtype=xp.float32))
-    n, ch = int(frames.shape[0]), int(frames.shape[1])
-    cap = int(ring.shape[0])
-    if ch != int(ring.shape[1]) or cap & (cap - 1) or not ring.flags.c_contiguous:
-        raise ValueError(f"frames {tuple(frames.shape)} do not fit ring {tuple(ring.shape)}")
-    if n > cap:
-        raise ValueError(f"{n} frames exceed the ring capacity {cap}")
-    pos0 = int(start_frame) & (cap - 1)
-    return frames, (frames, ring, np.uint64(pos0), np.uint64(cap - 1), np.int64(n), np.int32(ch))
+def ring_scale_args(xp, ring, start_frame: int, gains):
+    """``(n, args)`` for ``wb_ring_scale``: ring frames ``start_frame…`` times ``gains``."""
+    gains = xp.ascontiguousarray(xp.asarray(gains, dtype=xp.float32))
+    n, cap, ch = int(gains.shape[0]), int(ring.shape[0]), int(ring.shape[1])
+    if ring.dtype != xp.float32 or not ring.flags.c_contiguous or cap & (cap - 1):
+        raise ValueError(f"ring {tuple(ring.shape)} must be C-contiguous float32 with a power-of-two capacity")
+    if gains.ndim != 1 or n > cap:
+        raise ValueError(f"{n} gains do not fit a ring of {cap} frames")
+    return n, (ring, np.uint64(int(start_frame) & (cap - 1)), np.uint64(cap - 1), gains, np.int64(n), np.int32(ch))
 
 
 def soft_limit_args(xp, x, ceiling: float, knee: float):
@@ -357,61 +345,41 @@ def polyphase_args(xp, hist, k_base: int, H_dev, L: int, M: int, J: int, m0: int
 
 
 # ------------------------------------------------------------------------ fused path
-def stitch_and_publish(prev_tail, chunk, ring_data, start_frame: int, xfade: int,
-                       gain0: float = 1.0, gain1: float = 1.0, curve: str = "linear",
-                       ceiling: float = 0.97, knee: float = 0.7, *,
-                       publish=None, tail_out=None, sync: bool = True) -> Published:
+def stitch_and_publish(chunk, ring_data, start_frame: int, gain0: float = 1.0, gain1: float = 1.0, *,
+                       prev=None, curve: str = "equal_power", env=None, ceiling: float = 0.97,
+                       knee: float = 0.7, publish=None, sync: bool = True) -> Published:
     """CuPy form of :func:`dsp.fused.stitch_and_publish`: one kernel launch, then sync. ``[engine]``
 
     ``ring_data`` is a registered NumPy ring (see :func:`register_host`) or a device array.
     With ``sync=False`` the caller must synchronize the current stream before publishing
-    (``publish`` is then refused). ``tail_out`` must not alias ``prev_tail`` (ping-pong two
-    buffers): the kernel reads one while it writes the other.
+    (``publish`` is then refused).
     """
     cp = _cupy()
     if publish is not None and not sync:
         raise ValueError("publish needs sync=True: the audio must be in the ring before write_index moves")
-    p, args, tail = stitch_args(cp, prev_tail, chunk, device_view(ring_data), start_frame, xfade,
-                                gain0, gain1, curve, ceiling, knee, tail_out)
+    p, args = stitch_args(cp, chunk, device_view(ring_data), start_frame, gain0, gain1, prev, curve, env,
+                          ceiling, knee)
     total = p.n * p.channels
     if total:
         kernels().stitch(_grid(total), (_BLOCK,), args)
     if sync:
         cp.cuda.get_current_stream().synchronize()
-    end = int(start_frame) + p.emit
+    end = int(start_frame) + p.n
     if publish is not None:
         publish(end)
-    return Published(p.emit, tail, end)
+    return Published(p.n, end)
 
 
-def store_to_ring(frames, ring_data, start_frame: int, method: str = "memcpy", sync: bool = True) -> int:
-    """Copy interleaved device frames ``(n, channels)`` to ring positions ``start_frame…``, wrapping. ``[engine]``
-
-    ``method="memcpy"``: one or two ``cudaMemcpyAsync`` (DMA into the registered pages);
-    ``"kernel"``: a kernel writing through the mapped pointer. Returns frames stored.
-    """
+def scale_ring(ring_data, start_frame: int, gains, publish=None) -> int:
+    """CuPy form of :func:`dsp.fused.scale_ring`: ring frames times ``gains`` in one kernel, then sync. ``[engine]``"""
     cp = _cupy()
     ring = device_view(ring_data)
-    frames, args = ring_store_args(cp, frames, ring, start_frame)
-    n, ch = int(frames.shape[0]), int(frames.shape[1])
-    cap = int(ring.shape[0])
-    pos0 = int(args[2])
-    stream = cp.cuda.get_current_stream()
+    n, args = ring_scale_args(cp, ring, start_frame, gains)
     if n:
-        if method == "kernel":
-            kernels().ring_store(_grid(n * ch), (_BLOCK,), args)
-        elif method == "memcpy":
-            row = ch * 4
-            first = min(n, cap - pos0)
-            rt = cp.cuda.runtime
-            rt.memcpyAsync(ring.data.ptr + pos0 * row, frames.data.ptr, first * row, _MEMCPY_DEFAULT, stream.ptr)
-            if first < n:
-                rt.memcpyAsync(ring.data.ptr, frames.data.ptr + first * row, (n - first) * row,
-                               _MEMCPY_DEFAULT, stream.ptr)
-        else:
-            raise ValueError(f"unknown method {method!r} (memcpy, kernel)")
-    if sync:
-        stream.synchronize()
+        kernels().ring_scale(_grid(n * int(ring.shape[1])), (_BLOCK,), args)
+    cp.cuda.get_current_stream().synchronize()
+    if publish is not None:
+        publish(int(start_frame) + n)
     return n
 
 

@@ -64,21 +64,22 @@ class DeviceSynth(SynthBackend):
 
 def _capture(backend, host_frames: int | None = None, after_device: int = 12000):
     """Play one job and record it from its first frame: ``(dsp path, frame where the device path
-    began or None, audio)``. Records ``after_device`` frames past the first device-path frame
-    (the first chunks of a job are prebuffered on the host, more of them when steps are slow),
-    or ``host_frames`` frames on the host path."""
+    began or None, audio)``. Records ``after_device`` frames past the first frame a kernel wrote
+    into the ring, or ``host_frames`` frames on the host path."""
+    from dsp import gpu
+
     events = queue.Queue()
     name = "g" + secrets.token_hex(5)
     d = Daemon(Config(slot_names=[name], slots=1, target_s=1.0), emit=events.put, backend=backend).open()
     first_device = []
-    write = d.engine._write_on_device
+    kernel_write = gpu.stitch_and_publish
 
-    def spy(slot, audio):
+    def spy(chunk, ring_data, start_frame, *a, **k):
         if not first_device:
-            first_device.append(max(slot.ring.write_index, slot.ring.read_index))
-        write(slot, audio)
+            first_device.append(int(start_frame))
+        return kernel_write(chunk, ring_data, start_frame, *a, **k)
 
-    d.engine._write_on_device = spy
+    gpu.stitch_and_publish = spy
     try:
         r = RingReader(name, max_block=1 << 16).attach()
         start = r.read_index
@@ -99,6 +100,7 @@ def _capture(backend, host_frames: int | None = None, after_device: int = 12000)
         audio = np.concatenate(parts) if parts else np.zeros((0, 2), np.float32)
         return d.dsp_path, (first_device[0] - start if first_device else None), audio
     finally:
+        gpu.stitch_and_publish = kernel_write
         d.close(linger_s=0)
 
 
@@ -113,8 +115,9 @@ def test_device_path_equals_host_path(cp):
 
 
 def test_a_long_stop_fade_continues_over_device_chunks(cp):
-    """A stop whose fade is longer than what is buffered fades over the chunks that follow it,
-    which must then be done on the host (the device path only stores), and the job ends."""
+    """A stop whose fade is longer than what is buffered fades over the chunks that follow it —
+    the buffered part by ``wb_ring_scale`` through the mapped ring, the rest inside the write
+    kernel as its envelope — and the job ends."""
     import threading
 
     from plugin_stub.player import PacedRecorder

@@ -162,89 +162,86 @@ def test_planar_to_interleaved():
 
 
 # --------------------------------------------------------------------------- fused twin
-def reference_stream(chunks_planar, xfade, gains, curve, ceiling, knee):
-    """What the fused path must produce, from the core functions: Stitcher, gain_ramp, soft_limit."""
-    st = Stitcher(xfade, curve)
-    out = []
-    for chunk, (g0, g1) in zip(chunks_planar, gains):
-        block = st.push(planar_to_interleaved(chunk))
-        out.append(soft_limit(gain_ramp(block, g0, g1), ceiling, knee))
-    return out, st.flush()
+def reference_write(chunk_planar, g0, g1, prev=None, env=None, curve="equal_power"):
+    """What the fused path must store, from the core functions: gain_ramp, crossfade, soft_limit, × env."""
+    y = gain_ramp(planar_to_interleaved(chunk_planar), g0, g1)
+    if prev is not None:
+        k = prev.shape[1]
+        y = np.concatenate([crossfade(planar_to_interleaved(prev), y[:k], curve), y[k:]])
+    y = soft_limit(y, 0.97, 0.7)
+    return y * env[:, None] if env is not None else y
 
 
 @pytest.mark.parametrize("curve", ["linear", "equal_power"])
 @pytest.mark.parametrize("capacity", [1024, 4096])
 def test_fused_twin_equals_core_composition_across_wraps(curve, capacity):
     r = rng(2)
-    xf, ch = 96, 2
-    lengths = [700, 96, 1000, 333, 1024 + 96, 200]            # includes n == xfade and n < 2·xfade
+    ch = 2
+    lengths = [700, 96, 1000, 333, 1024, 200]
     chunks = [(1.4 * r.standard_normal((ch, n))).astype(np.float32) for n in lengths]  # hot: limiter works
     gains = [(1.0, 1.0), (1.0, 0.5), (0.5, 0.5), (0.5, 1.2), (1.2, 1.2), (1.2, 0.0)]
-    expected, last_tail = reference_stream(chunks, xf, gains, curve, 0.97, 0.7)
-
     ring = np.full((capacity, ch), np.nan, np.float32)
     start = capacity - 300                                     # first chunk already wraps
-    tail, published = None, []
-    for chunk, (g0, g1), exp in zip(chunks, gains, expected):
-        res = stitch_and_publish(tail, chunk, ring, start, xf, g0, g1, curve, 0.97, 0.7,
-                                 publish=published.append)
-        assert res.frames == exp.shape[0] == chunk.shape[1] - xf
-        assert res.end == start + res.frames and published[-1] == res.end
-        got = np.stack([ring[(start + i) & (capacity - 1)] for i in range(res.frames)]) if res.frames else exp
+    published = []
+    for k, (chunk, (g0, g1)) in enumerate(zip(chunks, gains)):
+        n = chunk.shape[1]
+        prev = (1.4 * r.standard_normal((ch, min(n, 96)))).astype(np.float32) if k % 2 else None
+        env = np.linspace(1, 0, n, dtype=np.float32) if k % 3 == 2 else None
+        exp = reference_write(chunk, g0, g1, prev, env, curve)
+        res = stitch_and_publish(chunk, ring, start, g0, g1, prev=prev, env=env, curve=curve, publish=published.append)
+        assert res.frames == n and res.end == start + n and published[-1] == res.end
+        got = np.stack([ring[(start + i) & (capacity - 1)] for i in range(n)])
         np.testing.assert_allclose(got, exp, rtol=0, atol=1e-6)
-        assert res.tail.shape == (ch, xf) and res.tail.flags.c_contiguous
-        tail, start = res.tail, res.end
-    np.testing.assert_allclose(tail.T, last_tail, atol=1e-6)
-    assert np.all(np.abs(ring[~np.isnan(ring)]) <= np.float32(0.97))
-    # flush: the held tail goes out as a chunk with xfade 0
-    res = stitch_and_publish(None, tail, ring, start, 0, 1.0, 1.0, curve)
-    assert res.frames == xf and res.tail is None
-    exp = soft_limit(gain_ramp(last_tail, 1.0, 1.0), 0.97, 0.7)
-    got = np.stack([ring[(start + i) & (capacity - 1)] for i in range(xf)])
-    np.testing.assert_allclose(got, exp, atol=1e-6)
+        start = res.end
+    assert np.all(np.abs(ring[~np.isnan(ring)]) <= np.float32(0.97))   # mixes are limited too
 
 
-def test_fused_accepts_transposed_interleaved_and_tail_out():
+def test_fused_accepts_transposed_interleaved():
     r = rng(3)
     inter = np.clip(r.standard_normal((500, 2)) * 0.1, -0.6, 0.6).astype(np.float32)  # below the knee
     ring_a = np.zeros((1024, 2), np.float32)
     ring_b = np.zeros((1024, 2), np.float32)
-    tail_out = np.empty((2, 50), np.float32)
-    a = stitch_and_publish(None, inter.T, ring_a, 10, 50, tail_out=tail_out)
-    b = stitch_and_publish(None, np.ascontiguousarray(inter.T), ring_b, 10, 50)
-    assert a.tail is tail_out
+    stitch_and_publish(inter.T, ring_a, 10)
+    stitch_and_publish(np.ascontiguousarray(inter.T), ring_b, 10)
     np.testing.assert_array_equal(ring_a, ring_b)
-    np.testing.assert_array_equal(a.tail, b.tail)
-    np.testing.assert_array_equal(ring_a[10:460], inter[:450])
+    np.testing.assert_array_equal(ring_a[10:510], inter)
 
 
 def test_fused_ring_wrap_writes_only_its_frames():
     cap = 256
     ring = np.full((cap, 2), -7.0, np.float32)
     chunk = np.tile(np.arange(100, dtype=np.float32) / 1000, (2, 1))
-    res = stitch_and_publish(None, chunk, ring, 5 * cap + 200, 0)       # positions 200..255, 0..43
+    res = stitch_and_publish(chunk, ring, 5 * cap + 200)       # positions 200..255, 0..43
     assert res.frames == 100 and res.end == 5 * cap + 300
     np.testing.assert_array_equal(ring[200:, 0], chunk[0, :56])
     np.testing.assert_array_equal(ring[:44, 1], chunk[1, 56:])
     assert np.all(ring[44:200] == -7.0)
 
 
-def test_fused_into_a_real_ring_wraps_and_publishes():
+def test_scale_ring_fades_stored_frames_in_place_wrapping():
+    from dsp.fused import scale_ring
+
+    ring = np.ones((256, 2), np.float32)
+    g = np.linspace(1, 0, 100, dtype=np.float32)
+    assert scale_ring(ring, 5 * 256 + 200, g) == 100
+    np.testing.assert_array_equal(ring[200:, 0], g[:56])
+    np.testing.assert_array_equal(ring[:44, 1], g[56:])
+    assert np.all(ring[44:200] == 1.0)
+
+
+def test_fused_into_a_real_ring_publishes():
     from bridge.ring import RingWriter
 
     slot = f"tdsp{os.getpid()}"
     w = RingWriter.open(slot, SR, 2, 1024)
     try:
-        sig = tones(5000)
-        chunks = [c.T for c in overlapping_chunks(sig, [900, 900, 900], 64)]
-        tail, start = None, w.write_index
-        for c in chunks:
-            res = stitch_and_publish(tail, c, w.data, start, 64, curve="linear", publish=w.publish)
-            tail, start = res.tail, res.end
-        assert w.write_index == 3 * 900 - 3 * 64
-        got = w.load(w.write_index - 800, 800)
-        expect = stitch([c.T for c in chunks], 64, "linear")[-64 - 800:-64]
-        np.testing.assert_allclose(got, soft_limit(expect), atol=1e-6)
+        sig = tones(2700)
+        start = w.write_index
+        for i in range(3):
+            res = stitch_and_publish(sig[i * 900:(i + 1) * 900].T, w.data, start, publish=w.publish)
+            start = res.end
+        assert w.write_index == 2700
+        np.testing.assert_allclose(w.load(2700 - 800, 800), soft_limit(sig[-800:]), atol=1e-6)
     finally:
         w.close()
 
@@ -253,17 +250,17 @@ def test_fused_rejects_bad_arguments():
     ring = np.zeros((1024, 2), np.float32)
     chunk = np.zeros((2, 100), np.float32)
     with pytest.raises(ValueError):
-        stitch_and_publish(None, chunk, ring, 0, 10, curve="cubic")
+        stitch_and_publish(chunk, ring, 0, prev=np.zeros((2, 10), np.float32), curve="cubic")
     with pytest.raises(ValueError):
-        stitch_and_publish(np.zeros((2, 5), np.float32), chunk, ring, 0, 10)   # tail of the wrong length
+        stitch_and_publish(chunk, ring, 0, prev=np.zeros((2, 101), np.float32))   # longer than the chunk
     with pytest.raises(ValueError):
-        stitch_and_publish(None, chunk, np.zeros((1000, 2), np.float32), 0, 10)  # not a power of two
+        stitch_and_publish(chunk, ring, 0, env=np.ones(99, np.float32))           # one gain per frame
     with pytest.raises(ValueError):
-        stitch_and_publish(None, chunk, np.zeros((64, 2), np.float32), 0, 10)    # more than capacity
+        stitch_and_publish(chunk, np.zeros((1000, 2), np.float32), 0)  # not a power of two
     with pytest.raises(ValueError):
-        stitch_and_publish(None, chunk, ring, 0, 101)
+        stitch_and_publish(chunk, np.zeros((64, 2), np.float32), 0)    # more than capacity
     with pytest.raises(ValueError):
-        stitch_and_publish(None, np.zeros((3, 100), np.float32), ring, 0, 10)
+        stitch_and_publish(np.zeros((3, 100), np.float32), ring, 0)
 
 
 # --------------------------------------------------------------------------- resampling

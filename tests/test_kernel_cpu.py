@@ -5,7 +5,7 @@ whole launch. A small shim gives the CUDA names a C++ meaning (``__global__``, t
 indices, the ``_rn`` intrinsics as plain IEEE operations, compiled without FMA contraction; see
 ``tests/emulated_cupy.py``), g++ builds ``dsp.gpu._SOURCE`` into a shared library, and each kernel is called through ctypes
 with the arguments ``dsp.gpu``'s own builders make (``stitch_args`` and friends, given NumPy).
-So the indexing, ring wrap-around, strides, crossfade, gain ramp, limiter, tail hand-back and
+So the indexing, ring wrap-around, strides, crossfade, gain ramp, limiter, envelope, ring fades and
 polyphase geometry of the code that will run on the GPU are checked here against NumPy to 1e-6;
 what this cannot check (launch configuration, the device's libm, mapped memory) is left to
 ``tests/test_dsp_gpu.py`` on a GPU.
@@ -37,54 +37,47 @@ def hot(shape, seed, scale=1.4):
 
 
 CASES = [
-    # (curve, channels, frames, xfade, has_prev, start_frame, gains, interleaved input)
+    # (curve, channels, frames, crossfaded frames, envelope, start_frame, gains, interleaved input)
     ("equal_power", 2, 3000, 2400, True, 5, (1.0, 0.9), False),
-    ("linear", 2, 3000, 600, True, 1000, (0.5, 1.5), True),       # wraps; chunk = frames.T
+    ("linear", 2, 3000, 600, False, 1000, (0.5, 1.5), True),       # wraps; chunk = frames.T
     ("equal_power", 1, 777, 0, False, 3, (1.0, 1.0), False),
-    ("linear", 2, 4096, 256, False, 4000, (2.0, 2.0), False),      # first chunk: tail held, no crossfade
-    ("equal_power", 6, 1500, 1500, True, 2047, (1.0, 0.0), True),  # all of it held back
+    ("linear", 2, 2048, 256, True, 4000, (2.0, 2.0), False),
+    ("equal_power", 6, 1500, 1500, False, 2047, (1.0, 0.0), True),  # all of it crossfaded
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}ch-xf{c[3]}-{'prev' if c[4] else 'first'}" for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}ch-xf{c[3]}-{'env' if c[4] else 'noenv'}" for c in CASES])
 def test_stitch_kernel_equals_the_numpy_twin(lib, case):
-    curve, ch, n, xf, has_prev, start, (g0, g1), interleaved = case
-    cap = 2048 if n < 2048 else 8192
+    curve, ch, n, xf, with_env, start, (g0, g1), interleaved = case
+    cap = 2048 if n <= 2048 else 8192
     chunk = hot((n, ch), 1).T if interleaved else hot((ch, n), 1)
-    prev = hot((ch, xf), 2) if has_prev else None
+    prev = hot((ch, xf), 2) if xf else None
+    env = np.cos(np.linspace(0, 1.5, n)).astype(np.float32) if with_env else None
     ring_np = np.full((cap, ch), 7.0, dtype=np.float32)
     ring_k = ring_np.copy()
-    ref = stitch_and_publish(prev, chunk, ring_np, start, xf, g0, g1, curve, 0.97, 0.7)
-    p, args, tail = gpu.stitch_args(np, prev, chunk, ring_k, start, xf, g0, g1, curve, 0.97, 0.7)
+    ref = stitch_and_publish(chunk, ring_np, start, g0, g1, prev=prev, curve=curve, env=env)
+    p, args = gpu.stitch_args(np, chunk, ring_k, start, g0, g1, prev, curve, env, 0.97, 0.7)
     launch(lib, "wb_stitch_publish", args)
-    assert p.emit == ref.frames
+    assert p.n == ref.frames == n
     np.testing.assert_allclose(ring_k, ring_np, rtol=0, atol=1e-6)
     assert (ring_k == 7.0).sum() == (ring_np == 7.0).sum()      # the same frames left untouched
-    if xf:
-        np.testing.assert_allclose(tail, ref.tail, rtol=0, atol=1e-6)
-    else:
-        assert tail is None and ref.tail is None
-
-
-def test_stitch_kernel_writes_into_a_given_tail_buffer(lib):
-    chunk, prev = hot((2, 1000), 3), hot((2, 200), 4)
-    ring = np.zeros((1024, 2), dtype=np.float32)
-    out = np.empty((2, 200), dtype=np.float32)
-    _, args, tail = gpu.stitch_args(np, prev, chunk, ring, 0, 200, 1.0, 1.0, "linear", 0.97, 0.7, tail_out=out)
-    launch(lib, "wb_stitch_publish", args)
-    assert tail is out
-    np.testing.assert_array_equal(out, chunk[:, 800:])                # raw, before gain
+    assert np.abs(ring_k[ring_k != 7.0]).max() <= 0.97           # the crossfade's mix is limited too
 
 
 @pytest.mark.parametrize("start,n", [(0, 100), (1000, 48), (1020, 30), (5, 1024)])
-def test_ring_store_kernel_wraps(lib, start, n):
-    ring = np.zeros((1024, 2), dtype=np.float32)
-    frames = hot((n, 2), 5)
-    _, args = gpu.ring_store_args(np, frames, ring, start)
-    launch(lib, "wb_ring_store", args)
+def test_ring_scale_kernel_equals_the_numpy_twin(lib, start, n):
+    from dsp.fused import scale_ring
+
+    ring_np = hot((1024, 2), 5)
+    ring_k = ring_np.copy()
+    gains = np.cos(np.linspace(0, 1.57, n)).astype(np.float32)
+    scale_ring(ring_np, start, gains)
+    _, args = gpu.ring_scale_args(np, ring_k, start, gains)
+    launch(lib, "wb_ring_scale", args)
+    np.testing.assert_allclose(ring_k, ring_np, rtol=0, atol=1e-7)
     pos = (np.arange(start, start + n)) & 1023
-    np.testing.assert_array_equal(ring[pos], frames)
-    assert np.count_nonzero(ring.any(axis=1)) == min(n, 1024)
+    untouched = np.setdiff1d(np.arange(1024), pos)
+    np.testing.assert_array_equal(ring_k[untouched], hot((1024, 2), 5)[untouched])
 
 
 def test_soft_limit_kernel_equals_core(lib):
@@ -115,10 +108,10 @@ def test_arguments_are_checked_against_the_kernel_signature(lib):
     would shift every later argument on a GPU. The launcher here refuses it, so the tests above
     hold the builders to the kernels' C signatures."""
     ring = np.zeros((1024, 2), dtype=np.float32)
-    _, args = gpu.ring_store_args(np, hot((10, 2), 8), ring, 0)
+    _, args = gpu.ring_scale_args(np, ring, 0, np.ones(10, np.float32))
     bad = args[:5] + (np.int64(args[5]),)
     with pytest.raises(TypeError, match="wants int32"):
-        launch(lib, "wb_ring_store", bad)
+        launch(lib, "wb_ring_scale", bad)
     with pytest.raises(TypeError, match="float32 array"):
-        launch(lib, "wb_ring_store", (args[0].astype(np.float64),) + args[1:])
+        launch(lib, "wb_ring_scale", (args[0].astype(np.float64),) + args[1:])
     assert [k for k, _ in lib.signatures["wb_stitch_publish"]].count("ptr") == 4
