@@ -107,6 +107,8 @@ def build_config(s):
 
     if not isinstance(s, _settings_type()):
         s = settings_from_args(s)
+    from .daemon import validate_config
+
     if not 1 <= s.slots <= 64:
         raise SystemExit("--slots must be 1..64")
     lo, hi = COMMON_PARAMS["xfade_ms"]
@@ -119,9 +121,14 @@ def build_config(s):
         kw["device"] = s.device
     if s.dtype:
         kw["dtype"] = s.dtype
-    return Config(slots=s.slots, backend=s.backend, backend_kwargs=kw, target_s=s.target_s,
-                  xfade_ms=s.xfade_ms, first_chunk=s.first_chunk, max_chunk=s.max_chunk, splice=s.splice,
-                  price_per_hour=s.price_per_hour)
+    cfg = Config(slots=s.slots, backend=s.backend, backend_kwargs=kw, target_s=s.target_s,
+                 xfade_ms=s.xfade_ms, first_chunk=s.first_chunk, max_chunk=s.max_chunk, splice=s.splice,
+                 price_per_hour=s.price_per_hour)
+    try:
+        validate_config(cfg)
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
+    return cfg
 
 
 def _settings_type():
@@ -234,7 +241,23 @@ class Service:
         return ", ".join(parts)
 
 
+def _quietly(what: str, fn, *args) -> None:
+    """Run one component's close; a failing close is logged and the others still run. ``[control]``"""
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001
+        log.exception("closing %s failed", what)
+
+
 async def serve_async(args, ready_cb=None) -> int:
+    """Start every component in order over one exit stack, serve until SIGTERM/SIGINT, unwind. ``[control]``
+
+    Each component registers its own close as soon as it exists (the notifier first, so it
+    closes last); a failure at any step prints one line naming the step and unwinds what
+    was started, in reverse order.
+    """
+    import contextlib
+
     from .config import ConfigError, resolve
     from .daemon import Daemon
     from .osc import OscServer
@@ -243,112 +266,111 @@ async def serve_async(args, ready_cb=None) -> int:
     notifier = Notifier()
     for k in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"):
         os.environ.pop(k, None)       # like sd_notify(unset_environment=1): children must not inherit them
-    cli = cli_values(args)
-    try:
-        s = resolve(cli)
-    except ConfigError as e:
-        print(f"wavebridge: {e.message}", file=sys.stderr, flush=True)
-        return 2
-    logging.getLogger().setLevel(getattr(logging, str(s.log_level).upper(), logging.INFO))
-    if s.config_path:
-        log.info("config: %s", s.config_path)
-    svc = Service(s, cli, notifier)
-    midi_map = None
-    if s.midi:
-        try:
-            midi_map = svc.load_midi_map(s)
-        except Exception as e:  # noqa: BLE001
-            print(f"wavebridge: {getattr(e, 'message', e)}", file=sys.stderr, flush=True)
-            return 2
-    cfg = build_config(s)
-    names = cfg.slot_names or list(range(1, cfg.slots + 1))
-    resume = interrupted_jobs(names) if s.resume else []
-    server_box = {}
-    daemon = Daemon(cfg, emit=lambda ev: server_box["s"].post_event(ev))
-    server = OscServer(daemon, s.osc_host, s.osc_port, allow=s.allow)
-    server_box["s"] = server
-    svc.daemon, svc.osc = daemon, server
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    loop.add_signal_handler(signal.SIGHUP, lambda: None)   # not fatal while warming up
-    t0 = time.perf_counter()
-    notifier.status(f"warming up the {s.backend} backend")
-    try:
-        await loop.run_in_executor(None, daemon.open)
-    except Exception as e:  # noqa: BLE001
-        log.error("could not start: %s", e)
-        print(f"wavebridge: could not start: {e}", file=sys.stderr, flush=True)
-        notifier.stopping(f"could not start: {e}"[:200])
-        return 2
-    try:
-        host, port = await server.start()
-    except OSError as e:
-        print(f"wavebridge: cannot listen on {s.osc_host}:{s.osc_port}: {e}", file=sys.stderr, flush=True)
-        notifier.stopping(f"cannot listen on {s.osc_host}:{s.osc_port}")
-        await loop.run_in_executor(None, daemon.close)
-        return 2
-    try:
-        startup = svc.param_commands(s)
-    except ValueError as e:
-        print(f"wavebridge: {e}", file=sys.stderr, flush=True)
-        server.close()
-        await loop.run_in_executor(None, daemon.close)
-        return 2
-    for c in startup:
-        daemon.submit(c)
-    if s.metrics:
-        from .metrics import Metrics
 
-        svc.metrics = Metrics(daemon, server).attach()
+    def fail(msg: str) -> int:
+        log.error("%s", msg)
+        print(f"wavebridge: {msg}", file=sys.stderr, flush=True)
+        notifier.stopping(msg[:200])
+        return 2
+
+    async with contextlib.AsyncExitStack() as stack:
+        stack.callback(_quietly, "the systemd notifier", notifier.close)
+        cli = cli_values(args)
         try:
-            mport = svc.metrics.start_http(s.metrics_host, s.metrics_port)
-            print(f"wavebridge: metrics on http://{s.metrics_host}:{mport}/metrics", flush=True)
-        except OSError as e:          # metrics are optional: a taken port must not cost the audio
-            log.warning("metrics: cannot listen on %s:%s (%s); running without /metrics",
-                        s.metrics_host, s.metrics_port, e)
-    if s.midi:
-        from .midi import MidiInput
-
-        svc.midi = MidiInput(daemon, midi_map, port_name=s.midi_port)
-        if svc.metrics is not None:
-            svc.metrics.midi = svc.midi
-        svc.midi.open(loop)
-        print(f"wavebridge: {svc.midi.summary()}"
-              + (f" via {svc.midi.api}" if svc.midi.connected else f" — {svc.midi.last_error}"), flush=True)
-    for job in resume:
-        from .commands import parse_osc
-
+            s = resolve(cli)
+        except ConfigError as e:
+            return fail(e.message)
+        logging.getLogger().setLevel(getattr(logging, str(s.log_level).upper(), logging.INFO))
+        if s.config_path:
+            log.info("config: %s", s.config_path)
+        svc = Service(s, cli, notifier)
+        midi_map = None
+        step = "checking the settings"
         try:
-            args_ = [job["slot"], job["prompt"], float(job["seconds"])]
-            if job["seed"] is not None:
-                args_.append(job["seed"])
-            c = parse_osc("/wb/play", args_, len(daemon.slots), daemon.params())
-            c.source = "resume"
-            daemon.submit(c)
-            print(f"wavebridge: resuming slot {job['slot']}: {job['prompt']}", flush=True)
-        except Exception as e:  # noqa: BLE001
-            log.warning("could not resume slot %s: %s", job["slot"], getattr(e, "message", e))
-    log.info("backend %s warm in %.0f ms", daemon.backend.name, daemon.warmup_s * 1000)
-    loop.add_signal_handler(signal.SIGHUP, svc.reload)
-    print(f"wavebridge: listening for OSC on {host}:{port} ({cfg.slots} slots, backend {daemon.backend.name}, "
-          f"ready in {(time.perf_counter() - t0) * 1000:.0f} ms)", flush=True)
-    notifier.ready(svc.summary())
-    svc.watchdog = Watchdog(notifier, daemon.engine, svc.summary).start()
-    if ready_cb is not None:
-        ready_cb(daemon, server)
-    await stop.wait()
-    print("wavebridge: shutting down", flush=True)
-    notifier.stopping()
-    svc.watchdog.stop()
-    if svc.midi is not None:
-        svc.midi.close()
-    server.close()
-    await loop.run_in_executor(None, daemon.close)
-    if svc.metrics is not None:
-        svc.metrics.close()
-    notifier.close()
+            if s.midi:
+                from .midi import check_backend
+
+                check_backend()       # a typo in MIDO_BACKEND fails here, before any ring exists
+                midi_map = svc.load_midi_map(s)
+            try:
+                cfg = build_config(s)
+            except SystemExit as e:
+                raise ValueError(str(e)) from None
+            names = cfg.slot_names or list(range(1, cfg.slots + 1))
+            resume = interrupted_jobs(names) if s.resume else []
+            server_box = {}
+            daemon = Daemon(cfg, emit=lambda ev: server_box["s"].post_event(ev))
+            server = OscServer(daemon, s.osc_host, s.osc_port, allow=s.allow)
+            server_box["s"] = server
+            svc.daemon, svc.osc = daemon, server
+            stop = asyncio.Event()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(signal.SIGHUP, lambda: None)   # not fatal while warming up
+            t0 = time.perf_counter()
+            step = f"warming up the {s.backend} backend"
+            notifier.status(step)
+            await loop.run_in_executor(None, daemon.open)
+            stack.push_async_callback(loop.run_in_executor, None, _quietly, "the daemon", daemon.close)
+            step = f"listening for OSC on {s.osc_host}:{s.osc_port}"
+            host, port = await server.start()
+            stack.callback(_quietly, "the OSC server", server.close)
+            step = "applying the configured parameters"
+            for c in svc.param_commands(s):
+                daemon.submit(c)
+            if s.metrics:
+                from .metrics import Metrics
+
+                step = "starting metrics"
+                svc.metrics = Metrics(daemon, server).attach()
+                stack.callback(_quietly, "metrics", svc.metrics.close)
+                try:
+                    mport = svc.metrics.start_http(s.metrics_host, s.metrics_port)
+                    print(f"wavebridge: metrics on http://{s.metrics_host}:{mport}/metrics", flush=True)
+                except OSError as e:  # metrics are optional: a taken port must not cost the audio
+                    log.warning("metrics: cannot listen on %s:%s (%s); running without /metrics",
+                                s.metrics_host, s.metrics_port, e)
+            if s.midi:
+                from .midi import MidiInput
+
+                step = "opening MIDI"
+                svc.midi = MidiInput(daemon, midi_map, port_name=s.midi_port)
+                stack.callback(_quietly, "MIDI", svc.midi.close)
+                if svc.metrics is not None:
+                    svc.metrics.midi = svc.midi
+                svc.midi.open(loop)
+                print(f"wavebridge: {svc.midi.summary()}"
+                      + (f" via {svc.midi.api}" if svc.midi.connected else f" — {svc.midi.last_error}"), flush=True)
+        except OSError as e:
+            return fail(f"could not start ({step}): {e}")
+        except Exception as e:  # noqa: BLE001 — one line, then the stack unwinds what exists
+            return fail(f"could not start ({step}): {getattr(e, 'message', e)}")
+        for job in resume:
+            from .commands import parse_osc
+
+            try:
+                args_ = [job["slot"], job["prompt"], float(job["seconds"])]
+                if job["seed"] is not None:
+                    args_.append(job["seed"])
+                c = parse_osc("/wb/play", args_, len(daemon.slots), daemon.params())
+                c.source = "resume"
+                daemon.submit(c)
+                print(f"wavebridge: resuming slot {job['slot']}: {job['prompt']}", flush=True)
+            except Exception as e:  # noqa: BLE001
+                log.warning("could not resume slot %s: %s", job["slot"], getattr(e, "message", e))
+        log.info("backend %s warm in %.0f ms", daemon.backend.name, daemon.warmup_s * 1000)
+        loop.add_signal_handler(signal.SIGHUP, svc.reload)
+        print(f"wavebridge: listening for OSC on {host}:{port} ({cfg.slots} slots, backend {daemon.backend.name}, "
+              f"ready in {(time.perf_counter() - t0) * 1000:.0f} ms)", flush=True)
+        notifier.ready(svc.summary())
+        svc.watchdog = Watchdog(notifier, daemon.engine, svc.summary).start()
+        stack.callback(_quietly, "the watchdog", svc.watchdog.stop)
+        if ready_cb is not None:
+            ready_cb(daemon, server)
+        await stop.wait()
+        print("wavebridge: shutting down", flush=True)
+        notifier.stopping()
     return 0
 
 

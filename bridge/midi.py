@@ -528,6 +528,24 @@ class MidiMapper:
         return [self._cmd("/wb/tempo", round(bpm, 2))]
 
 
+def check_backend(name: str | None = None) -> str:
+    """Load the mido backend ``name`` (default ``MIDO_BACKEND``, else rtmidi) now, before anything
+    else is set up; returns its name or raises ``ValueError`` with one clear line. ``[control]``"""
+    import mido
+
+    name = name or os.environ.get("MIDO_BACKEND") or "mido.backends.rtmidi"
+    try:
+        be = mido.Backend(name, load=True)
+        apis = be.module.get_api_names() if hasattr(be.module, "get_api_names") else None
+    except Exception as e:  # noqa: BLE001 — ImportError, AttributeError …
+        raise ValueError(f"MIDO_BACKEND={name!r} cannot be loaded ({type(e).__name__}: {e}); use "
+                         f"mido.backends.rtmidi or {JACK_BACKEND}") from None
+    if be.api and apis is not None and be.api not in apis:
+        raise ValueError(f"MIDO_BACKEND={name!r}: no MIDI API {be.api!r} here (this rtmidi has "
+                         f"{', '.join(apis) or 'none'})")
+    return name
+
+
 class MidiInput:
     """The daemon's MIDI input port. Open and close on the loop thread. ``[control]``
 

@@ -376,3 +376,101 @@ def test_a_ring_being_created_or_held_by_a_live_writer_is_never_taken(slot_name)
         assert e.value.code == "ring_busy"
     finally:
         w.close()
+
+
+# ---- control-side fixes: queue, params, config, capacity, short jobs, backend.end ----------------
+def test_params_are_coalesced_and_stops_are_never_refused():
+    from bridge.daemon import CommandQueue
+
+    q = CommandQueue(4)
+    for v in range(50):                      # a CC sweep fanned out to two slots
+        for slot in (1, 2):
+            q.put_nowait(Command("param", slot=slot, name="gain", value=v / 50))
+    assert q.qsize() == 2 and q.coalesced == 98
+    q.put_nowait(Command("play", slot=1, prompt="x"))
+    q.put_nowait(Command("play", slot=2, prompt="y"))
+    with pytest.raises(queue.Full):
+        q.put_nowait(Command("play", slot=3, prompt="z"))
+    for slot in (1, 2, 3):
+        q.put_nowait(Command("stop", slot=slot))          # note-offs beyond the bound
+    got = [q.get_nowait() for _ in range(q.qsize())]
+    assert [c.kind for c in got] == ["param", "param", "play", "play", "stop", "stop", "stop"]
+    assert got[0].value == got[1].value == 49 / 50          # the newest value, in its first place
+    q.put_nowait(Command("param", slot=1, name="gain", value=0.5))   # taken: a new entry again
+    assert q.qsize() == 1
+
+
+def test_backend_parameter_ranges_win_over_the_common_ones():
+    from bridge.commands import parse_osc
+
+    class Wide(SynthBackend):
+        params = dict(SynthBackend.params, guidance=(0.0, 15.0, 3.0))
+
+    d = Daemon(Config(slot_names=["p" + secrets.token_hex(4)], slots=1), backend=Wide())
+    p = d.params()
+    assert p["guidance"] == (0.0, 15.0) and p["xfade_ms"] == (1.0, 500.0)
+    assert parse_osc("/wb/param", [1, "guidance", 12.0], 1, p).value == 12.0
+
+
+@pytest.mark.parametrize("field,value", [("first_chunk", 0), ("first_chunk", 16384), ("max_chunk", 0),
+                                         ("target_s", 0.0), ("target_s", float("nan")), ("queue_max", 0)])
+def test_bad_engine_settings_are_refused_before_any_ring_exists(field, value):
+    from bridge.daemon import validate_config
+
+    name = "v" + secrets.token_hex(4)
+    cfg = Config(slot_names=[name], slots=1, **{field: value})
+    with pytest.raises(ValueError, match=field):
+        validate_config(cfg)
+    with pytest.raises(ValueError, match=field):
+        Daemon(cfg, backend=SynthBackend()).open()
+    import os
+    assert not os.path.exists(f"/dev/shm/wavebridge.{name}")
+
+
+def test_a_job_shorter_than_a_frame_still_ends():
+    from engine.scheduler import Scheduler
+
+    sched = Scheduler(SynthBackend(), target_frames=4800)
+    job = sched.start(1, 1, "x", 0, 5e-6)
+    assert job.frames_total == 1
+
+
+def test_backend_end_errors_are_logged(caplog):
+    from engine.scheduler import Scheduler
+
+    class BadEnd(SynthBackend):
+        def end(self, stream):
+            raise RuntimeError("cannot free")
+
+    sched = Scheduler(BadEnd(), target_frames=4800)
+    job = sched.start(1, 1, "x", 0)
+    sched.attach(job)
+    with caplog.at_level("ERROR", logger="wavebridge"):
+        sched.end(job)
+    assert job.done and "cannot free" in caplog.text
+
+
+def test_at_backend_capacity_a_prompt_change_still_works_and_a_new_slot_is_refused_clearly():
+    class Two(SynthBackend):
+        max_batch = 2
+
+    events = queue.Queue()
+    names = ["c" + secrets.token_hex(4) for _ in range(3)]
+    d = Daemon(Config(slot_names=names, slots=3, target_s=0.3), emit=events.put, backend=Two()).open()
+    d.names, d.events = names, events
+    try:
+        readers = [listening(n) for n in names]
+        j1 = d.submit(Command("play", slot=names[0], prompt="one"))
+        j2 = d.submit(Command("play", slot=names[1], prompt="two"))
+        wait_event(d, "first_audio", job=j1)
+        wait_event(d, "first_audio", job=j2)
+        j3 = d.submit(Command("play", slot=names[0], prompt="one again"))     # a crossfade at capacity
+        wait_event(d, "first_audio", job=j3)
+        assert wait_event(d, "done", job=j1).extra["reason"] == "replaced"
+        j4 = d.submit(Command("play", slot=names[2], prompt="three"))
+        ev = wait_event(d, "error", job=j4)
+        assert ev.code == "busy" and "at most 2 streams" in ev.message
+        for r in readers:
+            r.detach()
+    finally:
+        d.close(linger_s=0)

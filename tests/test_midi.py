@@ -498,3 +498,20 @@ def test_a_named_port_that_disappears_is_found_again_when_it_comes_back(jack_env
         assert rc == 0
     finally:
         src.close()
+
+
+def test_a_typo_in_mido_backend_stops_serve_before_any_ring_exists(tmp_path):
+    import subprocess
+    import sys
+
+    from bridge.midi import check_backend
+
+    with pytest.raises(ValueError, match="MIDO_BACKEND"):
+        check_backend("mido.backends.rtmdi")
+    with pytest.raises(ValueError, match="no MIDI API 'UNIX_JAK'"):
+        check_backend("mido.backends.rtmidi/UNIX_JAK")
+    env = dict(os.environ, MIDO_BACKEND="mido.backends.rtmidi/UNIX_JAK", XDG_CONFIG_HOME=str(tmp_path))
+    p = subprocess.run([sys.executable, "-m", "bridge.cli", "serve", "--midi", "--osc-port", "0", "--metrics-port",
+                        "off", "--slots", "1"], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert "UNIX_JAK" in p.stderr and "warming up" not in p.stderr
