@@ -345,7 +345,7 @@ async def serve_async(args, ready_cb=None) -> int:
         except OSError as e:
             return fail(f"could not start ({step}): {e}")
         except Exception as e:  # noqa: BLE001 — one line, then the stack unwinds what exists
-            return fail(f"could not start ({step}): {getattr(e, 'message', e)}")
+            return fail(f"could not start ({step}): {e}")
         for job in resume:
             from .commands import parse_osc
 
