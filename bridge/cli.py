@@ -382,17 +382,7 @@ def cmd_status(args) -> int:
     from .osc import OscClient
 
     c = OscClient(args.host, args.port, timeout=1.0)
-    c.send("/wb/status")
-    rows, engine = [], None
-    while True:
-        r = c.recv(0.5 if rows else 2.0)
-        if r is None:
-            break
-        if r[0] == "/wb/slot":
-            rows.append(r[1])
-        elif r[0] == "/wb/engine":
-            engine = r[1]
-            break
+    rows, engine = c.status(timeout=2.0)        # pages through /wb/status (padded requests)
     if not rows:
         print(f"no answer from {args.host}:{args.port} (is `wavebridge serve` running?)", file=sys.stderr)
         return 1

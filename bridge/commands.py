@@ -147,8 +147,14 @@ def parse_osc(address: str, args: list, nslots: int, params: dict | None = None)
         _need(args, 1, 1, address)
         return Command("tempo", value=_float(args[0], "bpm", address, 20.0, 400.0))
     if address == "/wb/status":
-        _need(args, 0, 0, address)
-        return Command("status")
+        # [i page [, b|s padding]]: a bigger request may be answered with a bigger page
+        _need(args, 0, 2, address)
+        page = _int(args[0], "page", address) if args else 0
+        if not 0 <= page < 2 ** 16:
+            raise WavebridgeError("bad_value", f"{address}: page {page} is out of range")
+        if len(args) > 1 and not isinstance(args[1], (bytes, bytearray, str)):
+            raise WavebridgeError("bad_type", f"{address}: padding must be a blob or a string")
+        return Command("status", extra={"page": page})
     if address == "/wb/ping":
         _need(args, 0, 0, address)
         return Command("ping")

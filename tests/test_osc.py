@@ -40,7 +40,8 @@ def test_ping_play_first_audio_status_with_an_independent_client(served):
         assert addr == "/wb/started" and args[0] == 2 and args[1] >= 1
         addr, fa = parse_reply(s.recv(2048))
         assert addr == "/wb/first_audio" and fa[:2] == args and 0 < fa[2] < 5000
-        s.sendto(msg("/wb/status"), (d.host, d.port))
+        # padded: a request of N bytes may be answered with up to 10 N (docs/osc.md, status pages)
+        s.sendto(msg("/wb/status", 0, b"\0" * 64), (d.host, d.port))
         rows = [parse_reply(s.recv(2048)) for _ in range(3)]
         assert [r[0] for r in rows] == ["/wb/slot"] * 3
         assert parse_reply(s.recv(2048)) == ("/wb/engine", ["synth", "numpy", 3])
@@ -80,7 +81,10 @@ BAD = [
     (("/wb/param", 1, "gain", float("nan")), 1, "bad_value"),
     (("/wb/tempo", 0.0), -1, "bad_value"),
     (("/wb/tempo", "fast"), -1, "bad_type"),
-    (("/wb/status", 1), -1, "bad_args"),
+    (("/wb/status", "one"), -1, "bad_type"),
+    (("/wb/status", 0, 1.0), -1, "bad_type"),
+    (("/wb/status", 0, "pad", 1), -1, "bad_args"),
+    (("/wb/status", 9), -1, "bad_value"),
     (("/wb/nothing",), -1, "unknown_address"),
     (("/etc/passwd", "x"), -1, "unknown_address"),
 ]
@@ -96,11 +100,7 @@ def test_every_bad_message_gets_a_stable_error_and_changes_nothing(served):
         assert r is not None, m
         assert (r[0], r[1]) == (slot, code), (m, r)
         assert isinstance(r[2], str) and r[2]
-    c.send("/wb/status")
-    rows = {}
-    for _ in range(3):
-        a = c.wait_for("/wb/slot", 2.0)
-        rows[a[0]] = a
+    rows = {a[0]: a for a in c.status()[0]}
     assert rows[3][1] == "playing" and rows[3][2] == "steady groove"
     assert rows[1][1] == "idle" and rows[2][1] == "idle"
 
