@@ -66,7 +66,8 @@ def _serve_parser(sub):
                    help="naive mode: a new prompt waits behind the buffered audio (for benchmarks)")
     p.add_argument("--price-per-hour", type=float, default=None, help="device price for cost metering (1.0)")
     p.add_argument("--allow", action="append", default=None, metavar="CIDR",
-                   help="accept OSC from this network (repeatable); default loopback only")
+                   help="accept OSC from this network (repeatable); default loopback only, even when "
+                        "--osc-host binds every interface")
     p.add_argument("--midi", action=argparse.BooleanOptionalAction, default=None,
                    help="open a virtual MIDI input named 'wavebridge' (MIDO_BACKEND picks ALSA or JACK)")
     p.add_argument("--midi-port", default=None, metavar="NAME",
@@ -76,6 +77,8 @@ def _serve_parser(sub):
     p.add_argument("--metrics-port", type=_metrics_port, default=None, metavar="PORT",
                    help="Prometheus /metrics on this TCP port (default 9464; 0 = a free port; 'off' = none)")
     p.add_argument("--metrics-host", default=None, help="address for /metrics (default 127.0.0.1)")
+    p.add_argument("--metrics-allow", action="append", default=None, metavar="CIDR",
+                   help="accept /metrics connections from this network (repeatable); default loopback only")
     p.add_argument("--resume", action=argparse.BooleanOptionalAction, default=None,
                    help="after a crash, carry on what the dead daemon's rings were playing (default on)")
     p.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING, ERROR")
@@ -84,7 +87,7 @@ def _serve_parser(sub):
 
 _CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "slots", "target_s", "xfade_ms",
                "first_chunk", "max_chunk", "splice", "price_per_hour", "allow", "midi", "midi_port", "midi_map",
-               "metrics_host", "resume", "log_level")
+               "metrics_host", "metrics_allow", "resume", "log_level")
 
 
 def cli_values(args) -> dict:
@@ -234,6 +237,15 @@ class Service:
         return ", ".join(parts)
 
 
+def _warn_exposure(what: str, host: str, port: int, allow, flag: str) -> None:
+    """One clear line (stdout and the log) for a listener bound beyond loopback."""
+    from .netguard import exposure_warnings
+
+    for line in exposure_warnings(what, host, port, allow, flag):
+        print(f"wavebridge: {line}", flush=True)
+        log.warning("%s", line.removeprefix("WARNING: "))
+
+
 async def serve_async(args, ready_cb=None) -> int:
     from .config import ConfigError, resolve
     from .daemon import Daemon
@@ -259,6 +271,14 @@ async def serve_async(args, ready_cb=None) -> int:
             midi_map = svc.load_midi_map(s)
         except Exception as e:  # noqa: BLE001
             print(f"wavebridge: {getattr(e, 'message', e)}", file=sys.stderr, flush=True)
+            return 2
+    from .netguard import AllowList
+
+    for what, nets in (("--allow", s.allow), ("--metrics-allow", s.metrics_allow)):
+        try:
+            AllowList(nets)
+        except ValueError as e:
+            print(f"wavebridge: {what}: {e}", file=sys.stderr, flush=True)
             return 2
     cfg = build_config(s)
     names = cfg.slot_names or list(range(1, cfg.slots + 1))
@@ -298,13 +318,15 @@ async def serve_async(args, ready_cb=None) -> int:
         return 2
     for c in startup:
         daemon.submit(c)
+    _warn_exposure("OSC", host, port, server.allow_list, "--allow")
     if s.metrics:
         from .metrics import Metrics
 
         svc.metrics = Metrics(daemon, server).attach()
         try:
-            mport = svc.metrics.start_http(s.metrics_host, s.metrics_port)
+            mport = svc.metrics.start_http(s.metrics_host, s.metrics_port, allow=s.metrics_allow)
             print(f"wavebridge: metrics on http://{s.metrics_host}:{mport}/metrics", flush=True)
+            _warn_exposure("/metrics", s.metrics_host, mport, svc.metrics.httpd.allow, "--metrics-allow")
         except OSError as e:          # metrics are optional: a taken port must not cost the audio
             log.warning("metrics: cannot listen on %s:%s (%s); running without /metrics",
                         s.metrics_host, s.metrics_port, e)
@@ -335,7 +357,12 @@ async def serve_async(args, ready_cb=None) -> int:
     print(f"wavebridge: listening for OSC on {host}:{port} ({cfg.slots} slots, backend {daemon.backend.name}, "
           f"ready in {(time.perf_counter() - t0) * 1000:.0f} ms)", flush=True)
     notifier.ready(svc.summary())
-    svc.watchdog = Watchdog(notifier, daemon.engine, svc.summary).start()
+    probe = None
+    if notifier.enabled:
+        from .osc import ServingProbe
+
+        probe = await ServingProbe(server).start()   # WATCHDOG=1 only when OSC really serves
+    svc.watchdog = Watchdog(notifier, daemon.engine, svc.summary, probe=probe).start()
     if ready_cb is not None:
         ready_cb(daemon, server)
     await stop.wait()

@@ -62,6 +62,7 @@ class Settings:
     metrics: bool = True
     metrics_host: str = "127.0.0.1"
     metrics_port: int = 9464
+    metrics_allow: list | None = None
     log_level: str = "INFO"
     resume: bool = True
     tempo: float | None = None
@@ -86,7 +87,8 @@ SCHEMA = {
                "first_chunk": ("first_chunk", int), "max_chunk": ("max_chunk", int),
                "splice": ("splice", bool), "price_per_hour": ("price_per_hour", float)},
     "midi": {"enabled": ("midi", bool), "port": ("midi_port", str), "map": ("midi_map", str)},
-    "metrics": {"enabled": ("metrics", bool), "host": ("metrics_host", str), "port": ("metrics_port", int)},
+    "metrics": {"enabled": ("metrics", bool), "host": ("metrics_host", str), "port": ("metrics_port", int),
+                "allow": ("metrics_allow", list)},
     "log": {"level": ("log_level", str)},
 }
 #: fields that SIGHUP applies without a restart
@@ -165,8 +167,9 @@ def parse(data: dict, base_dir: str = ".") -> dict:
         raise ConfigError("metrics.port must be 0..65535 (0 = a free port; metrics.enabled = false turns it off)")
     if "tempo" in out and not 20.0 <= out["tempo"] <= 400.0:
         raise ConfigError("tempo must be 20..400 bpm")
-    if "allow" in out and not all(isinstance(a, str) for a in out["allow"]):
-        raise ConfigError("osc.allow must be a list of CIDR strings")
+    for f_, where in (("allow", "osc.allow"), ("metrics_allow", "metrics.allow")):
+        if f_ in out and not all(isinstance(a, str) for a in out[f_]):
+            raise ConfigError(f"{where} must be a list of CIDR strings")
     return out
 
 

@@ -41,7 +41,7 @@ from pythonosc.osc_message_builder import OscMessageBuilder
 from pythonosc.osc_server import AsyncIOOSCUDPServer
 
 from .commands import parse_osc
-from .netguard import AllowList, HostBudgets, host_key
+from .netguard import AllowList, HostBudgets, host_key, parse_ip
 from .oscdecode import OscDecodeError, decode
 from .protocol import WavebridgeError
 
@@ -428,6 +428,75 @@ class OscServer:
                     hook(ev)
                 except Exception:  # noqa: BLE001
                     log.exception("event hook failed")
+
+
+class _ProbeProtocol(asyncio.DatagramProtocol):
+    def __init__(self, probe: "ServingProbe"):
+        self.probe = probe
+
+    def datagram_received(self, data, addr):  # noqa: D401 — asyncio hook
+        self.probe.received(data, addr)
+
+
+class ServingProbe:
+    """Proof that the OSC path serves, for :class:`bridge.systemd.Watchdog`. ``[control]``
+
+    Its own UDP socket sends ``/wb/ping`` to the server's port; the server handles it like any
+    datagram (decode, validate, reply; only the per-host budgets are skipped, so a flood cannot
+    make the daemon look dead), and the ``/wb/pong`` that comes back stamps ``answered_ns`` and
+    calls ``on_answer``. A loop that is stuck, or no longer reads the socket, answers nothing.
+    """
+
+    PING = build("/wb/ping")
+
+    def __init__(self, server: OscServer):
+        self.server = server
+        self.answered_ns = 0
+        self.sent = 0
+        self.answered = 0
+        self.on_answer = None
+        self.transport = None
+        self.target = None
+
+    async def start(self) -> "ServingProbe":
+        host = self.server.host
+        ip = parse_ip(host)
+        if ip is None or ip.is_unspecified:
+            host = "::1" if ip is not None and ip.version == 6 else "127.0.0.1"
+        self.target = (host, self.server.port)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        loop = asyncio.get_running_loop()
+        self.transport, _ = await loop.create_datagram_endpoint(lambda: _ProbeProtocol(self),
+                                                                local_addr=(host, 0), family=family)
+        self.server.exempt(self.transport.get_extra_info("sockname"))
+        return self
+
+    def send(self) -> None:
+        if self.transport is None:
+            return
+        try:
+            self.transport.sendto(self.PING, self.target)
+            self.sent += 1
+        except Exception:  # noqa: BLE001 — a probe that cannot go out proves nothing; no ping
+            log.debug("watchdog probe could not be sent", exc_info=True)
+
+    def received(self, data, addr) -> None:
+        if addr is None or (addr[0], addr[1]) != (self.target[0], self.target[1]):
+            return
+        try:
+            msgs = decode(data)
+        except OscDecodeError:
+            return
+        if msgs and msgs[0].message.address == "/wb/pong":
+            self.answered += 1
+            self.answered_ns = time.monotonic_ns()
+            if self.on_answer is not None:
+                self.on_answer(self.answered_ns)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+            self.transport = None
 
 
 class OscClient:
