@@ -144,6 +144,7 @@ class Watchdog:
         self.proofs = 0
         self._task: asyncio.Task | None = None
         self._last_status = ""
+        self._was_fresh = True
         self._started_ns = time.monotonic_ns()
 
     def engine_fresh(self, now_ns: int | None = None) -> bool:
@@ -176,8 +177,12 @@ class Watchdog:
 
     def _notify(self, fresh: bool, status: str, ping: bool) -> None:
         lines = []
-        if not fresh and self._last_status != status:
-            log.error("watchdog: %s; not pinging systemd", status)
+        if fresh != self._was_fresh:            # the log gets the transitions, STATUS= the detail
+            if fresh:
+                log.warning("watchdog: healthy again; pinging systemd")
+            else:
+                log.error("watchdog: %s; not pinging systemd", status)
+            self._was_fresh = fresh
         if self.interval_s > 0:
             if fresh and ping:
                 lines.append("WATCHDOG=1")
