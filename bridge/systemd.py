@@ -357,7 +357,8 @@ RestartSec=2
 # warm-up loads the model; READY=1 is sent when the engine is warm and the rings exist
 TimeoutStartSec=300
 TimeoutStopSec=15
-# WATCHDOG=1 is sent every WatchdogSec/2 while the engine loop turns; a stuck engine is restarted
+# WATCHDOG=1 is sent while the engine loop turns and the control loop answers its own OSC probe
+# (every WatchdogSec/4); a stuck engine or control loop is restarted
 WatchdogSec={watchdog_s}
 Environment=PYTHONUNBUFFERED=1
 EnvironmentFile=-%E/wavebridge/environment
