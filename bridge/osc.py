@@ -151,7 +151,6 @@ class OscServer:
         self.daemon = daemon
         self.host, self.port = host, port
         self.allow_list = AllowList(allow)
-        self.allow = self.allow_list.nets
         self.limiter = HostBudgets(rate, burst, cpu_rate, cpu_burst, max_hosts=max_hosts)
         self.transport = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -165,7 +164,6 @@ class OscServer:
         self._err_budget = None       # error replies left for the datagram being handled
         self._budget: _ReplyBudget | None = None     # reply bytes left for the datagram being handled
         self._exempt: set = set()     # (host, port) of the daemon's own probe sockets
-        self.served_ns = 0            # CLOCK_MONOTONIC of the last datagram fully handled
 
     async def start(self) -> tuple[str, int]:
         """Bind the UDP socket; returns the actual (host, port)."""
@@ -212,7 +210,6 @@ class OscServer:
             self._err_budget = None
         if key is not None:
             self.limiter.charge(key, time.monotonic(), time.thread_time() - t_cpu)
-        self.served_ns = time.monotonic_ns()
 
     def _datagram(self, data: bytes, addr, arrival_ns: int):
         """Handle one datagram; returns the host key to charge its CPU to (None: nobody)."""
