@@ -364,6 +364,12 @@ class _Collector:
             for key, label in (("rate_limited", "rate"), ("cpu_limited", "cpu"), ("replies_capped", "reply_bytes")):
                 lim.add_metric([label], float(st.get(key, 0)))
             yield lim
+            limiter = getattr(m.osc, "limiter", None)
+            if limiter is not None:
+                hosts = GaugeMetricFamily("wavebridge_osc_limiter_hosts",
+                                          "Hosts the OSC limiter tracks now (bounded, idle ones expire)")
+                hosts.add_metric([], float(len(limiter)))
+                yield hosts
         http = m.httpd
         if http is not None:
             hc = CounterMetricFamily("wavebridge_metrics_connections", "Connections to /metrics by outcome",

@@ -230,7 +230,7 @@ class OscServer:
         except OscDecodeError as e:
             if e.code == "busy":                 # one datagram must not smuggle a flood past the limiter
                 self.stats["packets_good"] += 1
-                self._error(addr, WavebridgeError("busy", f"{e.message}; the limit is {MAX_BUNDLE}"))
+                self._error(addr, WavebridgeError("busy", e.message))
                 return key
             self.stats["packets_bad"] += 1
             self.stats["errors"] += 1
