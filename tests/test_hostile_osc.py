@@ -413,3 +413,38 @@ def test_binds_beyond_loopback_warn_and_still_accept_only_loopback(daemon_proc):
     opened = daemon_proc("--slots", "1", "--osc-host", "0.0.0.0", "--allow", "192.168.77.0/24", "--metrics-port", "off")
     assert any("accepts peers from 192.168.77.0/24" in ln and "no authentication" in ln for ln in opened.lines)
     assert opened.terminate()[0] == 0
+
+
+def _has_ipv6_loopback() -> bool:
+    try:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        s.bind(("::1", 0))
+        s.close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback on this machine")
+def test_an_ipv6_wildcard_bind_warns_and_serves_loopback_on_both_families(daemon_proc):
+    d = daemon_proc("--slots", "1", "--osc-host", "::", "--metrics-port", "off")
+    assert any("WARNING: OSC listens on :::" in ln and "only loopback" in ln for ln in d.lines), d.lines
+    for fam, host in ((socket.AF_INET6, "::1"), (socket.AF_INET, "127.0.0.1")):
+        s = socket.socket(fam, socket.SOCK_DGRAM)
+        s.settimeout(DEADLINE_S)
+        try:
+            s.sendto(msg("/wb/ping"), (host, d.port))
+            assert parse(s.recv(1024))[0] == "/wb/pong"
+        finally:
+            s.close()
+    assert d.terminate()[0] == 0
+
+
+def test_a_bad_allow_network_is_a_clear_startup_error():
+    import subprocess
+    import sys
+
+    for flag in ("--allow", "--metrics-allow"):
+        r = subprocess.run([sys.executable, "-m", "bridge.cli", "serve", "--osc-port", "0", flag, "10.0.0.0/33"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and flag in r.stderr and "10.0.0.0/33" in r.stderr, r.stderr
