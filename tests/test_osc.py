@@ -127,8 +127,13 @@ def test_garbage_datagrams_do_not_hurt_the_daemon(served):
     time.sleep(0.3)
     while c.recv(0.05) is not None:
         pass
-    c.send("/wb/ping")
-    assert c.wait_for("/wb/pong", 3.0) is not None
+    # 1500 datagrams in a burst spend this host's budget: a ping refused for it is sent again
+    end = time.monotonic() + 5.0
+    while True:
+        c.send("/wb/ping")
+        if c.wait_for("/wb/pong", 0.25) is not None:
+            break
+        assert time.monotonic() < end, "no /wb/pong after the garbage"
     c.send("/wb/play", 2, "still alive")
     assert c.wait_for("/wb/first_audio", 3.0) is not None
     assert d.proc.poll() is None
