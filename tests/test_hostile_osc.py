@@ -326,6 +326,14 @@ def test_status_replies_stay_within_ten_times_the_request(daemon_proc):
             assert got[-1][0] == "/wb/status_page" and got[-1][2][0] == page
             page += 1
         assert seen == list(range(1, 9))
+        import subprocess
+        import sys
+
+        out = subprocess.run([sys.executable, "-m", "bridge.cli", "status", "--port", str(d.port)],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert sum(1 for ln in out.stdout.splitlines() if " playing " in ln) == 8      # `wavebridge status` pages
+        assert "backend synth" in out.stdout
         print(f"8 playing slots: {page + 1} pages of at most 10x a {len(msg('/wb/status', 0))}-byte request")
         assert d.terminate()[0] == 0
     finally:
