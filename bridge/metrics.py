@@ -204,7 +204,12 @@ class MetricsHTTP:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="wavebridge-scrape")
 
     def start(self, host: str, port: int) -> int:
-        """Bind now (OSError if not possible), serve on the running loop or on one of its own."""
+        """Bind now (OSError if not possible), serve on the running loop or on one of its own.
+
+        aiohttp is imported here, before the daemon says it listens: importing it later, on the
+        loop, would hold every OSC datagram for the import's duration (~0.5 s on a busy machine)."""
+        from aiohttp import web  # noqa: F401 — imported now, used by _serve and _handle
+
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         if not infos:
             raise OSError(f"cannot resolve {host!r}")
