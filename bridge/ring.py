@@ -473,6 +473,10 @@ class RingWriter:
         A reader up to one ring ahead is legal (it overtook a splice); anything farther either way
         is garbage and reads as ``write_index`` (empty), which is where the reader resyncs too.
         """
+        self._probe()
+        return self._read_index()
+
+    def _read_index(self) -> int:
         w = self._w
         r = int(self._u64[_RI])
         if w - self.capacity <= r <= w + self.capacity:
@@ -488,11 +492,13 @@ class RingWriter:
     @property
     def underrun_frames(self) -> int:
         """The reader's count, bounded to [0, 2⁶²]."""
+        self._probe()
         return min(int(self._u64[_UR]), P.MAX_INDEX)
 
     @property
     def reader_block_frames(self) -> int:
         """The reader's largest block, clamped to ``min(16384, capacity / 8)`` (0 = unknown)."""
+        self._probe()
         b = int(self._u32[_RBLK])
         top = min(P.MAX_READER_BLOCK, self.capacity // 8)
         if b > top:
@@ -503,19 +509,21 @@ class RingWriter:
     @property
     def reader_sample_rate(self) -> int:
         """The host's rate, or 0 (unknown) for anything outside 8 kHz … 384 kHz."""
+        self._probe()
         r = int(self._u32[_RRATE])
         return r if P.MIN_RATE <= r <= P.MAX_RATE else 0
 
     @property
     def reader_heartbeat_ns(self) -> int:
         """The reader's heartbeat; one from the future (garbage) reads as 0 (no reader)."""
+        self._probe()
         hb = int(self._u64[_RHB])
         return hb if hb <= P.monotonic_ns() + 1_000_000_000 else 0
 
     def buffered(self) -> int:
         """Frames published and not yet consumed (0 if the reader is ahead). ``[engine]``"""
         self._probe()
-        d = self._w - self.read_index
+        d = self._w - self._read_index()
         return d if d > 0 else 0
 
     def free(self) -> int:
@@ -568,7 +576,8 @@ class RingWriter:
 
         Returns the number of frames written (fewer than given only if the ring is full).
         """
-        r = self.read_index
+        self._probe()
+        r = self._read_index()
         w = max(self._w, r)   # the reader may have resynced ahead of us (an overtaken splice)
         n = max(0, min(frames.shape[0], self.capacity - (w - r)))
         self.store(w, frames[:n])
@@ -583,7 +592,8 @@ class RingWriter:
         frames when the ring holds too little). Sets ``write_index`` to the new end, which may
         be lower than before. Returns ``(splice_frame, published_end)``.
         """
-        r = self.read_index
+        self._probe()
+        r = self._read_index()
         w = self._w
         s = r + self.guard_frames(min_guard_ms)
         if w < s:
@@ -621,7 +631,8 @@ class RingWriter:
         Frames closer to the read head than the guard are never rewritten: with less than that
         buffered the audio simply ends at ``write_index``. Returns ``(fade_start, new_end)``.
         """
-        r = self.read_index
+        self._probe()
+        r = self._read_index()
         w = self._w
         s = r + self.guard_frames(min_guard_ms)
         if w <= s:
@@ -641,7 +652,8 @@ class RingWriter:
         the caller applies the rest of the curve to the audio that follows. Returns
         ``(fade_start, frames_faded, finished)``. ``[engine]``
         """
-        r = self.read_index
+        self._probe()
+        r = self._read_index()
         w = self._w
         s = max(r, min(w, r + self.guard_frames(min_guard_ms)))
         k = max(0, min(fade_frames, w - s))
