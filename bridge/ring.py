@@ -43,6 +43,7 @@ import logging
 import mmap
 import os
 import stat
+import struct
 import threading
 import time
 
@@ -71,6 +72,11 @@ _LEN = P.OFF_META_LEN // 4
 _PID = P.OFF_WRITER_PID // 4
 _WARN_EVERY_NS = 10_000_000_000      # one report per slot and problem per 10 s
 _RETRY_EVERY_NS = 1_000_000_000      # an unavailable ring is retried at most once a second
+_CHECK_EVERY_NS = 10_000_000         # header repair at most every 10 ms (faults are reported at once)
+_HEAD = struct.Struct("<8sIIIIQQII")    # magic … flags
+_Q = struct.Struct("<Q")
+_QQQ = struct.Struct("<QQQ")            # read_index, underrun_frames, reader_heartbeat_ns
+_II = struct.Struct("<II")              # meta_seq, meta_len
 
 
 def _pid_alive(pid: int) -> bool:
@@ -119,6 +125,8 @@ class RingWriter:
         self._epoch = int(self._u64[_EP])
         self._flags = int(self._u32[_FL])
         self._seq = int(self._u32[_SEQ]) & ~1 & P.U32_MASK
+        self._meta_len = min(int(self._u32[_LEN]), P.META_MAX)
+        self._checked_ns = 0
 
     def _bind(self, mm) -> None:
         self._mm = mm
@@ -270,6 +278,8 @@ class RingWriter:
         self._u64[_WI] = w
         self._u64[_WHB] = P.monotonic_ns()
         self._u64[_EP] = self._epoch
+        self._u32[_SEQ] = self._seq              # even, ours from now on
+        self._u32[_LEN] = self._meta_len
         if old_rate != self.sample_rate:
             log.info("slot %s: re-attached ring was at %d Hz, now %d Hz", self.slot, old_rate, self.sample_rate)
 
@@ -327,6 +337,7 @@ class RingWriter:
         self.mask, self.size, self.created = other.mask, other.size, other.created
         self._fd, self._ident = other._fd, other._ident
         self._w, self._epoch, self._flags, self._seq = other._w, other._epoch, other._flags, other._seq
+        self._meta_len = other._meta_len
         self._bind(other._mm)
         other._closed = True                     # its fd and mapping are ours now
         self._pending = None
@@ -363,54 +374,64 @@ class RingWriter:
         return True
 
     def check(self) -> None:
-        """Once per engine loop: probe the segment, repair writer-owned fields, report. ``[engine]``
+        """Once per engine loop: report a fault, repair writer-owned fields (at most every 10 ms). ``[engine]``
 
         Raises :class:`RingFault` — fatal once after the segment shrank (the daemon stops the slot),
         or non-fatal (rate-limited) when a header field had to be corrected.
         """
         if self._closed:
             return
-        self._probe()
+        if self._pending is None and self.fault is None:
+            now = P.monotonic_ns()
+            if now - self._checked_ns >= _CHECK_EVERY_NS:
+                self._checked_ns = now
+                if self._probe():
+                    self._repair(now)
         if self._pending is not None:
             e, self._pending = self._pending, None
             raise e
-        if self.fault is not None:
-            return
-        u64, u32 = self._u64, self._u32
-        fixed = []
-        if int(u64[_WI]) != self._w:
-            u64[_WI] = self._w
-            fixed.append("write_index")
-        if int(u64[_EP]) != self._epoch:
-            u64[_EP] = self._epoch
-            fixed.append("epoch")
-        if int(u32[_FL]) != self._flags:
-            u32[_FL] = self._flags
-            fixed.append("flags")
-        if int(u32[_RATE]) != self.sample_rate:
-            u32[_RATE] = self.sample_rate
-            fixed.append("sample_rate")
-        if int(u32[_SEQ]) != self._seq:
-            u32[_SEQ] = self._seq
-            fixed.append("meta_seq")
-        if (bytes(self._mm[0:8]) != P.MAGIC or int(u32[2]) != P.VERSION or int(u32[3]) != P.DATA_OFFSET
-                or int(u32[5]) != self.channels or int(u64[3]) != self.capacity):
-            self._mm[0:P.OFF_EPOCH] = P.pack_fixed(self.sample_rate, self.channels, self.capacity, 0, 0, 0, 0)[:32]
-            fixed.append("layout")
-        r = int(u64[_RI])
-        if not self._w - self.capacity <= r <= self._w + self.capacity:
-            if P.monotonic_ns() - self.reader_heartbeat_ns > 1_000_000_000:
-                u64[_RI] = self._w               # no live reader to set it right: reset it
-                fixed.append("read_index (no live reader)")
-            else:
-                self.read_index                  # reported, bounded on every use
-        if fixed:
-            self._note("ring_header", f"{self.path}: someone overwrote "
-                                      f"{', '.join(fixed)}; rewrote them")
         if self._notes:
             notes, self._notes = self._notes, []
             code, msg = notes[0]
             raise RingFault(code, msg if len(notes) == 1 else f"{msg} (and {len(notes) - 1} more)")
+
+    def _repair(self, now: int) -> None:
+        """Put back writer-owned fields someone overwrote; reset a garbage read_index nobody owns."""
+        mm = self._mm
+        magic, ver, doff, rate, ch, cap, ep, _pid, flags = _HEAD.unpack_from(mm, 0)
+        wi, = _Q.unpack_from(mm, P.OFF_WRITE_INDEX)
+        ri, _ur, rhb = _QQQ.unpack_from(mm, P.OFF_READ_INDEX)
+        seq, ln = _II.unpack_from(mm, P.OFF_META_SEQ)
+        fixed = []
+        if wi != self._w:
+            self._u64[_WI] = self._w
+            fixed.append("write_index")
+        if ep != self._epoch:
+            self._u64[_EP] = self._epoch
+            fixed.append("epoch")
+        if flags != self._flags:
+            self._u32[_FL] = self._flags
+            fixed.append("flags")
+        if rate != self.sample_rate:
+            self._u32[_RATE] = self.sample_rate
+            fixed.append("sample_rate")
+        if seq != self._seq:
+            self._u32[_SEQ] = self._seq
+            fixed.append("meta_seq")
+        if ln != self._meta_len:
+            self._u32[_LEN] = self._meta_len
+            fixed.append("meta_len")
+        if (magic, ver, doff, ch, cap) != (P.MAGIC, P.VERSION, P.DATA_OFFSET, self.channels, self.capacity):
+            mm[0:P.OFF_EPOCH] = P.pack_fixed(self.sample_rate, self.channels, self.capacity, 0, 0, 0, 0)[:P.OFF_EPOCH]
+            fixed.append("layout")
+        if not self._w - self.capacity <= ri <= self._w + self.capacity:
+            if rhb > now or now - rhb > 1_000_000_000:
+                self._u64[_RI] = self._w         # no live reader to set it right: reset it
+                fixed.append("read_index (no live reader)")
+            else:
+                self._read_index()               # a live reader's garbage: reported, bounded on use
+        if fixed:
+            self._note("ring_header", f"{self.path}: someone overwrote {', '.join(fixed)}; rewrote them")
 
     def _note(self, code: str, message: str) -> None:
         """Queue a correction for :meth:`check` to report, at most once per 10 s per code (and log it)."""
@@ -543,6 +564,12 @@ class RingWriter:
         if n > self.capacity:
             raise RingError("ring_size", f"chunk of {n} frames exceeds capacity {self.capacity}")
         self._probe()
+        self._store(start, frames)
+
+    def _store(self, start: int, frames: np.ndarray) -> None:
+        n = frames.shape[0]
+        if n == 0:
+            return
         data = self.data
         i0 = start & self.mask
         first = min(n, self.capacity - i0)
@@ -564,10 +591,13 @@ class RingWriter:
 
     def publish(self, new_write_index: int) -> None:
         """Release-store ``write_index`` (x86-64 TSO; see module docstring). ``[engine]``"""
+        self._probe()
+        self._publish(new_write_index)
+
+    def _publish(self, new_write_index: int) -> None:
         w = int(new_write_index)
         if not 0 <= w < P.MAX_INDEX:             # never an OverflowError on the engine thread
             raise RingError("ring_size", f"write_index {w} out of range")
-        self._probe()
         self._w = w
         self._u64[_WI] = w
 
@@ -580,8 +610,8 @@ class RingWriter:
         r = self._read_index()
         w = max(self._w, r)   # the reader may have resynced ahead of us (an overtaken splice)
         n = max(0, min(frames.shape[0], self.capacity - (w - r)))
-        self.store(w, frames[:n])
-        self.publish(w + n)
+        self._store(w, frames[:n])              # probed above: one fstat per append
+        self._publish(w + n)
         return n
 
     def splice(self, new: np.ndarray, xfade_frames: int, old_tail=None, min_guard_ms: float = 10.0):
@@ -715,6 +745,7 @@ class RingWriter:
         u32 = self._u32
         u32[_SEQ] = (seq + 1) & P.U32_MASK           # odd: being written
         self._meta[:len(blob)] = np.frombuffer(blob, dtype=np.uint8)
+        self._meta_len = len(blob)
         u32[_LEN] = len(blob)
         self._seq = (seq + 2) & P.U32_MASK
         u32[_SEQ] = self._seq                        # even: stable
