@@ -86,7 +86,8 @@ class RingError(WavebridgeError):
     Codes: ``ring_missing``, ``ring_magic``, ``ring_version``, ``ring_size``, ``ring_layout``,
     ``ring_name``, ``ring_exists``, ``ring_busy``, ``ring_type`` (not a regular file: a symlink,
     FIFO, directory …), ``ring_owner`` (owned by another user), ``ring_mode`` (not mode 0600),
-    ``ring_space`` (no room in /dev/shm), ``ring_fault`` (see :class:`RingFault`).
+    ``ring_space`` (no room in /dev/shm), ``ring_io`` (another system error opening it),
+    ``ring_fault`` (see :class:`RingFault`).
     """
 
     code = "ring"

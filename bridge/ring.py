@@ -126,6 +126,7 @@ class RingWriter:
         self._flags = int(self._u32[_FL])
         self._seq = int(self._u32[_SEQ]) & ~1 & P.U32_MASK
         self._meta_len = min(int(self._u32[_LEN]), P.META_MAX)
+        self._pid = int(self._u32[_PID])
         self._checked_ns = 0
 
     def _bind(self, mm) -> None:
@@ -152,19 +153,20 @@ class RingWriter:
         if not 1 <= channels <= P.MAX_CHANNELS or not P.MIN_RATE <= sample_rate <= P.MAX_RATE:
             raise RingError("ring_layout", f"implausible ring shape: {sample_rate} Hz, {channels} channels")
         path = P.shm_path(slot)
-        for _ in range(4):
-            try:
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                             P.RING_MODE)
-            except FileExistsError:
-                w = cls._reattach(slot, path, sample_rate, channels, capacity_frames)
-                if w is not None:
-                    return w
-                continue                         # ours and stale: removed, create afresh
-            except OSError as e:
-                raise RingError("ring_space" if e.errno in (errno.ENOSPC, errno.EDQUOT) else "ring_type",
-                                f"cannot create {path}: {e.strerror}") from None
-            return cls._create(slot, path, fd, sample_rate, channels, capacity_frames)
+        try:
+            for _ in range(4):
+                try:
+                    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                 P.RING_MODE)
+                except FileExistsError:
+                    w = cls._reattach(slot, path, sample_rate, channels, capacity_frames)
+                    if w is not None:
+                        return w
+                    continue                     # ours and stale: removed, create afresh
+                return cls._create(slot, path, fd, sample_rate, channels, capacity_frames)
+        except OSError as e:                     # EMFILE, ENOMEM, EACCES on /dev/shm …: that slot only
+            code = "ring_space" if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.ENOMEM) else "ring_io"
+            raise RingError(code, f"cannot create or open {path}: {e.strerror or e}") from None
         raise RingError("ring_busy", f"{path} keeps reappearing while we replace it: refusing it")
 
     @classmethod
@@ -272,7 +274,8 @@ class RingWriter:
         self._epoch = ep + 1 if ep < P.MAX_INDEX else 1
         self._w = w
         self._flags = P.FLAG_WRITER_ALIVE
-        self._u32[_PID] = os.getpid()
+        self._pid = os.getpid()
+        self._u32[_PID] = self._pid
         self._u32[_RATE] = self.sample_rate
         self._u32[_FL] = self._flags
         self._u64[_WI] = w
@@ -337,7 +340,7 @@ class RingWriter:
         self.mask, self.size, self.created = other.mask, other.size, other.created
         self._fd, self._ident = other._fd, other._ident
         self._w, self._epoch, self._flags, self._seq = other._w, other._epoch, other._flags, other._seq
-        self._meta_len = other._meta_len
+        self._meta_len, self._pid = other._meta_len, other._pid
         self._bind(other._mm)
         other._closed = True                     # its fd and mapping are ours now
         self._pending = None
@@ -398,7 +401,7 @@ class RingWriter:
     def _repair(self, now: int) -> None:
         """Put back writer-owned fields someone overwrote; reset a garbage read_index nobody owns."""
         mm = self._mm
-        magic, ver, doff, rate, ch, cap, ep, _pid, flags = _HEAD.unpack_from(mm, 0)
+        magic, ver, doff, rate, ch, cap, ep, pid, flags = _HEAD.unpack_from(mm, 0)
         wi, = _Q.unpack_from(mm, P.OFF_WRITE_INDEX)
         ri, _ur, rhb = _QQQ.unpack_from(mm, P.OFF_READ_INDEX)
         seq, ln = _II.unpack_from(mm, P.OFF_META_SEQ)
@@ -412,6 +415,9 @@ class RingWriter:
         if flags != self._flags:
             self._u32[_FL] = self._flags
             fixed.append("flags")
+        if pid != self._pid:
+            self._u32[_PID] = self._pid
+            fixed.append("writer_pid")
         if rate != self.sample_rate:
             self._u32[_RATE] = self.sample_rate
             fixed.append("sample_rate")
