@@ -72,7 +72,7 @@ _LEN = P.OFF_META_LEN // 4
 _PID = P.OFF_WRITER_PID // 4
 _WARN_EVERY_NS = 10_000_000_000      # one report per slot and problem per 10 s
 _RETRY_EVERY_NS = 1_000_000_000      # an unavailable ring is retried at most once a second
-_CHECK_EVERY_NS = 10_000_000         # header repair at most every 10 ms (faults are reported at once)
+_CHECK_EVERY_NS = 50_000_000         # header repair at most every 50 ms (faults are reported at once)
 _HEAD = struct.Struct("<8sIIIIQQII")    # magic … flags
 _Q = struct.Struct("<Q")
 _QQQ = struct.Struct("<QQQ")            # read_index, underrun_frames, reader_heartbeat_ns
@@ -377,7 +377,7 @@ class RingWriter:
         return True
 
     def check(self) -> None:
-        """Once per engine loop: report a fault, repair writer-owned fields (at most every 10 ms). ``[engine]``
+        """Once per engine loop: report a fault, repair writer-owned fields (at most every 50 ms). ``[engine]``
 
         Raises :class:`RingFault` — fatal once after the segment shrank (the daemon stops the slot),
         or non-fatal (rate-limited) when a header field had to be corrected.

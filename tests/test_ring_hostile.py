@@ -226,7 +226,7 @@ def test_every_header_field_with_garbage_neither_crashes_nor_wedges_the_writer(s
             poke(w._mm, off, width, v)
             reports = []
             for _ in range(3):                   # what the engine does to a playing slot
-                w._checked_ns = 0                # (the engine's loop checks every 10 ms)
+                w._checked_ns = 0                # (the engine's loop checks every 50 ms)
                 try:
                     w.check()
                 except RingFault as e:
