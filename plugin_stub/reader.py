@@ -67,10 +67,10 @@ class RingReader:
                 rate, ch, cap = P.validate_header(mm, size)
             finally:
                 mm.close()
-            self._size = P.ring_bytes(cap, ch)           # map what the header says, not the file
-            mm = mmap.mmap(fd, self._size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            want = P.ring_bytes(cap, ch)                 # map what the header says, not the file
+            mm = mmap.mmap(fd, want, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
             try:
-                self.sample_rate, self.channels, self.capacity = P.validate_header(mm, self._size)
+                layout = P.validate_header(mm, want)
             except RingError:
                 mm.close()
                 raise
@@ -78,7 +78,8 @@ class RingReader:
             os.close(fd)
             raise
         self.detach()
-        self._fd, self._mm = fd, mm
+        self._fd, self._mm, self._size = fd, mm, want
+        self.sample_rate, self.channels, self.capacity = layout
         self.broken = ""
         self.mask = self.capacity - 1
         self._u64 = np.frombuffer(mm, dtype="<u8", count=P.DATA_OFFSET // 8)
