@@ -225,6 +225,8 @@ class RingWriter:
             P.unlink_if_same(path, ident)
             return None
 
+        if st.st_nlink != 1:                     # a ring has one name; a hard link is not adopted
+            return replace(f"{path} has {st.st_nlink} links")
         if stat.S_IMODE(st.st_mode) != P.RING_MODE:
             # ours, but someone may have opened it while it was readable: never adopt it
             return replace(f"{path} has mode {stat.S_IMODE(st.st_mode):04o}, not 0600")

@@ -765,3 +765,22 @@ def test_shutdown_leaves_rings_made_by_others_after_ours_were_freed(private_shm,
     no_fatal(d)
     assert {n: snapshot(shm.path(n)) for n in (1, 2)} == kept
     assert shm.names() == {"wavebridge.1", "wavebridge.2"}   # slot 3 (still ours) was removed
+
+
+def test_a_hard_linked_ring_is_replaced_and_the_other_name_untouched(slot_name, tmp_path):
+    w = RingWriter.open(slot_name, 48000, 2, 1 << 10)
+    w.close(unlink=False)
+    path = P.shm_path(slot_name)
+    other = os.path.join(P.SHM_DIR, "wbtest-link-" + slot_name)
+    os.link(path, other)                        # the same inode under a second name
+    try:
+        before = snapshot(other)
+        w2 = RingWriter.open(slot_name, 48000, 2, 1 << 10)
+        try:
+            assert w2.created and os.stat(path).st_ino != before[3]
+            assert snapshot(other)[:4] == (before[0], before[1], before[2], before[3])
+            assert os.stat(other).st_nlink == 1  # only our name was removed
+        finally:
+            w2.close()
+    finally:
+        os.unlink(other)
