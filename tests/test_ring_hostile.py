@@ -784,3 +784,56 @@ def test_a_hard_linked_ring_is_replaced_and_the_other_name_untouched(slot_name, 
             w2.close()
     finally:
         os.unlink(other)
+
+
+# ==================================================================== the C reader (LV2 stub)
+C_HARNESS = r"""
+#include "wavebridge_stub.c"
+int main(int argc, char** argv) {
+    Ring* r = argc > 1 ? ring_open(argv[1], 1, false, 0, 0, 48000) : NULL;
+    puts(r ? "attached" : "refused");
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def c_ring_open(tmp_path_factory):
+    """A tiny program that calls the LV2 stub's own ring_open() on a shm name."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    d = tmp_path_factory.mktemp("cstub")
+    (d / "h.c").write_text(C_HARNESS)
+    exe = d / "ring_open"
+    out = subprocess.run([cc, "-std=gnu11", "-O1", "-I", os.path.join(ROOT, "plugin_stub", "lv2"), "-o", str(exe),
+                          str(d / "h.c"), "-lrt"], capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        pytest.skip(f"cannot build the stub harness (LV2 headers missing?): {out.stderr[-300:]}")
+    return lambda name: subprocess.run([str(exe), "/" + P.shm_name(name)], capture_output=True, text=True,
+                                       timeout=30).stdout.strip()
+
+
+def test_the_c_stub_attaches_only_our_own_0600_rings(slot_name, tmp_path, c_ring_open):
+    path = P.shm_path(slot_name)
+    w = RingWriter.open(slot_name, 48000, 2, 1 << 10)
+    try:
+        assert c_ring_open(slot_name) == "attached"
+    finally:
+        w.close()
+    data = valid_ring_bytes(cap=1 << 10)
+    with open(path, "wb") as f:                 # a 0644 file, ours: not a ring we made
+        f.write(data)
+    os.chmod(path, 0o644)
+    assert c_ring_open(slot_name) == "refused"
+    os.unlink(path)
+    (tmp_path / "ring").write_bytes(data)
+    os.chmod(tmp_path / "ring", 0o600)
+    os.symlink(tmp_path / "ring", path)
+    assert c_ring_open(slot_name) == "refused"  # (shm_open's O_NOFOLLOW)
+    os.unlink(path)
+    if os.geteuid() == 0:
+        plant_foreign_ring(path, hostile_uid(), cap=1 << 10)
+        assert c_ring_open(slot_name) == "refused"
+        os.chmod(path, 0o600)
+        assert c_ring_open(slot_name) == "refused"   # another user's, even at 0600
