@@ -837,3 +837,58 @@ def test_the_c_stub_attaches_only_our_own_0600_rings(slot_name, tmp_path, c_ring
         assert c_ring_open(slot_name) == "refused"
         os.chmod(path, 0o600)
         assert c_ring_open(slot_name) == "refused"   # another user's, even at 0600
+
+
+def test_random_header_writes_between_random_ring_operations(slot_name):
+    """A seeded fuzz: any field, any value, between any writer and reader operations — only
+    non-fatal RingFault reports, audio stays finite, the writer's own fields come back."""
+    rng = random.Random(20261201)
+    cap = 1 << 11
+    w = RingWriter.open(slot_name, 48000, 2, cap)
+    r = RingReader(slot_name, max_block=512).attach()
+    out = np.zeros((512, 2), np.float32)
+    reports = 0
+    try:
+        w.set_playing(True)
+        for i in range(2000):
+            if rng.random() < 0.3:
+                _, off, width = rng.choice(FIELDS)
+                poke(w._mm, off, width, rng.choice([0, (1 << (8 * width)) - 1, rng.getrandbits(8 * width),
+                                                    1 << (8 * width - 1)]))
+            op = rng.randrange(8)
+            n = rng.randrange(0, 700)
+            if op == 0:
+                assert 0 <= w.append(ramp(i, n)) <= n
+            elif op == 1:
+                w.splice(ramp(i, max(1, n)), rng.randrange(0, 128))
+            elif op == 2:
+                w.fade_out(rng.randrange(1, 256))
+            elif op == 3:
+                w.truncate_with_fade(rng.randrange(1, 256))
+            elif op == 4:
+                w.set_meta({"prompt": "p" * rng.randrange(0, 5000), "i": i})
+            elif op == 5:
+                w._checked_ns = 0
+                try:
+                    w.check()
+                except RingFault as e:
+                    assert not e.fatal
+                    reports += 1
+            else:
+                k = r.read_into(out[:rng.randrange(1, 513)])
+                assert 0 <= k <= 512 and np.isfinite(out).all()
+            assert 0 <= w.buffered() <= 2 * cap and w.write_index < P.MAX_INDEX and w.epoch < P.MAX_INDEX
+            assert 0 <= w.reader_sample_rate <= P.MAX_RATE and 0 <= w.reader_block_frames <= cap // 8
+            r.meta()
+        assert reports > 0
+        w._checked_ns = 0
+        try:
+            w.check()
+        except RingFault:
+            pass
+        hdr = bytes(w._mm[:200])
+        assert hdr[:8] == P.MAGIC and struct.unpack_from("<Q", hdr, 64)[0] == w.write_index
+        assert struct.unpack_from("<Q", hdr, 32)[0] == w.epoch
+    finally:
+        r.detach()
+        w.close()
