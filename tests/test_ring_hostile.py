@@ -45,8 +45,8 @@ FIELDS = [("magic", 0, 8), ("version", 8, 4), ("data_offset", 12, 4), ("sample_r
           ("flags", 44, 4), ("writer_heartbeat", 48, 8), ("write_index", 64, 8), ("read_index", 128, 8),
           ("underrun_frames", 136, 8), ("reader_heartbeat", 144, 8), ("reader_sample_rate", 152, 4),
           ("reader_block_frames", 156, 4), ("reader_pid", 160, 4), ("meta_seq", 192, 4), ("meta_len", 196, 4)]
-VALUES = {"zero": lambda w, rng: 0, "minus-one": lambda w, rng: (1 << (8 * w)) - 1,
-          "random": lambda w, rng: rng.getrandbits(8 * w)}
+VALUES = {"zero": lambda w, rng: 0, "minus-one": lambda w, rng: (1 << (8 * w)) - 1,   # 2⁶⁴−1 / 2³²−1
+          "high-bit": lambda w, rng: 1 << (8 * w - 1), "random": lambda w, rng: rng.getrandbits(8 * w)}
 
 
 def ramp(start, n, ch=2):
@@ -746,9 +746,13 @@ def test_shutdown_leaves_rings_made_by_others_after_ours_were_freed(private_shm,
     shm = private_shm()
     d = nsdaemon(shm, "--slots", "3")
     c = osc_client(d.host, d.port)
+    host = None
     try:
         c.send("/wb/play", 1, PROMPT)
+        c.send("/wb/play", 3, PROMPT)
         assert c.wait_for("/wb/first_audio", 5.0)
+        host = Listener(3)
+        t0 = time.monotonic()
         for n in (1, 2):
             os.unlink(shm.path(n))                          # the names are freed …
         if os.geteuid() == 0:                               # … another user's ring, and a link
@@ -759,8 +763,13 @@ def test_shutdown_leaves_rings_made_by_others_after_ours_were_freed(private_shm,
         os.symlink(tmp_path / "x", shm.path(2))
         kept = {n: snapshot(shm.path(n)) for n in (1, 2)}
         assert alive(d, c)
+        assert keeps_playing(host, t0)
+        host.finish()
+        host = None
         assert d.terminate()[0] == 0
     finally:
+        if host is not None:
+            host.finish()
         d.kill()
     no_fatal(d)
     assert {n: snapshot(shm.path(n)) for n in (1, 2)} == kept
