@@ -380,6 +380,9 @@ async def serve_async(args, ready_cb=None) -> int:
 
 
 def cmd_serve(args) -> int:
+    import faulthandler
+
+    faulthandler.enable()   # a fatal signal (SIGBUS from a ring truncated under us, …) leaves a traceback
     return asyncio.run(serve_async(args))
 
 

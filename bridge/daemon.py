@@ -33,7 +33,7 @@ from engine.backend import Backend
 from engine.scheduler import Chunk, Job, Scheduler
 
 from .commands import COMMON_PARAMS, Command
-from .protocol import WavebridgeError
+from .protocol import RingError, RingFault, WavebridgeError
 from .ring import RingWriter
 
 log = logging.getLogger("wavebridge")
@@ -173,6 +173,10 @@ class EngineThread(threading.Thread):
         job is done once its last frame has been read (or no reader is there)."""
         now = time.monotonic_ns()
         for slot in self.d.slots.values():
+            try:
+                slot.ring.check()               # a shrunk segment, overwritten header fields
+            except RingFault as e:
+                self._ring_fault(slot, e)
             if slot.rate_wait is not None:
                 self._release_rate_wait(slot)
             if slot.fade is not None and now - slot.ring.reader_heartbeat_ns > 500_000_000:
@@ -187,6 +191,15 @@ class EngineThread(threading.Thread):
                 if slot.job is None:
                     slot.state = "idle"
                 self._done(slot, job, "finished")
+
+    def _ring_fault(self, slot: Slot, e: RingFault) -> None:
+        """Answer a ring problem (already logged by the ring); a fatal one stops the slot, whose
+        next play gets a fresh ring (``RingWriter.recover``)."""
+        self.d.emit(Event("error", slot=slot.number, code=e.code, message=e.message, reply_to=slot.reply_to))
+        if e.fatal:
+            if slot.job is not None or slot.old_job is not None or slot.tail_job is not None:
+                self._stop_slot(slot, 0.02, slot.reply_to, now=True)
+            slot.state = "error"
 
     # --------------------------------------------------------------------- commands
     def _apply_safely(self, cmd: Command) -> None:
@@ -231,6 +244,8 @@ class EngineThread(threading.Thread):
     def _play(self, cmd: Command) -> None:
         d = self.d
         slot = d.slots[cmd.slot]
+        if slot.ring.recover():                 # raises RingError while the slot has no ring
+            slot.gpu_reg = None                 # the new mapping is not registered with CUDA
         try:
             job = d.scheduler.start(cmd.slot, cmd.extra["job"], cmd.prompt,
                                     0 if cmd.seed is None else cmd.seed, cmd.seconds, dict(slot.params))
@@ -618,11 +633,22 @@ class Daemon:
         cap = 1 << math.ceil(math.log2(max(2 * target + 2 * cfg.max_chunk, rate)))
         names = cfg.slot_names or list(range(1, cfg.slots + 1))
         try:
+            refused = {}
             for n in names:
-                ring = RingWriter.open(n, rate, self.backend.channels, cap)
+                try:
+                    ring = RingWriter.open(n, rate, self.backend.channels, cap)
+                except RingError as e:          # that slot only: the others start
+                    log.error("slot %s refused: %s", n, e.message)
+                    refused[n] = e
+                    ring = RingWriter.unavailable(n, rate, self.backend.channels, cap, e)
                 self.slots[n] = Slot(n, ring)
-                log.info("slot %s: %s %s (%d frames, %d Hz, %d ch)", n,
-                         "created" if ring.created else "re-attached", ring.path, cap, rate, ring.channels)
+                if n in refused:
+                    self.slots[n].state = "error"
+                else:
+                    log.info("slot %s: %s %s (%d frames, %d Hz, %d ch)", n,
+                             "created" if ring.created else "re-attached", ring.path, cap, rate, ring.channels)
+            if refused and all(e.code == "ring_busy" for e in refused.values()) and len(refused) == len(names):
+                raise next(iter(refused.values()))  # every ring held by a live daemon: that one serves
         except BaseException:
             for s in self.slots.values():
                 s.ring.close(unlink=s.ring.created)

@@ -21,10 +21,12 @@ import numpy as np
 class DaemonProcess:
     """A ``wavebridge serve`` child process on a free port (also used by bench and tests)."""
 
-    def __init__(self, *extra, env=None, startup_timeout: float = 60.0):
-        cmd = [sys.executable, "-m", "bridge.cli", "serve", "--osc-port", "0", "--log-level", "WARNING", *extra]
+    def __init__(self, *extra, env=None, startup_timeout: float = 60.0, prefix=(), cwd=None):
+        """``prefix``: a command the daemon runs under (e.g. ``nsenter -t PID -m --``, which execs it)."""
+        cmd = [*prefix, sys.executable, "-m", "bridge.cli", "serve", "--osc-port", "0", "--log-level", "WARNING",
+               *extra]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=env or os.environ.copy())
+                                     env=env or os.environ.copy(), cwd=cwd)
         self.host, self.port = None, None
         self.lines: list[str] = []
         end = time.monotonic() + startup_timeout

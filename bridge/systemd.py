@@ -241,11 +241,11 @@ def read_ring_state(slot) -> dict | None:
     """
     try:
         path = P.shm_path(slot)
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd, st = P.open_segment(path, writable=False)   # no links or FIFOs; ours, 0600
     except (OSError, P.RingError):
         return None
     try:
-        size = os.fstat(fd).st_size
+        size = st.st_size
         if size < P.DATA_OFFSET:
             return None
         mm = mmap.mmap(fd, P.DATA_OFFSET, mmap.MAP_SHARED, mmap.PROT_READ)

@@ -148,15 +148,19 @@ static int slot_of(const float* port)
 
 /* ------------------------------------------------------------------ [worker] / [instantiation] */
 
-/* Map /wavebridge.<slot> and validate its header. Returns NULL if the segment is missing or
- * not a v1 ring, or — when have_current — if it is the segment already mapped (same inode). */
+/* Map /wavebridge.<slot> and validate its header. Returns NULL if the segment is missing, not
+ * a regular file of our own uid with mode 0600 (shm_open already refuses symlinks: another
+ * user's ring planted under the name is never played), not a v1 ring, or — when have_current —
+ * if it is the segment already mapped (same inode). */
 static Ring* ring_open(const char* name, int slot, bool have_current, dev_t dev, ino_t ino,
                       uint32_t host_rate)
 {
     const int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) return NULL;
     struct stat st;
-    if (fstat(fd, &st) != 0 || (have_current && st.st_dev == dev && st.st_ino == ino)
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()
+        || (st.st_mode & 07777) != 0600
+        || (have_current && st.st_dev == dev && st.st_ino == ino)
         || st.st_size < (off_t)RING_DATA_OFFSET) {
         close(fd);
         return NULL;
