@@ -266,7 +266,9 @@ def test_a_flood_from_300_ports_of_one_host_is_limited_as_one_host(live, watch):
     print(f"6000 pings from 300 ports in {sent_for:.2f} s: {pongs} answered (one host's budget over "
           f"{elapsed:.2f} s: ≤ {allowed:.0f}), {limited:.0f} refused")
     assert pongs <= allowed
-    assert limited >= 1000
+    # per port none would be refused; per host the burst runs out at once. How many more are refused
+    # depends on how fast a loaded machine drains the socket (the budget refills meanwhile)
+    assert limited >= 100
     assert host.write_index() - w0 > 0.4 * 48000 * elapsed
     survived(d, p, host, watch, t0)
 
