@@ -96,6 +96,7 @@ class Slot:
         self.tail_end = 0                         # ring frame where that audio ends
         self.fade: dict | None = None             # a stop in progress: {job, pos, total, reply_to}
         self.rate_wait: tuple | None = None       # (since_ns, deadline) after a rate change
+        self.private = False                      # a web stream's slot: unnamed ring, read in-process
 
 
 class EngineThread(threading.Thread):
@@ -225,6 +226,11 @@ class EngineThread(threading.Thread):
                     d.backend.set_param(slot.job.stream, cmd.name, cmd.value)
         elif cmd.kind == "tempo":
             d.backend.set_tempo(cmd.value)
+        elif cmd.kind == "close_slot":          # a private slot: end its job now, then drop it
+            slot = d.slots[cmd.slot]
+            if slot.job is not None or slot.old_job is not None or slot.tail_job is not None:
+                self._stop_slot(slot, 0.0, now=True)
+            d._drop_private_slot(cmd.slot)
         elif cmd.kind == "wake":
             pass
 
@@ -627,6 +633,7 @@ class Daemon:
             for s in self.slots.values():
                 s.ring.close(unlink=s.ring.created)
             raise
+        self.ring_capacity = cap
         self.dsp_path = self._choose_dsp_path()
         self.scheduler = Scheduler(self.backend, target_frames=target, first_chunk=cfg.first_chunk,
                                    max_chunk=cfg.max_chunk)
@@ -690,6 +697,42 @@ class Daemon:
                 log.exception("backend close failed")
         self.ready = False
 
+    # ------------------------------------------------------------------ private slots [control]
+    def open_private_slot(self, prefix: str = "web") -> Slot:
+        """A slot for a web stream: its ring lives in anonymous memory (``RingWriter.open_private``)
+        and its reader is in this process (``RingReader.attach_fd(slot.ring.fileno())``). It plays
+        like any slot (same scheduler, batching, splices) but is not listed by :meth:`status` and
+        OSC cannot address it. Close it with :meth:`close_private_slot`. ``[control]``"""
+        self._private_counter = getattr(self, "_private_counter", 0) + 1
+        name = f"{prefix}{self._private_counter}"
+        while name in self.slots:
+            self._private_counter += 1
+            name = f"{prefix}{self._private_counter}"
+        ring = RingWriter.open_private(name, int(self.backend.sample_rate), self.backend.channels,
+                                       self.ring_capacity)
+        slot = Slot(name, ring)
+        slot.private = True
+        self.slots = {**self.slots, name: slot}   # copy on write: other threads iterate the old dict
+        return slot
+
+    def close_private_slot(self, name) -> None:
+        """Stop a private slot's job at once and drop the slot; done on the engine thread. ``[control]``"""
+        slot = self.slots.get(name)
+        if slot is None or not slot.private:
+            return
+        try:
+            self.engine.q.put_nowait(Command("close_slot", slot=name, source="http"))
+        except queue.Full:                      # retried by the caller's cleanup; the slot stays
+            raise WavebridgeError("busy", "engine queue is full; try again", slot=-1) from None
+
+    def _drop_private_slot(self, name) -> None:
+        """Remove a private slot and close its ring. ``[engine]`` (after its job ended)"""
+        slot = self.slots.get(name)
+        if slot is None or not slot.private:
+            return
+        self.slots = {k: v for k, v in self.slots.items() if k != name}
+        slot.ring.close(unlink=False)
+
     def _heartbeat(self) -> None:
         while not self._hb_stop.wait(0.05):
             for s in list(self.slots.values()):
@@ -732,11 +775,15 @@ class Daemon:
         self.counters["commands"] += 1
         return job
 
-    def status(self) -> list[dict]:
-        """One dict per slot: state, prompt, buffered seconds, underruns, job, age. ``[control]``"""
+    def status(self, private: bool = False) -> list[dict]:
+        """One dict per slot: state, prompt, buffered seconds, underruns, job, age. ``[control]``
+
+        Private (web stream) slots are left out unless ``private``."""
         out = []
         now = time.time()
         for n, s in self.slots.items():
+            if s.private and not private:
+                continue
             ring = s.ring
             job = s.job or s.tail_job
             out.append({
