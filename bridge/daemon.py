@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import logging
 import math
+import os
 import queue
 import threading
 import time
@@ -699,17 +700,13 @@ class Daemon:
 
     # ------------------------------------------------------------------ private slots [control]
     def open_private_slot(self, prefix: str = "web") -> Slot:
-        """A slot for a web stream: its ring lives in anonymous memory (``RingWriter.open_private``)
-        and its reader is in this process (``RingReader.attach_fd(slot.ring.fileno())``). It plays
-        like any slot (same scheduler, batching, splices) but is not listed by :meth:`status` and
-        OSC cannot address it. Close it with :meth:`close_private_slot`. ``[control]``"""
+        """A slot for a web stream: a ring under a private name (``web<pid>-<n>``, unknown to any
+        DAW) whose one reader is in this process. It plays like any slot (same scheduler, batching,
+        splices) but :meth:`status` leaves it out and OSC cannot address it. Close it with
+        :meth:`close_private_slot`. ``[control]``"""
         self._private_counter = getattr(self, "_private_counter", 0) + 1
-        name = f"{prefix}{self._private_counter}"
-        while name in self.slots:
-            self._private_counter += 1
-            name = f"{prefix}{self._private_counter}"
-        ring = RingWriter.open_private(name, int(self.backend.sample_rate), self.backend.channels,
-                                       self.ring_capacity)
+        name = f"{prefix}{os.getpid()}-{self._private_counter}"
+        ring = RingWriter.open(name, int(self.backend.sample_rate), self.backend.channels, self.ring_capacity)
         slot = Slot(name, ring)
         slot.private = True
         self.slots = {**self.slots, name: slot}   # copy on write: other threads iterate the old dict
@@ -731,7 +728,7 @@ class Daemon:
         if slot is None or not slot.private:
             return
         self.slots = {k: v for k, v in self.slots.items() if k != name}
-        slot.ring.close(unlink=False)
+        slot.ring.close(unlink=True)
 
     def _heartbeat(self) -> None:
         while not self._hb_stop.wait(0.05):

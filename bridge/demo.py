@@ -22,10 +22,12 @@ class DaemonProcess:
     """A ``wavebridge serve`` child process on a free port (also used by bench and tests)."""
 
     def __init__(self, *extra, env=None, startup_timeout: float = 60.0):
-        cmd = [sys.executable, "-m", "bridge.cli", "serve", "--osc-port", "0", "--log-level", "WARNING", *extra]
+        web = [] if "--http" in extra else ["--http", "off"]   # no shared default port for test daemons
+        cmd = [sys.executable, "-m", "bridge.cli", "serve", "--osc-port", "0", "--log-level", "WARNING", *web, *extra]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      env=env or os.environ.copy())
         self.host, self.port = None, None
+        self.http = None                  # (host, port) of the HTTP API when started with --http
         self.lines: list[str] = []
         end = time.monotonic() + startup_timeout
         while time.monotonic() < end:
@@ -33,6 +35,9 @@ class DaemonProcess:
             if not line:
                 break
             self.lines.append(line)
+            m = re.search(r"HTTP API and web page on http://([^/]+):(\d+)/", line)
+            if m:
+                self.http = (m.group(1), int(m.group(2)))
             m = re.search(r"listening for OSC on ([\d.:a-f]+):(\d+)", line)
             if m:
                 self.host, self.port = m.group(1), int(m.group(2))

@@ -192,6 +192,7 @@ class HttpService:
         sock = site._server.sockets[0]
         self.host, self.port = sock.getsockname()[:2]
         self.tracks.start()
+        _remove_stale_private_rings()
         return self.host, self.port
 
     async def close(self) -> None:
@@ -819,6 +820,34 @@ class HttpService:
         return resp
 
 
+def _remove_stale_private_rings(shm_dir: str = "/dev/shm") -> int:
+    """Unlink ``wavebridge.web<pid>-<n>`` rings whose daemon is dead (left by a kill -9)."""
+    import re
+
+    n = 0
+    try:
+        names = os.listdir(shm_dir)
+    except OSError:
+        return 0
+    for name in names:
+        m = re.match(r"^wavebridge\.web(\d+)-\d+$", name)
+        if not m or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue                    # its daemon is alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            os.unlink(os.path.join(shm_dir, name))
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
 def _sse(obj: dict) -> bytes:
     return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
 
@@ -846,3 +875,85 @@ def _level_db(ring) -> float:
     except Exception:  # noqa: BLE001 — the ring is closing under us
         return -120.0
     return round(20 * math.log10(max(peak, 1e-6)), 1)
+
+
+async def serve(daemon, settings, osc=None, metrics=None) -> HttpService | None:
+    """Start the HTTP API for ``wavebridge serve`` (``settings``: ``bridge.config.Settings``).
+
+    Engine events reach it through the OSC server's event hooks (the daemon has one emit); its
+    per-tier meters join the daemon's Prometheus registry. Returns None with ``--http off``;
+    raises ``OSError`` if the address is taken and ``ValueError`` for a bad ``--http``. ``[control]``
+    """
+    where = parse_listen(settings.http)
+    if where is None:
+        return None
+    cfg = HttpConfig(host=where[0], port=where[1], state_dir=settings.state_dir or "", storage=settings.storage,
+                     tiers=settings.tiers, price_per_hour=settings.price_per_hour,
+                     track_workers=settings.track_workers)
+    svc = HttpService(daemon, cfg)
+    try:
+        await svc.start()
+    except BaseException:
+        svc.store.close()
+        raise
+    if osc is not None:
+        osc.event_hooks.append(svc.on_event)
+    if metrics is not None:
+        try:
+            metrics.registry.register(HttpCollector(svc))
+        except Exception:  # noqa: BLE001 — metrics are optional
+            log.warning("could not add the HTTP meters to /metrics", exc_info=True)
+    return svc
+
+
+class HttpCollector:
+    """Prometheus collector: the HTTP side's meters per tier (scraped on the metrics thread)."""
+
+    def __init__(self, svc: HttpService):
+        self.svc = svc
+
+    def describe(self):
+        return []
+
+    def collect(self):
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        m = self.svc.meters
+        fams = [
+            (CounterMetricFamily("wavebridge_http_audio_seconds", "Audio seconds served, by tier", labels=["tier"]),
+             m.audio_s),
+            (CounterMetricFamily("wavebridge_http_compute_seconds", "Engine compute seconds spent for web "
+                                 "requests, by tier", labels=["tier"]), m.compute_s),
+            (CounterMetricFamily("wavebridge_http_cost_usd", "Compute cost of web requests at --price-per-hour, "
+                                 "by tier", labels=["tier"]), m.cost),
+        ]
+        for fam, counter in fams:
+            for tier, v in list(counter.items()):
+                fam.add_metric([tier], float(v))
+            yield fam
+        req = CounterMetricFamily("wavebridge_http_requests", "HTTP requests by endpoint, tier and status",
+                                  labels=["endpoint", "tier", "status"])
+        for (ep, tier, st), v in list(m.requests.items()):
+            req.add_metric([ep, tier, str(st)], float(v))
+        yield req
+        rej = CounterMetricFamily("wavebridge_http_quota_rejections", "Requests refused with 429, by tier and "
+                                  "limit", labels=["tier", "limit"])
+        for (tier, why), v in list(m.rejected.items()):
+            rej.add_metric([tier, why], float(v))
+        yield rej
+        act = GaugeMetricFamily("wavebridge_http_active_streams", "Open web streams (private slots)")
+        act.add_metric([], float(len(self.svc.streams)))
+        yield act
+        enc = CounterMetricFamily("wavebridge_http_encode_seconds", "CPU seconds spent encoding, by format",
+                                  labels=["format"])
+        for f, v in list(m.encode_s.items()):
+            enc.add_metric([f], float(v))
+        yield enc
+        try:
+            depth = self.svc.store.queue_depth()
+        except Exception:  # noqa: BLE001 — the store is closing
+            depth = {}
+        q = GaugeMetricFamily("wavebridge_tracks", "Tracks in the queue by state", labels=["state"])
+        for st in ("queued", "running", "done", "error"):
+            q.add_metric([st], float(depth.get(st, 0)))
+        yield q

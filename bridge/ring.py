@@ -100,36 +100,6 @@ class RingWriter:
         return cls(slot, fd, mm, created=True)
 
     @classmethod
-    def open_private(cls, slot, sample_rate: int, channels: int, capacity_frames: int) -> "RingWriter":
-        """A ring in anonymous memory (``memfd``, nothing in ``/dev/shm``): only this process can
-        reach it, through :meth:`fileno` (the web streams' rings, read in-process). ``[control]``
-
-        Same layout and rules as a named ring; :meth:`close` never unlinks anything.
-        """
-        if not P.is_pow2(capacity_frames) or capacity_frames > P.MAX_CAPACITY:
-            raise RingError("ring_layout", f"capacity {capacity_frames} must be a power of two ≤ {P.MAX_CAPACITY}")
-        P.shm_name(slot)                                  # the same naming rule as a named ring
-        fd = os.memfd_create(f"wavebridge.{slot}", os.MFD_CLOEXEC)
-        try:
-            size = P.ring_bytes(capacity_frames, channels)
-            os.ftruncate(fd, size)
-            mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-            fixed = P.pack_fixed(sample_rate, channels, capacity_frames, 1, os.getpid(),
-                                 P.FLAG_WRITER_ALIVE, P.monotonic_ns(), magic=b"\0" * 8)
-            mm[0:len(fixed)] = fixed
-            mm[0:8] = P.MAGIC
-        except BaseException:
-            os.close(fd)
-            raise
-        w = cls(slot, fd, mm, created=True)
-        w.path = None
-        return w
-
-    def fileno(self) -> int:
-        """The segment's file descriptor (a private ring's reader maps it with ``RingReader.attach_fd``)."""
-        return self._fd
-
-    @classmethod
     def _reattach(cls, slot, path, sample_rate, channels, capacity):
         fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
         try:
@@ -187,7 +157,7 @@ class RingWriter:
         except Exception:
             pass
         if keep_mapping:
-            if unlink and self.path is not None:
+            if unlink:
                 try:
                     os.unlink(self.path)
                 except FileNotFoundError:
@@ -199,7 +169,7 @@ class RingWriter:
         except BufferError:
             pass
         os.close(self._fd)
-        if unlink and self.path is not None:
+        if unlink:
             try:
                 os.unlink(self.path)
             except FileNotFoundError:

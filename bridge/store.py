@@ -62,6 +62,25 @@ class StoreError(Exception):
     pass
 
 
+def validate_tiers(tiers: dict) -> dict:
+    """``{name: {audio_s_per_day, concurrent, max_request_s}}`` checked; raises ValueError."""
+    if not isinstance(tiers, dict):
+        raise ValueError("must be a table of tiers")
+    out = {}
+    for name, lim in tiers.items():
+        if not NAME_RE.match(str(name)) or not isinstance(lim, dict):
+            raise ValueError(f"[http.tiers.{name}] must be a table under a plain name")
+        t = {}
+        for k, v in lim.items():
+            if k not in ("audio_s_per_day", "concurrent", "max_request_s"):
+                raise ValueError(f"unknown key {name}.{k}; known: audio_s_per_day, concurrent, max_request_s")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
+                raise ValueError(f"{name}.{k} must be a number ≥ 0")
+            t[k] = int(v) if k == "concurrent" else float(v)
+        out[str(name)] = t
+    return out
+
+
 @dataclass
 class Principal:
     """Who a request is: a key (``key_id``, ``name``) or the local anonymous user (``key_id='local'``)."""

@@ -7,8 +7,8 @@ one valid file. The Ogg muxer's page duration is set to 20 ms (its default holds
 Encoders are not thread-safe; one stream uses its encoder from one task at a time, on a worker
 thread (``[control]`` worker: never the engine thread, never inference).
 
-:class:`PrivateStream` owns one private daemon slot (``Daemon.open_private_slot``: a ring in
-anonymous memory) and is its ring's only reader, on the asyncio loop (``[control]``). It reads
+:class:`PrivateStream` owns one private daemon slot (``Daemon.open_private_slot``: a ring under
+a private name that no DAW knows) and is its ring's only reader, on the asyncio loop (``[control]``). It reads
 either as fast as the engine generates (``pace=None``: tracks, ``/v1/audio/generate``) or in
 real time with a small lead (``pace="realtime"``: live sessions), never faster, so a prompt
 change is spliced at the read head as on any ring. Engine events for its slot reach it through
@@ -154,7 +154,7 @@ class PrivateStream:
         self.name = slot.number
         self.rate = slot.ring.sample_rate
         self.channels = slot.ring.channels
-        self.reader = RingReader(self.name, max_block=slot.ring.capacity).attach_fd(slot.ring.fileno())
+        self.reader = RingReader(self.name, max_block=slot.ring.capacity).attach()
         self.job = 0                       # the job being played
         self.jobs: dict[int, dict] = {}    # job → {"first_frame", "done", "reason", "compute_s", ...}
         self.events: asyncio.Queue = asyncio.Queue()

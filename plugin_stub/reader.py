@@ -53,14 +53,6 @@ class RingReader:
             fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
         except FileNotFoundError:
             raise RingError("ring_missing", f"{path} does not exist (is the daemon running with this slot?)") from None
-        return self._map(fd, path)
-
-    def attach_fd(self, fd: int) -> "RingReader":
-        """Map a ring given as an open file descriptor (a private, unnamed ring of this process;
-        the fd is duplicated, the caller keeps its own). Not ``[audio]``."""
-        return self._map(os.dup(fd), f"fd {fd}")
-
-    def _map(self, fd: int, path: str) -> "RingReader":
         try:
             size = os.fstat(fd).st_size
             if size < P.DATA_OFFSET:
