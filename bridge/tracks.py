@@ -164,6 +164,13 @@ class TrackWorker:
             except asyncio.TimeoutError:
                 pass
 
+    @staticmethod
+    def _discard(part: str) -> None:
+        try:
+            os.unlink(part)
+        except OSError:
+            pass
+
     async def _render(self, row: dict) -> None:
         tid, fmt, seconds = row["id"], row["format"], float(row["seconds"])
         loop = asyncio.get_running_loop()
@@ -207,10 +214,12 @@ class TrackWorker:
             raise                       # shutdown: the row stays 'running' and is re-queued at start
         except StreamError as e:
             self.store.set_track(tid, state="error", error=f"{e.reason}: {e.message}"[:500], finished=time.time())
+            self._discard(part)
         except Exception as e:  # noqa: BLE001 — one track's failure never stops the queue
             log.exception("track %s failed", tid)
             self.store.set_track(tid, state="error", error=f"internal: {type(e).__name__}: {e}"[:500],
                                  finished=time.time())
+            self._discard(part)
         finally:
             if f is not None:
                 f.close()
