@@ -164,7 +164,9 @@ class HttpService:
 
         self.loop = asyncio.get_running_loop()
         app = web.Application(client_max_size=MAX_BODY, middlewares=[self._errors])
+        app.on_response_prepare.append(_cors)
         r = app.router
+        r.add_route("OPTIONS", "/v1/{tail:.*}", self.preflight)
         r.add_get("/", self.page)
         r.add_get("/web/{name}", self.static)
         r.add_get("/healthz", self.healthz)
@@ -413,6 +415,15 @@ class HttpService:
         with open(os.path.join(WEB_DIR, name), "rb") as f:
             data = f.read()
         return web.Response(body=data, content_type=ctype, headers={"Cache-Control": "no-cache"})
+
+    async def preflight(self, request):
+        """CORS preflight: any origin may call the API with a key (no cookies are used)."""
+        from aiohttp import web
+
+        return web.Response(status=204, headers={
+            "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+            "Access-Control-Allow-Headers": "Authorization, X-API-Key, Content-Type, Accept",
+            "Access-Control-Max-Age": "600"})
 
     async def healthz(self, request):
         from aiohttp import web
@@ -846,6 +857,12 @@ def _remove_stale_private_rings(shm_dir: str = "/dev/shm") -> int:
         except OSError:
             pass
     return n
+
+
+async def _cors(request, response) -> None:
+    if request.path.startswith("/v1/") and "Access-Control-Allow-Origin" not in response.headers:
+        response.headers["Access-Control-Allow-Origin"] = "*"
+        response.headers["Access-Control-Expose-Headers"] = "Retry-After, X-Wavebridge-Job, Location"
 
 
 def _sse(obj: dict) -> bytes:

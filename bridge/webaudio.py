@@ -145,6 +145,7 @@ class PrivateStream:
 
     LEAD_S = 0.04             # realtime pacing: how far ahead of the wall clock audio may be sent
     POLL_S = 0.01             # how often the ring is looked at while waiting
+    BLOCK = 960               # realtime reads: frames per ring read (20 ms), so the splice guard stays 40 ms
 
     def __init__(self, daemon, slot):
         from plugin_stub.reader import RingReader
@@ -292,6 +293,15 @@ class PrivateStream:
                 self._t0 = None     # idle for a while: the next audio starts a new pacing origin
             self._heartbeat()
             return np.empty((0, self.channels), dtype=np.float32)
-        a = self._read(k)
+        # read in blocks of at most BLOCK frames: the ring's splice guard follows the largest block
+        # its reader ever asked for, so one big catch-up read would slow every later prompt change
+        parts = []
+        while k > 0:
+            a = self._read(min(k, self.BLOCK))
+            if a.shape[0] == 0:
+                break
+            parts.append(a)
+            k -= a.shape[0]
+        a = parts[0] if len(parts) == 1 else np.concatenate(parts)
         self._sent_since_t0 += a.shape[0]
         return a

@@ -197,8 +197,9 @@ def test_a_client_that_goes_away_frees_its_slot(server):
 
 
 # ---------------------------------------------------------------------------------------- WebSocket
-async def _ws_session(url, prompts, seconds_each=0.8, fmt="pcm_s16le"):
+async def _ws_session(url, prompts, seconds_each=0.8, fmt="pcm_s16le", messages=False):
     got = bytearray()
+    msgs = []
     events = []
     async with aiohttp.ClientSession() as s:
         async with s.ws_connect(url + f"/v1/stream?format={fmt}") as ws:
@@ -216,6 +217,7 @@ async def _ws_session(url, prompts, seconds_each=0.8, fmt="pcm_s16le"):
                         continue
                     if m.type == aiohttp.WSMsgType.BINARY:
                         got += m.data
+                        msgs.append(m.data)
                     elif m.type == aiohttp.WSMsgType.TEXT:
                         events.append(json.loads(m.data))
             await ws.send_json({"type": "param", "name": "gain", "value": 0.5})
@@ -230,11 +232,12 @@ async def _ws_session(url, prompts, seconds_each=0.8, fmt="pcm_s16le"):
                     continue
                 if m.type == aiohttp.WSMsgType.BINARY:
                     got += m.data
+                    msgs.append(m.data)
                 elif m.type == aiohttp.WSMsgType.TEXT:
                     events.append(json.loads(m.data))
                     if events[-1]["type"] == "done" and events[-1]["reason"] == "stopped":
                         break
-    return bytes(got), events, change_at
+    return (msgs if messages else bytes(got)), events, change_at
 
 
 def test_websocket_session_plays_and_splices_a_prompt_change(server):
@@ -264,10 +267,23 @@ def test_websocket_session_plays_and_splices_a_prompt_change(server):
 
 
 def test_websocket_opus_frames_form_one_ogg_stream(server):
-    data, events, _ = asyncio.run(_ws_session(server.url, [PROMPT], seconds_each=0.8, fmt="opus"))
-    assert data[:4] == b"OggS"
+    data, events, _ = asyncio.run(_ws_session(server.url, [PROMPT], seconds_each=0.8, fmt="opus", messages=True))
+    assert data and all(m[:4] == b"OggS" for m in data)      # every binary message is whole Ogg pages
+    data = b"".join(data)
     audio, rate, ch = decode(data, "opus")
     assert (rate, ch) == (RATE, 2) and audio.shape[0] > RATE // 2 and rms_db(audio) > -35
+
+
+def test_cors_preflight_and_headers(server):
+    async def go():
+        async with aiohttp.ClientSession() as s:
+            async with s.options(server.url + "/v1/audio/generate", headers={
+                    "Origin": "http://example.test", "Access-Control-Request-Method": "POST"}) as r:
+                return r.status, dict(r.headers)
+    st, h = asyncio.run(go())
+    assert st == 204 and "Authorization" in h["Access-Control-Allow-Headers"]
+    st, h, _ = get(server.url + "/v1/status")
+    assert h["Access-Control-Allow-Origin"] == "*"
 
 
 def test_websocket_rejects_unknown_format_before_upgrading(server):
