@@ -565,6 +565,8 @@ def main(argv=None) -> int:
     p.add_argument("--model", default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--quick", action="store_true", help="shorter runs (for tests)")
+    p.add_argument("--http", action="store_true", help="the HTTP/WebSocket figures instead (first audio, "
+                                                       "prompt change at a client, concurrent streams, tracks)")
     p.add_argument("--price-per-hour", type=float, default=None, help="device price for the cost figures")
     p = sub.add_parser("install-service", help="install the systemd unit (user or system)",
                        description="Write wavebridge.service for this installation. Settings belong in "
