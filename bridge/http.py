@@ -464,7 +464,10 @@ class HttpService:
         loop = asyncio.get_running_loop()
         try:
             enc = Encoder(fmt, stream.rate, stream.channels)
-            stream.play(prompt, dur, seed, arrival_ns)
+            try:
+                stream.play(prompt, dur, seed, arrival_ns)
+            except WavebridgeError as e:
+                raise ApiError(503, "busy", e.message, {"Retry-After": "1"}) from None
             sse = raw_fmt is None
             headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Wavebridge-Job": str(stream.job)}
             resp = web.StreamResponse(status=200, headers=headers)
@@ -481,6 +484,13 @@ class HttpService:
                     if sse:
                         await resp.write(_sse(_body(e.reason, e.message)))
                     completed = True
+                    return resp
+                except (asyncio.CancelledError, ConnectionResetError):
+                    raise
+                except Exception as e:  # noqa: BLE001 — headers are out: report in the stream
+                    log.exception("generate failed mid-stream")
+                    if sse:
+                        await resp.write(_sse(_body("internal", f"internal error: {type(e).__name__}")))
                     return resp
                 last = a is None
                 data = await loop.run_in_executor(self.pool, enc.finish if last else enc.push, *(() if last else (a,)))
@@ -542,7 +552,14 @@ class HttpService:
         try:
             async for msg in ws:
                 if msg.type == WSMsgType.TEXT:
-                    await self._ws_command(ws, stream, msg.data, session, p)
+                    try:
+                        await self._ws_command(ws, stream, msg.data, session, p)
+                    except (asyncio.CancelledError, ConnectionResetError):
+                        raise
+                    except Exception as e:  # noqa: BLE001 — the session (and the daemon) go on
+                        log.exception("WebSocket command failed")
+                        await ws.send_json({"type": "error", "reason": "internal",
+                                            "message": f"internal error: {type(e).__name__}"})
                 elif msg.type == WSMsgType.BINARY:
                     await ws.send_json({"type": "error", "reason": "bad_request",
                                         "message": "send JSON text messages, not binary"})
@@ -621,6 +638,15 @@ class HttpService:
                                 "message": e.message})
 
     async def _ws_sender(self, ws, stream: PrivateStream, enc: Encoder, p: Principal, session: dict) -> None:
+        try:
+            await self._ws_send_loop(ws, stream, enc, p, session)
+        except (asyncio.CancelledError, ConnectionResetError):
+            raise
+        except Exception:  # noqa: BLE001 — end this session cleanly, never the server
+            log.exception("WebSocket sender failed")
+            await ws.close(code=1011, message=b"internal error")
+
+    async def _ws_send_loop(self, ws, stream: PrivateStream, enc: Encoder, p: Principal, session: dict) -> None:
         loop = asyncio.get_running_loop()
         last_meter = time.monotonic()
         allowance = float(p.limits["audio_s_per_day"])

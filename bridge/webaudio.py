@@ -144,7 +144,8 @@ class PrivateStream:
     """One private slot and its reader. Create with :meth:`open`, end with :meth:`close`. ``[control]``"""
 
     LEAD_S = 0.04             # realtime pacing: how far ahead of the wall clock audio may be sent
-    POLL_S = 0.01             # how often the ring is looked at while waiting
+    POLL_S = 0.01             # how often the ring is looked at while waiting (as fast as generated)
+    PACE_S = 0.02             # realtime: one Opus frame's worth between sends
     BLOCK = 960               # realtime reads: frames per ring read (20 ms), so the splice guard stays 40 ms
 
     def __init__(self, daemon, slot):
@@ -163,7 +164,7 @@ class PrivateStream:
         self.frames_read = 0               # frames handed out since the stream began
         self.compute_s = 0.0
         self.cost = 0.0
-        self._wake = asyncio.Event()
+        self._waiter: asyncio.Future | None = None
         self._closed = False
         self._t0: float | None = None      # realtime pacing origin (None while idle)
         self._sent_since_t0 = 0
@@ -225,7 +226,7 @@ class PrivateStream:
             if ev.code != "not_playing":
                 self.error = StreamError(error_reason(ev.code), ev.message)
         self.events.put_nowait(ev)
-        self._wake.set()
+        self._wakeup()
 
     # ------------------------------------------------------------------ audio
     def ring_frame(self) -> int:
@@ -246,12 +247,21 @@ class PrivateStream:
     def _heartbeat(self) -> None:
         self.reader.read_into(np.empty((0, self.channels), dtype=np.float32))
 
+    def _wakeup(self, fut=None) -> None:
+        fut = fut or self._waiter
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
     async def _wait(self, s: float) -> None:
-        self._wake.clear()
+        """Sleep ``s`` or until an engine event for this slot arrives (no task per wait)."""
+        loop = asyncio.get_running_loop()
+        fut = self._waiter = loop.create_future()
+        h = loop.call_later(s, self._wakeup, fut)
         try:
-            await asyncio.wait_for(self._wake.wait(), s)
-        except asyncio.TimeoutError:
-            pass
+            await fut
+        finally:
+            h.cancel()
+            self._waiter = None
 
     async def read_fast(self, max_frames: int = 48000) -> np.ndarray | None:
         """The next frames, as soon as the engine has them; ``None`` once the job is done.
@@ -275,7 +285,7 @@ class PrivateStream:
         Waits up to one poll interval; never zero-fills (the client's buffer absorbs a late
         engine). ``[control]``
         """
-        await self._wait(self.POLL_S)
+        await self._wait(self.PACE_S if self._t0 is not None else self.POLL_S)
         if self.error is not None:
             err, self.error = self.error, None
             raise err

@@ -430,3 +430,28 @@ def test_status_lists_slots_and_status_ws_streams_levels(server):
     assert row is not None and row["prompt"] == PROMPT
     st, _, _ = post(server.url + f"/v1/slots/{server.names[0]}/stop", {})
     assert st == 200
+
+
+def test_raw_pcm_and_wav_streams(server):
+    for accept, fmt, ctype in (("audio/L16", "pcm_s16le", "audio/L16"), ("audio/wav", "wav", "audio/wav")):
+        st, h, data = post(server.url + "/v1/audio/generate", {"prompt": PROMPT, "duration_seconds": 0.5, "seed": 4},
+                           headers={"Accept": accept})
+        assert st == 200 and h["Content-Type"].startswith(ctype), h
+        audio, rate, ch = decode(data, fmt)
+        assert (rate, ch) == (RATE, 2) and audio.shape[0] == RATE // 2
+        ref = reference(PROMPT, 4, 0.5)
+        assert np.max(np.abs(audio[:-960] - ref[:RATE // 2 - 960])) < 2e-4
+
+
+def test_bench_http_quick_reports_every_figure(capsys):
+    import argparse
+
+    from bridge.bench_http import run_http_bench
+
+    rc = run_http_bench(argparse.Namespace(quick=True, json=True, price_per_hour=2.0, backend="synth"))
+    assert rc == 0
+    res = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    for k in ("sse_first_audio_ms", "raw_opus_first_audio_ms", "ws_first_audio_ms", "ws_prompt_change_ms"):
+        assert res[k]["n"] > 0 and res[k]["p50"] > 0, k
+    assert res["opus_encode_cpu_per_stream_s"] > 0 and res["concurrent_runs"]
+    assert res["track_30s"]["state"] == "done" and res["track_30s"]["cost_usd"] > 0
