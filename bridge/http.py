@@ -51,6 +51,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8137
 MAX_BODY = 64 * 1024
 MAX_GENERATE_S = 600.0
+MAX_STATUS_CLIENTS = 64
 WEB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
 RAW_ACCEPT = {"audio/ogg": "opus", "audio/opus": "opus", "audio/mpeg": "mp3", "audio/mp3": "mp3",
               "audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/l16": "pcm_s16le",
@@ -356,6 +357,8 @@ class HttpService:
             return {}
         try:
             body = json.loads(raw)
+        except RecursionError:
+            raise ApiError(400, "bad_request", "body is nested too deeply") from None
         except (ValueError, UnicodeDecodeError) as e:
             raise ApiError(400, "bad_request", f"body is not valid JSON: {str(e)[:100]}") from None
         if not isinstance(body, dict):
@@ -594,9 +597,18 @@ class HttpService:
         def bad(msg):
             return ws.send_json({"type": "error", "reason": "bad_request", "message": msg})
 
+        now = time.monotonic()                 # a token bucket per session: 20 commands/s, bursts of 40
+        tokens = min(40.0, session.get("tokens", 40.0) + (now - session.get("t_tokens", now)) * 20.0)
+        session["t_tokens"] = now
+        if tokens < 1.0:
+            session["tokens"] = tokens
+            await ws.send_json({"type": "error", "reason": "bad_request", "code": "rate_limited",
+                                "message": "too many messages; at most 20 a second"})
+            return
+        session["tokens"] = tokens - 1.0
         try:
             m = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             await bad("not valid JSON")
             return
         if not isinstance(m, dict):
@@ -754,6 +766,8 @@ class HttpService:
         from aiohttp import web
 
         self.principal(request)
+        if len(self._status_clients) >= MAX_STATUS_CLIENTS:
+            raise ApiError(503, "busy", f"{MAX_STATUS_CLIENTS} status clients are connected", {"Retry-After": "5"})
         ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=4096)
         await ws.prepare(request)
         self._status_clients.add(ws)

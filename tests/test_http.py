@@ -160,6 +160,8 @@ def test_bad_and_hostile_requests_get_clear_4xx_and_the_server_keeps_serving(ser
         (json.dumps({"prompt": "x", "duration_seconds": 1, "seed": "abc"}).encode(), 400),
         (json.dumps({"prompt": "\x00\x01", "duration_seconds": 1}).encode(), 400),
         (json.dumps({"prompt": "x" * 5000, "duration_seconds": 1}).encode(), 400),
+        (b"[" * 30000 + b"]" * 30000, 400), (b'{"prompt": "x", "duration_seconds": NaN}', 400),
+        (json.dumps({"prompt": 5, "duration_seconds": 1}).encode(), 400),
         (b"x" * (200 * 1024), 413),
     ]
     for body, want in cases:
@@ -455,3 +457,71 @@ def test_bench_http_quick_reports_every_figure(capsys):
         assert res[k]["n"] > 0 and res[k]["p50"] > 0, k
     assert res["opus_encode_cpu_per_stream_s"] > 0 and res["concurrent_runs"]
     assert res["track_30s"]["state"] == "done" and res["track_30s"]["cost_usd"] > 0
+
+
+def test_a_live_session_is_stopped_when_the_daily_allowance_runs_out(tmp_path):
+    tiers = {"mini": {"audio_s_per_day": 1.0, "concurrent": 2, "max_request_s": 60.0}}
+    s = InProcessServer(tmp_path / "state", tiers=tiers)
+    try:
+        key = s.on_loop(s.http.store.add_key, "frank", "mini")
+
+        async def go():
+            events, frames = [], 0
+            async with aiohttp.ClientSession() as c:
+                async with c.ws_connect(s.url + f"/v1/stream?format=pcm_s16le&key={key}") as ws:
+                    await ws.receive_json()
+                    await ws.send_json({"type": "play", "prompt": PROMPT})
+                    end = asyncio.get_running_loop().time() + 6
+                    while asyncio.get_running_loop().time() < end:
+                        try:
+                            m = await ws.receive(timeout=0.5)
+                        except asyncio.TimeoutError:
+                            continue
+                        if m.type == aiohttp.WSMsgType.BINARY:
+                            frames += len(m.data) // 4
+                        elif m.type == aiohttp.WSMsgType.TEXT:
+                            events.append(json.loads(m.data))
+                            if events[-1]["type"] == "done":
+                                break
+                    await ws.send_json({"type": "play", "prompt": PROMPT2})     # refused now
+                    m = await ws.receive_json(timeout=5)
+                    while m["type"] != "error":
+                        m = await ws.receive_json(timeout=5)
+                    events.append(m)
+            return events, frames
+        events, frames = asyncio.run(go())
+        errs = [e for e in events if e["type"] == "error"]
+        assert errs and all(e["reason"] == "quota" for e in errs) and errs[0]["retry_after"] > 0, events
+        assert [e["reason"] for e in events if e["type"] == "done"] == ["stopped"]
+        assert RATE <= frames < 4 * RATE                    # stopped soon after the 1 s allowance
+        st, h, _ = post(s.url + "/v1/audio/generate", {"prompt": PROMPT, "duration_seconds": 0.5},
+                        headers={"Authorization": f"Bearer {key}"})
+        assert st == 429 and int(h["Retry-After"]) > 0
+    finally:
+        s.close()
+
+
+def test_a_websocket_flood_is_rate_limited_and_the_session_survives(server):
+    async def go():
+        async with aiohttp.ClientSession() as c:
+            async with c.ws_connect(server.url + "/v1/stream?format=pcm_s16le") as ws:
+                await ws.receive_json()
+                for _ in range(100):
+                    await ws.send_json({"type": "param", "name": "gain", "value": 0.9})
+                errs = []
+                end = asyncio.get_running_loop().time() + 3
+                while asyncio.get_running_loop().time() < end and len(errs) < 50:
+                    try:
+                        m = await ws.receive_json(timeout=0.5)
+                    except asyncio.TimeoutError:
+                        break
+                    errs.append(m)
+                await asyncio.sleep(0.5)
+                await ws.send_json({"type": "play", "prompt": PROMPT})
+                while True:
+                    m = await ws.receive(timeout=5)
+                    if m.type == aiohttp.WSMsgType.BINARY:
+                        return errs, True
+    errs, audio = asyncio.run(go())
+    assert len(errs) >= 40 and all(e.get("code") == "rate_limited" for e in errs)
+    assert audio
