@@ -96,5 +96,16 @@ def test_page_lists_slots_plays_and_its_analyser_hears_the_stream(tmp_path, brow
         assert _wait(lambda: "done" in browser.execute_script("return window.wbEvents.map(e => e.type)"))
         row.find_element(By.CSS_SELECTOR, "button.sstop").click()
         assert _wait(lambda: "idle" in row.find_element(By.CSS_SELECTOR, ".state").text)
+
+        # the JavaScript SSE example of docs/http.md, run in the page as written
+        import re
+
+        md = open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs", "http.md")).read()
+        js = next(b for b in re.findall(r"```js\n(.*?)```", md, re.S) if "async function generate" in b)
+        js = js.replace("http://127.0.0.1:8137", srv.url)
+        size = browser.execute_async_script(js + """
+            const done = arguments[arguments.length - 1];
+            generate("lofi hip hop with rhodes", 1.5).then(b => done(b.size), e => done("error: " + e));""")
+        assert isinstance(size, int) and size > 10_000, size
     finally:
         srv.close()
