@@ -479,48 +479,49 @@ class HttpService:
                 resp.content_type = f"audio/L16;rate={stream.rate};channels={stream.channels}"
             resp.enable_chunked_encoding()
             await resp.prepare(request)
-            first = True
-            while True:
-                try:
-                    a = await stream.read_fast(stream.rate // 2)
-                except StreamError as e:
-                    if sse:
-                        await resp.write(_sse(_body(e.reason, e.message)))
-                    completed = True
-                    return resp
-                except (asyncio.CancelledError, ConnectionResetError):
-                    raise
-                except Exception as e:  # noqa: BLE001 — headers are out: report in the stream
-                    log.exception("generate failed mid-stream")
-                    if sse:
-                        await resp.write(_sse(_body("internal", f"internal error: {type(e).__name__}")))
-                    return resp
-                last = a is None
-                data = await loop.run_in_executor(self.pool, enc.finish if last else enc.push, *(() if last else (a,)))
-                if not last:
-                    sent_frames += a.shape[0]
-                if data:
-                    if sse:
-                        await resp.write(_sse({"event": "audio_chunk", "chunk_index": chunk_index,
-                                               "duration_buffered": round(sent_frames / stream.rate, 4),
-                                               "format": fmt, "audio": base64.b64encode(data).decode()}))
-                    else:
-                        await resp.write(data)
-                    chunk_index += 1
-                    if first:
-                        first = False
-                        self.meters.first_audio_ms.append(("sse" if sse else "raw", (time.monotonic() - t_req) * 1e3))
-                if last:
-                    break
-            compute = stream.compute_s
-            if sse:
-                await resp.write(_sse({"event": "completed", "total_duration": round(sent_frames / stream.rate, 4),
-                                       "total_elapsed_seconds": round(time.monotonic() - t_req, 4),
-                                       "compute_seconds": round(compute, 6),
-                                       "cost_usd": compute * self.price_per_hour / 3600.0}))
-            await resp.write_eof()
-            completed = True
-            return resp
+            try:
+                first = True
+                while True:
+                    try:
+                        a = await stream.read_fast(stream.rate // 2)
+                    except StreamError as e:
+                        if sse:
+                            await resp.write(_sse(_body(e.reason, e.message)))
+                        completed = True
+                        return resp
+                    last = a is None
+                    data = await loop.run_in_executor(self.pool, enc.finish if last else enc.push, *(() if last else (a,)))
+                    if not last:
+                        sent_frames += a.shape[0]
+                    if data:
+                        if sse:
+                            await resp.write(_sse({"event": "audio_chunk", "chunk_index": chunk_index,
+                                                   "duration_buffered": round(sent_frames / stream.rate, 4),
+                                                   "format": fmt, "audio": base64.b64encode(data).decode()}))
+                        else:
+                            await resp.write(data)
+                        chunk_index += 1
+                        if first:
+                            first = False
+                            self.meters.first_audio_ms.append(("sse" if sse else "raw", (time.monotonic() - t_req) * 1e3))
+                    if last:
+                        break
+                compute = stream.compute_s
+                if sse:
+                    await resp.write(_sse({"event": "completed", "total_duration": round(sent_frames / stream.rate, 4),
+                                           "total_elapsed_seconds": round(time.monotonic() - t_req, 4),
+                                           "compute_seconds": round(compute, 6),
+                                           "cost_usd": compute * self.price_per_hour / 3600.0}))
+                await resp.write_eof()
+                completed = True
+                return resp
+            except (asyncio.CancelledError, ConnectionResetError):
+                raise
+            except Exception as e:  # noqa: BLE001 — headers are out: report it in the stream
+                log.exception("generate failed mid-stream")
+                if sse:
+                    await resp.write(_sse(_body("internal", f"internal error: {type(e).__name__}")))
+                return resp
         finally:
             self.active[p.key_id] -= 1
             self.reserved[p.key_id] -= dur

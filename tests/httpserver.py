@@ -16,7 +16,8 @@ import numpy as np
 
 
 class InProcessServer:
-    def __init__(self, state_dir, tiers=None, slots=1, storage=None, host="127.0.0.1", price_per_hour=1.0):
+    def __init__(self, state_dir, tiers=None, slots=1, storage=None, host="127.0.0.1", price_per_hour=1.0,
+                 backend=None):
         from bridge.daemon import Config, Daemon
         from bridge.http import HttpConfig, HttpService
 
@@ -25,7 +26,7 @@ class InProcessServer:
         self._t.start()
         self.names = ["h" + secrets.token_hex(5) for _ in range(slots)]
         self.daemon = Daemon(Config(slot_names=self.names, slots=slots, price_per_hour=price_per_hour),
-                             emit=lambda ev: self.http.post_event(ev))
+                             emit=lambda ev: self.http.post_event(ev), backend=backend)
         self.http = None
         self.daemon.open()
         try:

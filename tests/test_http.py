@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import shutil
+import time
 import subprocess
 
 import numpy as np
@@ -525,3 +526,33 @@ def test_a_websocket_flood_is_rate_limited_and_the_session_survives(server):
     errs, audio = asyncio.run(go())
     assert len(errs) >= 40 and all(e.get("code") == "rate_limited" for e in errs)
     assert audio
+
+
+def test_an_engine_oom_ends_that_request_with_an_error_event_and_nothing_else(tmp_path):
+    from engine.backend import OutOfMemory
+    from engine.synth import SynthBackend
+
+    class OomOnCue(SynthBackend):
+        def generate(self, streams, frames):
+            if any("oom" in st.prompt for st in streams):
+                raise OutOfMemory("CUDA out of memory (test)")
+            return super().generate(streams, frames)
+
+    s = InProcessServer(tmp_path / "state", backend=OomOnCue())
+    try:
+        st, _, raw = post(s.url + "/v1/audio/generate", {"prompt": "oom please", "duration_seconds": 1.0})
+        assert st == 200
+        ev = parse_sse(raw)
+        assert ev[-1]["event"] == "error" and ev[-1]["reason"] == "gpu_oom" and "memory" in ev[-1]["message"]
+        st, _, raw = post(s.url + "/v1/tracks", {"prompt": "oom track", "seconds": 1.0})
+        tid = json.loads(raw)["id"]
+        for _ in range(100):
+            row = json.loads(get(f"{s.url}/v1/tracks/{tid}")[2])
+            if row["state"] in ("done", "error"):
+                break
+            time.sleep(0.05)
+        assert row["state"] == "error" and row["error"].startswith("gpu_oom")
+        st, _, raw = post(s.url + "/v1/audio/generate", {"prompt": PROMPT, "duration_seconds": 0.5})
+        assert st == 200 and parse_sse(raw)[-1]["event"] == "completed"          # still serving
+    finally:
+        s.close()
