@@ -948,7 +948,14 @@ async def serve(daemon, settings, osc=None, metrics=None) -> HttpService | None:
     cfg = HttpConfig(host=where[0], port=where[1], state_dir=settings.state_dir or "", storage=settings.storage,
                      tiers=settings.tiers, price_per_hour=settings.price_per_hour,
                      track_workers=settings.track_workers)
-    svc = HttpService(daemon, cfg)
+    import sqlite3
+
+    try:
+        svc = HttpService(daemon, cfg)
+    except sqlite3.Error as e:            # an unusable state dir: no HTTP, the audio goes on
+        raise OSError(f"state database in {cfg.state_dir or 'the default state dir'}: {e}") from None
+    except ImportError as e:              # --storage s3://… without boto3
+        raise OSError(f"{e.name or e} is not installed (pip install 'wavebridge[s3]')") from None
     try:
         await svc.start()
     except BaseException:
