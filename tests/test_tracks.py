@@ -210,3 +210,40 @@ def test_tracks_stored_in_an_s3_bucket(tmp_path, s3_server):
         assert not os.listdir(tmp_path / "state" / "spool")     # nothing left spooled
     finally:
         srv.close()
+
+
+def test_serve_http_flags_a_taken_port_and_sigterm_mid_stream(tmp_path):
+    names = [f"f{os.getpid()}x0"]
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f"[engine]\nslot_names = {json.dumps(names)}\n")
+    from bridge.demo import DaemonProcess
+
+    off = DaemonProcess("--config", str(cfg), "--metrics-port", "off", "--http", "off",
+                        "--state-dir", str(tmp_path / "s1"))
+    try:
+        assert off.http is None
+    finally:
+        assert off.terminate()[0] == 0
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        d = DaemonProcess("--config", str(cfg), "--metrics-port", "off", "--http", f"127.0.0.1:{port}",
+                          "--state-dir", str(tmp_path / "s2"))
+        try:
+            assert d.http is None and d.port                      # OSC still serves
+        finally:
+            assert d.terminate()[0] == 0
+    d = DaemonProcess("--config", str(cfg), "--metrics-port", "off", "--http", "127.0.0.1:0",
+                      "--state-dir", str(tmp_path / "s3"))
+    try:
+        url = "http://%s:%d" % d.http
+        assert _get(url + "/healthz")["ok"] is True
+        req = urllib.request.Request(url + "/v1/audio/generate", method="POST", headers={"Accept": "audio/ogg"},
+                                     data=json.dumps({"prompt": PROMPT, "duration_seconds": 300}).encode())
+        r = urllib.request.urlopen(req, timeout=10)
+        assert r.read(4) == b"OggS"
+    finally:
+        rc, took = d.terminate(timeout=10)
+    assert rc == 0 and took < 8
+    assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"wavebridge.web{d.proc.pid}-")]
