@@ -52,6 +52,7 @@ DEFAULT_PORT = 8137
 MAX_BODY = 64 * 1024
 MAX_GENERATE_S = 600.0
 MAX_STATUS_CLIENTS = 64
+SEND_TIMEOUT_S = 30.0         # a client that takes no data for this long is cut off (it holds a slot)
 WEB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
 RAW_ACCEPT = {"audio/ogg": "opus", "audio/opus": "opus", "audio/mpeg": "mp3", "audio/mp3": "mp3",
               "audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/l16": "pcm_s16le",
@@ -103,6 +104,7 @@ class HttpConfig:
     price_per_hour: float = 1.0
     track_workers: int = 2
     max_streams: int = 64               # private slots open at once (all keys together)
+    send_timeout_s: float = SEND_TIMEOUT_S   # a client taking no data this long is cut off
 
 
 class ApiError(Exception):
@@ -495,11 +497,12 @@ class HttpService:
                         sent_frames += a.shape[0]
                     if data:
                         if sse:
-                            await resp.write(_sse({"event": "audio_chunk", "chunk_index": chunk_index,
-                                                   "duration_buffered": round(sent_frames / stream.rate, 4),
-                                                   "format": fmt, "audio": base64.b64encode(data).decode()}))
+                            await _write(resp, _sse({"event": "audio_chunk", "chunk_index": chunk_index,
+                                                     "duration_buffered": round(sent_frames / stream.rate, 4),
+                                                     "format": fmt, "audio": base64.b64encode(data).decode()}),
+                                         self.cfg.send_timeout_s)
                         else:
-                            await resp.write(data)
+                            await _write(resp, data, self.cfg.send_timeout_s)
                         chunk_index += 1
                         if first:
                             first = False
@@ -684,7 +687,13 @@ class HttpService:
             if a.shape[0]:
                 data = await loop.run_in_executor(self.pool, enc.push, a)
                 if data:
-                    await ws.send_bytes(data)
+                    try:
+                        async with asyncio.timeout(self.cfg.send_timeout_s):   # no task per send
+                            await ws.send_bytes(data)
+                    except TimeoutError:
+                        log.info("WebSocket client stopped reading for %.0f s; closing", self.cfg.send_timeout_s)
+                        await ws.close(code=1008, message=b"client too slow")
+                        return
             now = time.monotonic()
             if now - last_meter > 1.0:
                 last_meter = now
@@ -904,6 +913,15 @@ async def _cors(request, response) -> None:
     if request.path.startswith("/v1/") and "Access-Control-Allow-Origin" not in response.headers:
         response.headers["Access-Control-Allow-Origin"] = "*"
         response.headers["Access-Control-Expose-Headers"] = "Retry-After, X-Wavebridge-Job, Location"
+
+
+async def _write(resp, data: bytes, timeout: float = SEND_TIMEOUT_S) -> None:
+    """``resp.write`` that gives up on a client which stopped reading (it would hold a slot forever)."""
+    try:
+        async with asyncio.timeout(timeout):
+            await resp.write(data)
+    except TimeoutError:
+        raise ConnectionResetError(f"client took no data for {timeout:.0f} s") from None
 
 
 def _sse(obj: dict) -> bytes:

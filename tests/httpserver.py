@@ -17,7 +17,7 @@ import numpy as np
 
 class InProcessServer:
     def __init__(self, state_dir, tiers=None, slots=1, storage=None, host="127.0.0.1", price_per_hour=1.0,
-                 backend=None):
+                 backend=None, **http_kw):
         from bridge.daemon import Config, Daemon
         from bridge.http import HttpConfig, HttpService
 
@@ -32,7 +32,7 @@ class InProcessServer:
         try:
             self.http = HttpService(self.daemon, HttpConfig(host=host, port=0, state_dir=str(state_dir),
                                                             tiers=tiers or {}, storage=storage,
-                                                            price_per_hour=price_per_hour))
+                                                            price_per_hour=price_per_hour, **http_kw))
             self.host, self.port = self.call(self.http.start())
         except BaseException:
             self.daemon.close()

@@ -556,3 +556,28 @@ def test_an_engine_oom_ends_that_request_with_an_error_event_and_nothing_else(tm
         assert st == 200 and parse_sse(raw)[-1]["event"] == "completed"          # still serving
     finally:
         s.close()
+
+
+def test_a_client_that_stops_reading_is_cut_off_and_its_slot_freed(tmp_path):
+    import socket as _socket
+
+    s = InProcessServer(tmp_path / "state", send_timeout_s=1.0)
+    try:
+        c = _socket.create_connection((s.host, s.port))
+        c.setsockopt(_socket.SOL_SOCKET, _socket.SO_RCVBUF, 4096)
+        body = json.dumps({"prompt": PROMPT, "duration_seconds": 600, "format": "wav"}).encode()
+        c.sendall(b"POST /v1/audio/generate HTTP/1.1\r\nHost: x\r\nAccept: audio/wav\r\nContent-Type: "
+                  b"application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        seen = False
+        for _ in range(200):                      # the stream opens, then the server gives up on us
+            time.sleep(0.1)
+            n = len(s.http.streams)
+            seen = seen or n == 1
+            if seen and n == 0:
+                break
+        assert seen and not s.http.streams
+        c.close()
+        st, _, raw = post(s.url + "/v1/audio/generate", {"prompt": PROMPT, "duration_seconds": 0.5})
+        assert st == 200 and parse_sse(raw)[-1]["event"] == "completed"
+    finally:
+        s.close()
