@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .commands import COMMON_PARAMS, MAX_FADE_S, clean_prompt
+from .commands import MAX_FADE_S, clean_prompt
 from .protocol import WavebridgeError
 from .store import DEFAULT_TIERS, LOCAL_TIER, TRACK_ID_RE, Principal, Store, seconds_to_utc_midnight
 from .tracks import MAX_TRACK_S, TrackWorker, make_storage

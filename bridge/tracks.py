@@ -22,7 +22,7 @@ import os
 import time
 
 from .store import TRACK_ID_RE, Store
-from .webaudio import FORMATS, Encoder, PrivateStream, StreamError
+from .webaudio import FORMATS, Encoder, StreamError
 
 log = logging.getLogger("wavebridge.tracks")
 

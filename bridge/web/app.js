@@ -91,8 +91,16 @@ function connectStatus(restart) {
   state.statusWs = ws;
   ws.onopen = () => { $("conn").textContent = "live"; $("conn").className = "pill on"; };
   ws.onmessage = (e) => { const m = JSON.parse(e.data); if (m.type === "status") renderStatus(m); };
-  ws.onclose = () => {
+  ws.onclose = async () => {
     $("conn").textContent = "disconnected"; $("conn").className = "pill off";
+    try {           // a locked server refuses the upgrade: say so instead of retrying silently
+      const headers = state.key ? { Authorization: "Bearer " + state.key } : {};
+      const r = await fetch("/v1/status", { headers });
+      if (r.status === 401 || r.status === 403) {
+        $("conn").textContent = state.key ? "key refused" : "API key needed";
+        return;     // retried when the key field changes
+      }
+    } catch (e) { /* server away: retry below */ }
     setTimeout(() => connectStatus(false), 1000);
   };
 }
