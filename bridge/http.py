@@ -61,7 +61,7 @@ WS_FORMATS = ("opus", "pcm_s16le")
 
 
 def parse_listen(v: str) -> tuple[str, int] | None:
-    """``HOST:PORT`` (``[v6]:PORT``, ``:PORT``, ``PORT``) or ``off`` → (host, port) or None."""
+    """``HOST:PORT`` (``[v6]:PORT``, ``:PORT``, ``PORT``) or ``off`` → (host, port) or None. ``[control]``"""
     v = str(v).strip()
     if v.lower() in ("off", "none", "no", "false"):
         return None
@@ -86,6 +86,7 @@ def parse_listen(v: str) -> tuple[str, int] | None:
 
 
 def is_loopback(host: str) -> bool:
+    """True for a loopback address or name. ``[control]``"""
     if host in ("localhost", "ip6-localhost"):
         return True
     try:
@@ -162,7 +163,7 @@ class HttpService:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> tuple[str, int]:
-        """Bind and serve; start the track worker. Returns the bound (host, port). Raises OSError."""
+        """Bind and serve; start the track worker. Returns the bound (host, port). Raises OSError. ``[control]``"""
         from aiohttp import web
 
         self.loop = asyncio.get_running_loop()
@@ -201,7 +202,7 @@ class HttpService:
         return self.host, self.port
 
     async def close(self) -> None:
-        """Stop serving, end every web stream, stop the track worker (its rows resume next start)."""
+        """Stop serving, end every web stream, stop the track worker (its rows resume next start). ``[control]``"""
         self._closing = True
         await self.tracks.close()
         for ws in list(self._status_clients):
@@ -219,7 +220,7 @@ class HttpService:
 
     # ------------------------------------------------------------------ streams and events
     def open_stream(self) -> PrivateStream:
-        """A private slot and its reader, registered for its engine events."""
+        """A private slot and its reader, registered for its engine events. ``[control]``"""
         if len(self.streams) >= self.cfg.max_streams:
             raise ApiError(503, "busy", f"{self.cfg.max_streams} web streams are open; try again shortly",
                            {"Retry-After": "1"})
@@ -228,11 +229,12 @@ class HttpService:
         return s
 
     def close_stream(self, s: PrivateStream) -> None:
+        """Unregister a private stream and give its slot back. ``[control]``"""
         self.streams.pop(s.name, None)
         s.close()
 
     def post_event(self, ev) -> None:
-        """Thread-safe: an engine event, handed to the loop."""
+        """Thread-safe: an engine event, handed to the loop. (any thread)"""
         loop = self.loop
         if loop is not None and not loop.is_closed():
             try:
@@ -241,7 +243,7 @@ class HttpService:
                 pass
 
     def on_event(self, ev) -> None:
-        """An engine event, on the loop: routed to the private stream of its slot (if any)."""
+        """An engine event, on the loop: routed to the private stream of its slot (if any). ``[control]``"""
         s = self.streams.get(ev.slot)
         if s is not None:
             s.on_event(ev)
@@ -251,6 +253,7 @@ class HttpService:
     # ------------------------------------------------------------------ metering
     def meter(self, key_id: str, tier: str | None, audio_s: float, compute_s: float, cost: float,
               endpoint: str = "", requests: int = 1) -> None:
+        """Add a request's usage to its key's row of today and to the per-tier Prometheus totals. ``[control]``"""
         if tier is None:
             row = self.store.db.execute("SELECT tier FROM keys WHERE id=?", (key_id,)).fetchone()
             tier = row[0] if row else "local"
@@ -260,14 +263,17 @@ class HttpService:
         self.meters.cost[tier] += cost
 
     def encode_stats(self, enc: Encoder) -> None:
+        """Add an encoder's CPU time and audio to the per-format totals. ``[control]``"""
         self.meters.encode_s[enc.format] += enc.encode_s
         self.meters.encoded_audio_s[enc.format] += enc.frames_in / enc.rate
 
     # ------------------------------------------------------------------ auth and admission
     def keys_required(self) -> bool:
+        """A key is needed once any key exists or when listening beyond loopback. ``[control]``"""
         return not is_loopback(self.host) or self.store.has_keys()
 
     def principal(self, request) -> Principal:
+        """Who the request is (key from the Authorization/X-API-Key header or ``?key=``); raises ApiError 401/403. ``[control]``"""
         key = ""
         auth = request.headers.get("Authorization", "")
         if auth[:7].lower() == "bearer ":
@@ -288,7 +294,7 @@ class HttpService:
         return Principal("local", "local", "local", LOCAL_TIER)
 
     def admit(self, p: Principal, seconds: float, stream: bool = True) -> None:
-        """Tier limits: longest request, concurrent streams, audio seconds per UTC day."""
+        """Tier limits: longest request, concurrent streams, audio seconds per UTC day. ``[control]``"""
         lim = p.limits
         if seconds > float(lim["max_request_s"]):
             raise ApiError(400, "bad_request", f"tier {p.tier} allows requests up to {lim['max_request_s']:g} s, "
@@ -306,6 +312,7 @@ class HttpService:
                                          f"{left:.1f} s left today", {"Retry-After": str(seconds_to_utc_midnight())})
 
     def used_today(self, p: Principal) -> float:
+        """Audio seconds charged to the key today: served, reserved by open requests, queued as tracks. ``[control]``"""
         return (self.store.usage(p.key_id)["audio_s"] + self.reserved[p.key_id]
                 + self.store.pending_seconds(p.key_id))
 
@@ -405,9 +412,11 @@ class HttpService:
 
     # ------------------------------------------------------------------ pages
     async def page(self, request):
+        """``GET /``: the web page. ``[control]``"""
         return await self._file("index.html")
 
     async def static(self, request):
+        """``GET /web/{name}``: one of the page's files (an allowlist). ``[control]``"""
         return await self._file(request.match_info["name"])
 
     async def _file(self, name: str):
@@ -422,7 +431,7 @@ class HttpService:
         return web.Response(body=data, content_type=ctype, headers={"Cache-Control": "no-cache"})
 
     async def preflight(self, request):
-        """CORS preflight: any origin may call the API with a key (no cookies are used)."""
+        """CORS preflight: any origin may call the API with a key (no cookies are used). ``[control]``"""
         from aiohttp import web
 
         return web.Response(status=204, headers={
@@ -431,13 +440,14 @@ class HttpService:
             "Access-Control-Max-Age": "600"})
 
     async def healthz(self, request):
+        """``GET /healthz``. ``[control]``"""
         from aiohttp import web
 
         return web.json_response({"ok": True, "backend": self.d.backend.name, "streams": len(self.streams)})
 
     # ------------------------------------------------------------------ generate
     async def generate(self, request):
-        """``POST /v1/audio/generate``: SSE (default) or the raw encoded stream."""
+        """``POST /v1/audio/generate``: SSE (default) or the raw encoded stream. ``[control]``"""
         from aiohttp import web
 
         t_req = time.monotonic()
@@ -540,7 +550,7 @@ class HttpService:
 
     # ------------------------------------------------------------------ live WebSocket session
     async def ws_stream(self, request):
-        """``GET /v1/stream``: a live session over a WebSocket (see ``docs/http.md``)."""
+        """``GET /v1/stream``: a live session over a WebSocket (see ``docs/http.md``). ``[control]``"""
         from aiohttp import WSMsgType, web
 
         p = self.principal(request)
@@ -711,6 +721,7 @@ class HttpService:
         raise ApiError(404, "bad_request", f"no slot {name[:40]!r}")
 
     async def slot_play(self, request):
+        """``POST /v1/slots/{slot}/play``: play a prompt on a DAW slot, as ``/wb/play`` does. ``[control]``"""
         from aiohttp import web
 
         from .commands import Command
@@ -729,6 +740,7 @@ class HttpService:
         return web.json_response({"slot": slot, "job": job})
 
     async def slot_stop(self, request):
+        """``POST /v1/slots/{slot}/stop``: fade a DAW slot out, as ``/wb/stop`` does. ``[control]``"""
         from aiohttp import web
 
         from .commands import Command
@@ -745,6 +757,7 @@ class HttpService:
         return web.json_response({"slot": slot, "stopping": True})
 
     def status_rows(self) -> list[dict]:
+        """Every slot's status row with its level (DAW slots first, then the private web streams). ``[control]``"""
         rows = self.d.status()
         for row in rows:
             s = self.d.slots.get(row["slot"])
@@ -764,6 +777,7 @@ class HttpService:
         return rows
 
     async def status(self, request):
+        """``GET /v1/status``. ``[control]``"""
         from aiohttp import web
 
         self.principal(request)
@@ -772,7 +786,7 @@ class HttpService:
                                   "params": {k: list(v[:2]) for k, v in self.d.params().items()}})
 
     async def status_ws(self, request):
-        """``GET /v1/status/ws``: the slots' status and levels, five times a second."""
+        """``GET /v1/status/ws``: the slots' status and levels, five times a second. ``[control]``"""
         from aiohttp import web
 
         self.principal(request)
@@ -796,6 +810,7 @@ class HttpService:
         return ws
 
     async def usage(self, request):
+        """``GET /v1/usage``: the key's usage today and its tier's limits. ``[control]``"""
         from aiohttp import web
 
         p = self.principal(request)
@@ -808,6 +823,7 @@ class HttpService:
 
     # ------------------------------------------------------------------ tracks
     async def track_add(self, request):
+        """``POST /v1/tracks``: queue a whole track; 202 with its row. ``[control]``"""
         from aiohttp import web
 
         p = self.principal(request)
@@ -841,18 +857,21 @@ class HttpService:
         return v
 
     async def track_get(self, request):
+        """``GET /v1/tracks/{id}``: state, progress and the download URL. ``[control]``"""
         from aiohttp import web
 
         p = self.principal(request)
         return web.json_response(self._track_view(self._track_of(request, p)))
 
     async def track_list(self, request):
+        """``GET /v1/tracks``: the key's tracks, newest first. ``[control]``"""
         from aiohttp import web
 
         p = self.principal(request)
         return web.json_response({"tracks": [self._track_view(r) for r in self.store.tracks_of(p.key_id)]})
 
     async def track_audio(self, request):
+        """``GET /v1/tracks/{id}/audio``: the stored file, streamed from storage. ``[control]``"""
         from aiohttp import web
 
         p = self.principal(request)
@@ -996,9 +1015,11 @@ class HttpCollector:
         self.svc = svc
 
     def describe(self):
+        """Nothing to describe ahead of a scrape. (metrics scrape)"""
         return []
 
     def collect(self):
+        """The current values. (metrics scrape)"""
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         m = self.svc.meters

@@ -63,7 +63,7 @@ class StoreError(Exception):
 
 
 def validate_tiers(tiers: dict) -> dict:
-    """``{name: {audio_s_per_day, concurrent, max_request_s}}`` checked; raises ValueError."""
+    """``{name: {audio_s_per_day, concurrent, max_request_s}}`` checked; raises ValueError. ``[control]``"""
     if not isinstance(tiers, dict):
         raise ValueError("must be a table of tiers")
     out = {}
@@ -92,15 +92,18 @@ class Principal:
 
 
 def default_state_dir() -> str:
+    """``$XDG_STATE_HOME/wavebridge`` or ``~/.local/state/wavebridge``. ``[control]``"""
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(base, "wavebridge")
 
 
 def today() -> str:
+    """The UTC day, ``YYYY-MM-DD`` (usage is counted per UTC day). ``[control]``"""
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
 
 
 def seconds_to_utc_midnight() -> int:
+    """Seconds until the daily allowances reset (``Retry-After``). ``[control]``"""
     now = _dt.datetime.now(_dt.timezone.utc)
     nxt = (now + _dt.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
     return max(1, int(math.ceil((nxt - now).total_seconds())))
@@ -128,11 +131,12 @@ class Store:
             pass
 
     def close(self) -> None:
+        """Close the database. ``[control]``"""
         self.db.close()
 
     # ------------------------------------------------------------------ keys
     def add_key(self, name: str, tier: str) -> str:
-        """Create a key; returns the key string (shown once, never stored)."""
+        """Create a key; returns the key string (shown once, never stored). ``[control]``"""
         if not NAME_RE.match(name or ""):
             raise StoreError("a key name is 1-64 of letters, digits, space and ._@-")
         kid = secrets.token_hex(6)
@@ -146,6 +150,7 @@ class Store:
         return f"wb_{kid}_{secret}"
 
     def list_keys(self) -> list[dict]:
+        """Every key (never the secret) with today's usage. ``[control]``"""
         rows = self.db.execute("SELECT id, name, tier, created, revoked FROM keys ORDER BY created").fetchall()
         day = today()
         out = []
@@ -155,16 +160,17 @@ class Store:
         return out
 
     def revoke(self, name_or_id: str) -> bool:
+        """Revoke a key by name or id; False if no active key matched. ``[control]``"""
         cur = self.db.execute("UPDATE keys SET revoked=? WHERE (name=? OR id=?) AND revoked IS NULL",
                               (time.time(), name_or_id, name_or_id))
         return cur.rowcount > 0
 
     def has_keys(self) -> bool:
-        """True once any key was ever created (revoked ones count: the server stays locked)."""
+        """True once any key was ever created (revoked ones count: the server stays locked). ``[control]``"""
         return self.db.execute("SELECT 1 FROM keys LIMIT 1").fetchone() is not None
 
     def check_key(self, key: str) -> dict | None:
-        """The key's row if ``key`` is valid and not revoked, else None (constant-time compare)."""
+        """The key's row if ``key`` is valid and not revoked, else None (constant-time compare). ``[control]``"""
         m = KEY_RE.match(key or "")
         if not m:
             return None
@@ -180,6 +186,7 @@ class Store:
 
     # ------------------------------------------------------------------ usage
     def usage(self, key_id: str, day: str | None = None) -> dict:
+        """The key's totals for ``day`` (default today). ``[control]``"""
         r = self.db.execute("SELECT audio_s, compute_s, cost_usd, requests FROM usage WHERE key_id=? AND day=?",
                             (key_id, day or today())).fetchone()
         if r is None:
@@ -187,6 +194,7 @@ class Store:
         return dict(r)
 
     def meter(self, key_id: str, tier: str, audio_s: float, compute_s: float, cost: float, requests: int = 1) -> None:
+        """Add usage to the key's row for today (one upsert). ``[control]``"""
         self.db.execute(
             "INSERT INTO usage (key_id, day, tier, audio_s, compute_s, cost_usd, requests) VALUES (?,?,?,?,?,?,?) "
             "ON CONFLICT (key_id, day) DO UPDATE SET audio_s=audio_s+excluded.audio_s, "
@@ -196,6 +204,7 @@ class Store:
 
     # ------------------------------------------------------------------ tracks
     def add_track(self, key_id: str, prompt: str, seconds: float, fmt: str, seed: int) -> str:
+        """Queue a track; returns its server-generated id. ``[control]``"""
         tid = secrets.token_hex(16)
         self.db.execute("INSERT INTO tracks (id, key_id, prompt, seconds, format, seed, state, created) "
                         "VALUES (?,?,?,?,?,?,'queued',?)", (tid, key_id, prompt, float(seconds), fmt, int(seed),
@@ -203,37 +212,42 @@ class Store:
         return tid
 
     def track(self, tid: str) -> dict | None:
+        """A track's row, or None (ids that are not server-generated hex never reach the query). ``[control]``"""
         if not TRACK_ID_RE.match(tid or ""):
             return None
         r = self.db.execute("SELECT * FROM tracks WHERE id=?", (tid,)).fetchone()
         return dict(r) if r is not None else None
 
     def tracks_of(self, key_id: str, limit: int = 100) -> list[dict]:
+        """The key's tracks, newest first. ``[control]``"""
         rows = self.db.execute("SELECT * FROM tracks WHERE key_id=? ORDER BY created DESC LIMIT ?",
                                (key_id, int(limit))).fetchall()
         return [dict(r) for r in rows]
 
     def pending_seconds(self, key_id: str) -> float:
-        """Audio seconds queued or rendering for this key (counted against its allowance)."""
+        """Audio seconds queued or rendering for this key (counted against its allowance). ``[control]``"""
         r = self.db.execute("SELECT COALESCE(SUM(seconds), 0) FROM tracks WHERE key_id=? AND state IN "
                             "('queued', 'running')", (key_id,)).fetchone()
         return float(r[0])
 
     def requeue_running(self) -> int:
-        """At start: jobs a dead daemon was rendering go back to the queue."""
+        """At start: jobs a dead daemon was rendering go back to the queue. ``[control]``"""
         return self.db.execute("UPDATE tracks SET state='queued', progress=0 WHERE state='running'").rowcount
 
     def next_queued(self, exclude: set) -> dict | None:
+        """The oldest queued track not in ``exclude``. ``[control]``"""
         for r in self.db.execute("SELECT * FROM tracks WHERE state='queued' ORDER BY created LIMIT 64"):
             if r["id"] not in exclude:
                 return dict(r)
         return None
 
     def set_track(self, tid: str, **fields) -> None:
+        """Update a track's row (column names come from code, never from a request). ``[control]``"""
         if not fields:
             return
         cols = ", ".join(f"{k}=?" for k in fields)
         self.db.execute(f"UPDATE tracks SET {cols} WHERE id=?", (*fields.values(), tid))
 
     def queue_depth(self) -> dict:
+        """Tracks per state. ``[control]``"""
         return {r[0]: r[1] for r in self.db.execute("SELECT state, COUNT(*) FROM tracks GROUP BY state")}

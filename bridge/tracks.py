@@ -45,22 +45,24 @@ class LocalStorage:
         os.makedirs(self.root, mode=0o700, exist_ok=True)
 
     def part_path(self, tid: str, fmt: str) -> str:
+        """Where the track is written while it renders. ``[control]``"""
         return os.path.join(self.root, _name(tid, fmt) + ".part")
 
     def commit(self, tid: str, fmt: str, part: str) -> str:
-        """Move the finished file in place; returns its location (stored in the row)."""
+        """Move the finished file in place; returns its location (stored in the row). ``[control]``"""
         final = os.path.join(self.root, _name(tid, fmt))
         os.replace(part, final)
         return final
 
     def open(self, tid: str, fmt: str):
-        """A binary file object of the stored track, or None."""
+        """A binary file object of the stored track, or None. ``[control]``"""
         try:
             return open(os.path.join(self.root, _name(tid, fmt)), "rb")
         except FileNotFoundError:
             return None
 
     def describe(self) -> str:
+        """Nothing to describe ahead of a scrape. ``[control]``"""
         return self.root
 
 
@@ -86,27 +88,30 @@ class S3Storage:
         return f"{self.prefix}/{n}" if self.prefix else n
 
     def part_path(self, tid: str, fmt: str) -> str:
+        """Where the track is written while it renders. ``[control]``"""
         return os.path.join(self.spool, _name(tid, fmt) + ".part")
 
     def commit(self, tid: str, fmt: str, part: str) -> str:
-        """Upload (blocking: run it on a worker thread) and remove the spooled file."""
+        """Upload (blocking: run it on a worker thread) and remove the spooled file. ``[control]`` worker"""
         key = self._key(tid, fmt)
         self.client.upload_file(part, self.bucket, key, ExtraArgs={"ContentType": FORMATS[fmt][2]})
         os.unlink(part)
         return f"s3://{self.bucket}/{key}"
 
     def open(self, tid: str, fmt: str):
-        """The object's streaming body (``read(n)``), or None. Blocking."""
+        """The object's streaming body (``read(n)``), or None. Blocking. ``[control]`` worker"""
         try:
             return self.client.get_object(Bucket=self.bucket, Key=self._key(tid, fmt))["Body"]
         except self.client.exceptions.NoSuchKey:
             return None
 
     def describe(self) -> str:
+        """Nothing to describe ahead of a scrape. ``[control]``"""
         return f"s3://{self.bucket}/{self.prefix}"
 
 
 def make_storage(spec: str | None, state_dir: str):
+    """LocalStorage for a directory (default ``<state_dir>/tracks``) or S3Storage for ``s3://…``. ``[control]``"""
     if spec and spec.startswith("s3://"):
         return S3Storage(spec, os.path.join(state_dir, "spool"))
     return LocalStorage(spec or os.path.join(state_dir, "tracks"))
@@ -127,15 +132,18 @@ class TrackWorker:
         self.render_s: list[float] = []
 
     def start(self) -> None:
+        """Re-queue interrupted renders and start the worker loop. ``[control]``"""
         n = self.store.requeue_running()
         if n:
             log.info("tracks: %d interrupted render(s) back in the queue", n)
         self._task = asyncio.get_running_loop().create_task(self._loop())
 
     def kick(self) -> None:
+        """A track was queued: look at the queue now. ``[control]``"""
         self._wake.set()
 
     async def close(self) -> None:
+        """Stop the worker: renders in progress stay ``running`` and resume at the next start. ``[control]``"""
         if self._task is not None:
             self._task.cancel()
         for t in list(self.running.values()):

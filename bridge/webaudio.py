@@ -81,7 +81,7 @@ class Encoder:
         self._done = False
 
     def push(self, frames: np.ndarray) -> bytes:
-        """Encode ``frames`` (n × channels float32); returns the bytes the muxer wrote meanwhile."""
+        """Encode ``frames`` (n × channels float32); returns the bytes the muxer wrote meanwhile. ``[control]`` worker"""
         if frames.shape[0] == 0:
             return b""
         t0 = time.perf_counter()
@@ -99,7 +99,7 @@ class Encoder:
         return out
 
     def finish(self) -> bytes:
-        """Flush the encoder and close the container; returns the last bytes (trailer)."""
+        """Flush the encoder and close the container; returns the last bytes (trailer). ``[control]`` worker"""
         if self._done:
             return b""
         self._done = True
@@ -113,7 +113,7 @@ class Encoder:
         return out
 
     def close(self) -> None:
-        """Drop the encoder without its trailer (a stream that was cut off)."""
+        """Drop the encoder without its trailer (a stream that was cut off). ``[control]`` worker"""
         if not self._done:
             self._done = True
             try:
@@ -132,7 +132,7 @@ class StreamError(Exception):
 
 
 def error_reason(code: str) -> str:
-    """Map an engine ``/wb/error`` code onto the web API's reasons."""
+    """Map an engine ``/wb/error`` code onto the web API's reasons. ``[control]``"""
     if code in ("oom", "gpu_oom"):
         return "gpu_oom"
     if code in ("bad_prompt", "prompt_too_long", "bad_value", "bad_args", "bad_type", "unknown_param"):
@@ -171,6 +171,7 @@ class PrivateStream:
 
     @classmethod
     def open(cls, daemon) -> "PrivateStream":
+        """Open a private slot and attach its reader. ``[control]``"""
         return cls(daemon, daemon.open_private_slot())
 
     # ------------------------------------------------------------------ control
@@ -185,9 +186,11 @@ class PrivateStream:
         return job
 
     def param(self, name: str, value: float) -> None:
+        """Set a live parameter of the slot (``/wb/param``). ``[control]``"""
         self.d.submit(Command("param", slot=self.name, name=name, value=float(value), source="http"))
 
     def stop(self, fade_s: float = 0.05) -> None:
+        """Fade the slot's job out (``/wb/stop``). ``[control]``"""
         self.d.submit(Command("stop", slot=self.name, fade_s=float(fade_s), source="http"))
 
     def close(self) -> None:
@@ -207,7 +210,7 @@ class PrivateStream:
                 time.sleep(0.01)
 
     def on_event(self, ev) -> None:
-        """An engine event for this slot (on the loop)."""
+        """An engine event for this slot (on the loop). ``[control]``"""
         info = self.jobs.get(ev.job)
         if ev.kind == "first_audio" and info is not None:
             info["first_ms"] = ev.ms
@@ -230,11 +233,12 @@ class PrivateStream:
 
     # ------------------------------------------------------------------ audio
     def ring_frame(self) -> int:
-        """Ring position of the next frame this stream will hand out."""
+        """Ring position of the next frame this stream will hand out. ``[control]``"""
         return self.reader.read_index
 
     @property
     def current_done(self) -> bool:
+        """True once the current job's ``done`` event arrived. ``[control]``"""
         info = self.jobs.get(self.job)
         return bool(info and info["done"])
 
