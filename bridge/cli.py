@@ -207,6 +207,8 @@ class Service:
                 log.warning("reload: %s %s: %s", c.kind, c.name, getattr(e, "message", e))
         if midi_map is not None:
             self.midi.set_map(midi_map)
+        if self.http is not None:
+            self.http.set_tiers(new.tiers)
         if restart:
             log.warning("reload: %s changed; these take effect at the next restart", ", ".join(restart))
         keep = {f: getattr(self.s, f) for f in restart}

@@ -19,8 +19,8 @@ Sections (``examples/config.toml`` shows every key)::
     [log]      level
     [params]   gain = 0.8 …        # every slot; [params.3] for slot 3 only
 
-``SIGHUP`` re-reads the same file: ``[params]``, ``tempo`` and the MIDI map apply live, other
-changes are reported as needing a restart. Pure ``[control]`` code; no I/O besides reading files.
+``SIGHUP`` re-reads the same file: ``[params]``, ``tempo``, the MIDI map and ``[http.tiers]`` apply
+live, other changes are reported as needing a restart. Pure ``[control]`` code; no I/O besides reading files.
 """
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ SCHEMA = {
              "track_workers": ("track_workers", int), "tiers": ("tiers", dict)},
 }
 #: fields that SIGHUP applies without a restart
-LIVE_FIELDS = {"tempo", "params", "slot_params", "midi_map"}
+LIVE_FIELDS = {"tempo", "params", "slot_params", "midi_map", "tiers"}
 PATH_FIELDS = {"midi_map", "model", "state_dir"}
 
 

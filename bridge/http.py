@@ -143,9 +143,7 @@ class HttpService:
         self.d = daemon
         self.cfg = config
         self.state_dir = config.state_dir or default_state_dir()
-        self.tiers = {k: dict(v) for k, v in DEFAULT_TIERS.items()}
-        for name, lim in (config.tiers or {}).items():
-            self.tiers[name] = {**self.tiers.get(name, DEFAULT_TIERS["free"]), **lim}
+        self.set_tiers(config.tiers)
         self.price_per_hour = float(config.price_per_hour)
         self.store = Store(self.state_dir)
         self.storage = make_storage(config.storage, self.state_dir)
@@ -160,6 +158,13 @@ class HttpService:
         self.host, self.port = config.host, config.port
         self._status_clients: set = set()
         self._closing = False
+
+    def set_tiers(self, tiers: dict | None) -> None:
+        """The built-in tiers overridden or extended by the config's (at start and on SIGHUP). ``[control]``"""
+        t = {k: dict(v) for k, v in DEFAULT_TIERS.items()}
+        for name, lim in (tiers or {}).items():
+            t[name] = {**t.get(name, DEFAULT_TIERS["free"]), **lim}
+        self.tiers = t
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> tuple[str, int]:
