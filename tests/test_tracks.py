@@ -247,3 +247,33 @@ def test_serve_http_flags_a_taken_port_and_sigterm_mid_stream(tmp_path):
         rc, took = d.terminate(timeout=10)
     assert rc == 0 and took < 8
     assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"wavebridge.web{d.proc.pid}-")]
+
+
+def test_sighup_applies_new_tier_limits(tmp_path):
+    names = [f"g{os.getpid()}x0"]
+    cfg = tmp_path / "config.toml"
+    base = f"[engine]\nslot_names = {json.dumps(names)}\n[http]\nstate_dir = \"{tmp_path / 'state'}\"\n"
+    cfg.write_text(base + "[http.tiers.custom]\naudio_s_per_day = 5.0\n")
+    r = subprocess.run([sys.executable, "-m", "bridge.cli", "keys", "--config", str(cfg), "add", "k", "--tier", "custom"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    key = r.stdout.strip()
+    from bridge.demo import DaemonProcess
+
+    d = DaemonProcess("--config", str(cfg), "--metrics-port", "off", "--http", "127.0.0.1:0")
+    try:
+        url = "http://%s:%d/v1/usage" % d.http
+
+        def limit():
+            req = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"})
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return json.loads(resp.read())["limits"]["audio_s_per_day"]
+        assert limit() == 5.0
+        cfg.write_text(base + "[http.tiers.custom]\naudio_s_per_day = 50.0\n")
+        d.proc.send_signal(signal.SIGHUP)
+        end = time.monotonic() + 10
+        while limit() != 50.0 and time.monotonic() < end:
+            time.sleep(0.1)
+        assert limit() == 50.0
+    finally:
+        assert d.terminate()[0] == 0
