@@ -43,7 +43,7 @@ from .commands import MAX_FADE_S, clean_prompt
 from .protocol import WavebridgeError
 from .store import DEFAULT_TIERS, LOCAL_TIER, TRACK_ID_RE, Principal, Store, seconds_to_utc_midnight
 from .tracks import MAX_TRACK_S, TrackWorker, make_storage
-from .webaudio import FORMATS, Encoder, PrivateStream, StreamError
+from .webaudio import FORMATS, Encoder, PacketEncoder, PrivateStream, StreamError
 
 log = logging.getLogger("wavebridge.http")
 
@@ -57,7 +57,7 @@ WEB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
 RAW_ACCEPT = {"audio/ogg": "opus", "audio/opus": "opus", "audio/mpeg": "mp3", "audio/mp3": "mp3",
               "audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/l16": "pcm_s16le",
               "application/octet-stream": "pcm_s16le"}
-WS_FORMATS = ("opus", "pcm_s16le")
+WS_FORMATS = ("opus", "pcm_s16le", "opus_packets")
 
 
 def parse_listen(v: str) -> tuple[str, int] | None:
@@ -566,10 +566,12 @@ class HttpService:
         await ws.prepare(request)
         stream = self.open_stream()
         self.active[p.key_id] += 1
-        enc = Encoder(fmt, stream.rate, stream.channels)
+        enc = (PacketEncoder(stream.rate, stream.channels) if fmt == "opus_packets"
+               else Encoder(fmt, stream.rate, stream.channels))
         session = {"metered_frames": 0, "metered_compute": 0.0, "t_play": None, "first_client": {}}
         await ws.send_json({"type": "ready", "format": fmt, "sample_rate": stream.rate, "channels": stream.channels,
-                            "container": "ogg" if fmt == "opus" else "raw"})
+                            "container": {"opus": "ogg", "opus_packets": "none"}.get(fmt, "raw"),
+                            **({"codec": "opus", "frame_ms": 20} if fmt == "opus_packets" else {})})
         sender = asyncio.get_running_loop().create_task(self._ws_sender(ws, stream, enc, p, session))
         try:
             async for msg in ws:
@@ -704,7 +706,11 @@ class HttpService:
                 if data:
                     try:
                         async with asyncio.timeout(self.cfg.send_timeout_s):   # no task per send
-                            await ws.send_bytes(data)
+                            if isinstance(data, list):          # opus_packets: one packet per message
+                                for pkt in data:
+                                    await ws.send_bytes(pkt)
+                            else:
+                                await ws.send_bytes(data)
                     except TimeoutError:
                         log.info("WebSocket client stopped reading for %.0f s; closing", self.cfg.send_timeout_s)
                         await ws.close(code=1008, message=b"client too slow")

@@ -122,6 +122,59 @@ class Encoder:
                 pass
 
 
+class PacketEncoder:
+    """Opus packets without a container, 20 ms each: what WebCodecs' ``AudioDecoder`` takes as one
+    ``EncodedAudioChunk``. ``push`` and ``finish`` return a list of packets. ``[control]`` worker"""
+
+    format = "opus_packets"
+    content_type = "audio/opus"
+
+    def __init__(self, sample_rate: int = 48000, channels: int = 2, bitrate: int = 128000):
+        import av
+
+        self._av = av
+        self.rate, self.channels = int(sample_rate), int(channels)
+        self._layout = "stereo" if self.channels == 2 else "mono"
+        cc = av.CodecContext.create("libopus", "w")
+        cc.sample_rate = self.rate
+        cc.layout = self._layout
+        cc.format = "flt"
+        cc.bit_rate = int(bitrate)
+        self._cc = cc
+        self.frames_in = 0
+        self.bytes_out = 0
+        self.encode_s = 0.0
+        self._done = False
+
+    def push(self, frames: np.ndarray) -> list[bytes]:
+        """Encode ``frames``; returns the whole packets ready so far. ``[control]`` worker"""
+        if frames.shape[0] == 0:
+            return []
+        t0 = time.perf_counter()
+        fr = self._av.AudioFrame.from_ndarray(np.ascontiguousarray(frames, dtype=np.float32).reshape(1, -1),
+                                              format="flt", layout=self._layout)
+        fr.sample_rate = self.rate
+        fr.pts = self.frames_in
+        self.frames_in += frames.shape[0]
+        out = [bytes(p) for p in self._cc.encode(fr)]
+        self.bytes_out += sum(map(len, out))
+        self.encode_s += time.perf_counter() - t0
+        return out
+
+    def finish(self) -> list[bytes]:
+        """The last packets (the final one padded to 20 ms). ``[control]`` worker"""
+        if self._done:
+            return []
+        self._done = True
+        out = [bytes(p) for p in self._cc.encode(None)]
+        self.bytes_out += sum(map(len, out))
+        return out
+
+    def close(self) -> None:
+        """Nothing to release beyond the codec context. ``[control]`` worker"""
+        self._done = True
+
+
 class StreamError(Exception):
     """An engine error for a private stream's job: ``reason`` is one of the API's error reasons."""
 

@@ -581,3 +581,38 @@ def test_a_client_that_stops_reading_is_cut_off_and_its_slot_freed(tmp_path):
         assert st == 200 and parse_sse(raw)[-1]["event"] == "completed"
     finally:
         s.close()
+
+
+def test_websocket_opus_packets_for_webcodecs(server):
+    import av
+
+    async def go():
+        pkts, ready = [], None
+        async with aiohttp.ClientSession() as s:
+            async with s.ws_connect(server.url + "/v1/stream?format=opus_packets") as ws:
+                ready = await ws.receive_json()
+                await ws.send_json({"type": "play", "prompt": PROMPT})
+                end = asyncio.get_running_loop().time() + 1.0
+                while asyncio.get_running_loop().time() < end:
+                    try:
+                        m = await ws.receive(timeout=0.2)
+                    except asyncio.TimeoutError:
+                        continue
+                    if m.type == aiohttp.WSMsgType.BINARY:
+                        pkts.append(m.data)
+        return ready, pkts
+    ready, pkts = asyncio.run(go())
+    assert ready["container"] == "none" and ready["codec"] == "opus" and ready["frame_ms"] == 20
+    assert len(pkts) > 25 and not any(p.startswith(b"OggS") for p in pkts)
+    dec = av.CodecContext.create("libopus", "r")
+    dec.sample_rate, dec.layout = RATE, "stereo"
+    out = []
+    for p in pkts:
+        for fr in dec.decode(av.Packet(p)):
+            assert fr.samples == 960                   # one 20 ms frame per message
+            a = fr.to_ndarray()
+            out.append(a.T if fr.format.is_planar else a.reshape(-1, 2))
+    audio = np.concatenate(out).astype(np.float32)
+    if audio.dtype != np.float32 or np.abs(audio).max() > 2:
+        audio = audio / 32768.0
+    assert rms_db(audio) > -35

@@ -1,8 +1,8 @@
 """The web page in a real headless Chromium (Debian's chromium + chromium-driver, Selenium).
 
 The page loads, lists the slots live, plays a prompt on a slot from its controls, and listens to a
-private stream: PCM over the WebSocket into an AudioWorklet, and the page's own AnalyserNode must
-see non-silent audio. ``WB_WEB_SCREENSHOT=docs/web.png`` also saves the screenshot there.
+private stream — PCM over the WebSocket into an AudioWorklet, then Opus packets decoded by
+WebCodecs' AudioDecoder — and the page's own AnalyserNode must see non-silent audio both times. ``WB_WEB_SCREENSHOT=docs/web.png`` also saves the screenshot there.
 """
 from __future__ import annotations
 
@@ -107,5 +107,18 @@ def test_page_lists_slots_plays_and_its_analyser_hears_the_stream(tmp_path, brow
             const done = arguments[arguments.length - 1];
             generate("lofi hip hop with rhodes", 1.5).then(b => done(b.size), e => done("error: " + e));""")
         assert isinstance(size, int) and size > 10_000, size
+
+        # listen again, Opus packets decoded by WebCodecs' AudioDecoder into the same worklet
+        from selenium.webdriver.support.ui import Select
+
+        Select(browser.find_element(By.ID, "ltransport")).select_by_value("opus_packets")
+        browser.execute_script("window.wbPeakMax = -120; window.wbEvents = [];")
+        browser.find_element(By.ID, "lplay").click()
+        level = _wait(lambda: (browser.execute_script("return window.wbPeakMax") or -120) > -40 and
+                      browser.execute_script("return window.wbPeakMax"), timeout=25)
+        ready = browser.execute_script("return window.wbEvents.filter(e => e.type === 'ready')")
+        assert ready and ready[0]["container"] == "none", ready
+        assert level and level > -40, (level, browser.find_element(By.ID, "log").text[:500])
+        browser.find_element(By.ID, "lstop").click()
     finally:
         srv.close()

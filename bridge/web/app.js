@@ -131,14 +131,47 @@ async function ensureAudio() {
   if (ctx.state !== "running") await ctx.resume();
 }
 
+function opusDecoder() {
+  // WebCodecs: one EncodedAudioChunk per 20 ms Opus packet; decoded planes go to the worklet
+  let ts = 0;
+  const dec = new AudioDecoder({
+    output: (ad) => {
+      const l = new Float32Array(ad.numberOfFrames), r = new Float32Array(ad.numberOfFrames);
+      ad.copyTo(l, { planeIndex: 0, format: "f32-planar" });
+      if (ad.numberOfChannels > 1) ad.copyTo(r, { planeIndex: 1, format: "f32-planar" }); else r.set(l);
+      ad.close();
+      state.node && state.node.port.postMessage({ l, r }, [l.buffer, r.buffer]);
+    },
+    error: (e) => log("AudioDecoder: " + e.message),
+  });
+  dec.configure({ codec: "opus", sampleRate: 48000, numberOfChannels: 2 });
+  return (buf) => {
+    dec.decode(new EncodedAudioChunk({ type: "key", timestamp: ts, data: buf }));
+    ts += 20000;
+  };
+}
+
 function openStream() {
-  if (state.ws && state.ws.readyState <= 1) return state.wsReady;
-  const ws = new WebSocket(wsUrl("/v1/stream", { format: "pcm_s16le" }));
+  const fmt = $("ltransport").value;
+  if (state.ws && state.ws.readyState <= 1 && state.wsFormat === fmt) return state.wsReady;
+  if (state.ws && state.ws.readyState <= 1) { state.ws.onclose = null; state.ws.close(); }
+  if (fmt === "opus_packets" && !("AudioDecoder" in window)) {
+    log("this browser has no WebCodecs AudioDecoder: using PCM");
+    $("ltransport").value = "pcm_s16le";
+    return openStream();
+  }
+  const ws = new WebSocket(wsUrl("/v1/stream", { format: fmt }));
   ws.binaryType = "arraybuffer";
   state.ws = ws;
+  state.wsFormat = fmt;
+  const decode = fmt === "opus_packets" ? opusDecoder() : null;
   state.wsReady = new Promise((resolve, reject) => {
     ws.onmessage = (e) => {
-      if (typeof e.data !== "string") { state.node && state.node.port.postMessage(e.data, [e.data]); return; }
+      if (typeof e.data !== "string") {
+        if (decode) decode(e.data);
+        else if (state.node) state.node.port.postMessage(e.data, [e.data]);
+        return;
+      }
       const m = JSON.parse(e.data);
       window.wbEvents.push(m);
       if (m.type === "ready") resolve(ws);

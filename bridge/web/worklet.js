@@ -1,4 +1,5 @@
-// AudioWorklet: plays interleaved s16le stereo PCM pushed through the port, from a jitter buffer.
+// AudioWorklet: plays audio pushed through the port (interleaved s16le stereo PCM as an ArrayBuffer,
+// or {l, r} Float32Arrays from WebCodecs) from a jitter buffer.
 // It starts once `startFrames` are buffered, zero-fills (and counts) a shortfall, and never blocks.
 class PcmPlayer extends AudioWorkletProcessor {
   constructor() {
@@ -12,6 +13,16 @@ class PcmPlayer extends AudioWorkletProcessor {
     this.underruns = 0;
     this.port.onmessage = (e) => {
       if (e.data === "reset") { this.w = this.rd = 0; this.started = false; return; }
+      if (e.data.l) {                     // decoded by WebCodecs: {l, r} Float32Arrays
+        const l = e.data.l, r = e.data.r || e.data.l;
+        for (let i = 0; i < l.length; i++) {
+          if (this.w - this.rd >= this.cap) break;
+          const p = this.w % this.cap;
+          this.l[p] = l[i]; this.r[p] = r[i];
+          this.w++;
+        }
+        return;
+      }
       const s = new Int16Array(e.data);
       const n = s.length >> 1;
       for (let i = 0; i < n; i++) {
