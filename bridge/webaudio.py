@@ -353,11 +353,18 @@ class PrivateStream:
                 self._heartbeat()
                 return np.empty((0, self.channels), dtype=np.float32)
             self._t0, self._sent_since_t0 = now, 0
-        allowed = int((now - self._t0 + self.LEAD_S) * self.rate) - self._sent_since_t0
+        lead = int(self.LEAD_S * self.rate)
+        allowed = int((now - self._t0) * self.rate) + lead - self._sent_since_t0
+        if allowed > 3 * lead and n < allowed:
+            # behind the clock (the engine was late, or the stream paused): start the clock again
+            # here rather than burst the backlog later, which would only grow the client's buffer
+            # and with it the delay of every later prompt change
+            self._t0 = now - self._sent_since_t0 / self.rate
+            allowed = lead
         k = max(0, min(n, allowed, max_frames))
         if k == 0:
-            if not n and not self.reader.playing and allowed > self.rate // 2:
-                self._t0 = None     # idle for a while: the next audio starts a new pacing origin
+            if not n and not self.reader.playing:
+                self._t0 = None     # idle: the next audio starts a new pacing origin
             self._heartbeat()
             return np.empty((0, self.channels), dtype=np.float32)
         # read in blocks of at most BLOCK frames: the ring's splice guard follows the largest block
