@@ -97,7 +97,7 @@ class Slot:
         self.tail_end = 0                         # ring frame where that audio ends
         self.fade: dict | None = None             # a stop in progress: {job, pos, total, reply_to}
         self.rate_wait: tuple | None = None       # (since_ns, deadline) after a rate change
-        self.private = False                      # a web stream's slot: unnamed ring, read in-process
+        self.private = False                      # a web stream's slot: privately named ring, read in-process
 
 
 class EngineThread(threading.Thread):
@@ -602,6 +602,7 @@ class Daemon:
         self._hb_stop = threading.Event()
         self._hb: threading.Thread | None = None
         self._job_counter = 0
+        self._private_counter = 0     # names of private (web stream) slots
         self.first_audio_ms: collections.deque = collections.deque(maxlen=1000)   # recent, for status
         self.counters = {"commands": 0, "errors": 0}
         self.errors_by_code: dict[str, int] = {}
@@ -704,7 +705,7 @@ class Daemon:
         DAW) whose one reader is in this process. It plays like any slot (same scheduler, batching,
         splices) but :meth:`status` leaves it out and OSC cannot address it. Close it with
         :meth:`close_private_slot`. ``[control]``"""
-        self._private_counter = getattr(self, "_private_counter", 0) + 1
+        self._private_counter += 1
         name = f"{prefix}{os.getpid()}-{self._private_counter}"
         ring = RingWriter.open(name, int(self.backend.sample_rate), self.backend.channels, self.ring_capacity)
         slot = Slot(name, ring)
