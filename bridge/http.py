@@ -482,6 +482,24 @@ class HttpService:
         chunk_index = 0
         completed = False
         loop = asyncio.get_running_loop()
+        settled = False
+
+        def settle():
+            """Release the stream and meter it, once: before the last write (a client that starts
+            its next request the moment this one ends must find its quota and slot already free)."""
+            nonlocal settled
+            if settled:
+                return
+            settled = True
+            self.active[p.key_id] -= 1
+            self.reserved[p.key_id] -= dur
+            self.close_stream(stream)
+            if enc is not None:
+                self.encode_stats(enc)
+                enc.close()
+            self.meter(p.key_id, p.tier, sent_frames / stream.rate, stream.compute_s,
+                       stream.compute_s * self.price_per_hour / 3600.0, "generate")
+
         try:
             enc = Encoder(fmt, stream.rate, stream.channels)
             try:
@@ -525,6 +543,7 @@ class HttpService:
                     if last:
                         break
                 compute = stream.compute_s
+                settle()
                 if sse:
                     await resp.write(_sse({"event": "completed", "total_duration": round(sent_frames / stream.rate, 4),
                                            "total_elapsed_seconds": round(time.monotonic() - t_req, 4),
@@ -541,17 +560,9 @@ class HttpService:
                     await resp.write(_sse(_body("internal", f"internal error: {type(e).__name__}")))
                 return resp
         finally:
-            self.active[p.key_id] -= 1
-            self.reserved[p.key_id] -= dur
-            audio_s = sent_frames / stream.rate
-            self.close_stream(stream)
-            if enc is not None:
-                self.encode_stats(enc)
-                enc.close()
-            cost = stream.compute_s * self.price_per_hour / 3600.0
-            self.meter(p.key_id, p.tier, audio_s, stream.compute_s, cost, "generate")
+            settle()
             if not completed:
-                log.info("generate: client went away after %.2f s of audio", audio_s)
+                log.info("generate: client went away after %.2f s of audio", sent_frames / stream.rate)
 
     # ------------------------------------------------------------------ live WebSocket session
     async def ws_stream(self, request):
@@ -590,12 +601,12 @@ class HttpService:
                 elif msg.type == WSMsgType.ERROR:
                     break
         finally:
+            self.active[p.key_id] -= 1            # before any await: a reconnect finds the slot free
             sender.cancel()
             try:
                 await sender
             except (asyncio.CancelledError, Exception):  # noqa: BLE001
                 pass
-            self.active[p.key_id] -= 1
             self.close_stream(stream)
             self.encode_stats(enc)
             enc.close()

@@ -277,3 +277,37 @@ def test_sighup_applies_new_tier_limits(tmp_path):
         assert limit() == 50.0
     finally:
         assert d.terminate()[0] == 0
+
+
+def test_http_meters_are_on_the_daemons_metrics_endpoint(tmp_path):
+    import re
+
+    names = [f"m{os.getpid()}x0"]
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f"[engine]\nslot_names = {json.dumps(names)}\n")
+    from bridge.demo import DaemonProcess
+
+    d = DaemonProcess("--config", str(cfg), "--metrics-port", "0", "--http", "127.0.0.1:0",
+                      "--state-dir", str(tmp_path / "state"), "--price-per-hour", "3.6")
+    try:
+        url = "http://%s:%d" % d.http
+        req = urllib.request.Request(url + "/v1/audio/generate", method="POST",
+                                     data=json.dumps({"prompt": PROMPT, "duration_seconds": 1.0}).encode())
+        with urllib.request.urlopen(req, timeout=30) as r:
+            events = [json.loads(x[6:]) for x in r.read().split(b"\n\n") if x.startswith(b"data: ")]
+        assert events[-1]["event"] == "completed"
+        m = re.search(r"metrics on (http://\S+/metrics)", "".join(d.lines))
+        assert m, d.lines
+        end = time.monotonic() + 5              # metered as the handler finishes, just after the last byte
+        while True:
+            text = urllib.request.urlopen(m.group(1), timeout=10).read().decode()
+            if "wavebridge_http_audio_seconds_total{" in text or time.monotonic() > end:
+                break
+            time.sleep(0.05)
+        assert 'wavebridge_http_audio_seconds_total{tier="local"} 1.0' in text
+        cost = float(re.search(r'wavebridge_http_cost_usd_total\{tier="local"\} (\S+)', text).group(1))
+        compute = float(re.search(r'wavebridge_http_compute_seconds_total\{tier="local"\} (\S+)', text).group(1))
+        assert compute > 0 and cost == pytest.approx(compute * 3.6 / 3600, rel=1e-6)
+        assert 'wavebridge_http_requests_total{endpoint="/v1/audio/generate",status="200",tier="local"} 1.0' in text
+    finally:
+        d.terminate()
