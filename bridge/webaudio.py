@@ -209,7 +209,7 @@ class PrivateStream:
         self.name = slot.number
         self.rate = slot.ring.sample_rate
         self.channels = slot.ring.channels
-        self.reader = RingReader(self.name, max_block=slot.ring.capacity).attach()
+        self.reader = RingReader(self.name, max_block=self.BLOCK).attach()   # reads go into our own arrays
         self.job = 0                       # the job being played
         self.jobs: dict[int, dict] = {}    # job → {"first_frame", "done", "reason", "compute_s", ...}
         self.events: asyncio.Queue = asyncio.Queue()
@@ -234,6 +234,9 @@ class PrivateStream:
                       arrival_ns=arrival_ns, source="http")
         job = self.d.submit(cmd)
         self.jobs[job] = {"first_frame": None, "done": False, "reason": "", "compute_s": 0.0, "first_ms": None}
+        if len(self.jobs) > 64:                # a long session: forget the oldest jobs
+            for old in sorted(self.jobs)[:-64]:
+                del self.jobs[old]
         self.job = job
         self.error = None
         return job
