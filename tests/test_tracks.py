@@ -124,6 +124,8 @@ def test_the_queue_survives_kill_9_and_finishes_after_restart(tmp_path):
         d.proc.wait(10)
     finally:
         d.kill()
+    dead = d.proc.pid
+    assert [n for n in os.listdir("/dev/shm") if n.startswith(f"wavebridge.web{dead}-")]   # left by the kill
     assert any(f.endswith(".part") for f in os.listdir(tmp_path / "state" / "tracks"))   # it was mid-render
     for n in names:                                       # the killed daemon's named ring
         try:
@@ -141,6 +143,7 @@ def test_the_queue_survives_kill_9_and_finishes_after_restart(tmp_path):
                 break
             time.sleep(0.2)
         assert [rows[t]["state"] for t in (t1, t2)] == ["done", "done"], rows
+        assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"wavebridge.web{dead}-")]  # cleaned
         with urllib.request.urlopen(f"{url}/v1/tracks/{t1}/audio", timeout=30) as r:
             audio, rate, ch = decode(r.read(), "opus")
         assert (rate, ch) == (RATE, 2) and audio.shape[0] == 60 * RATE and rms_db(audio) > -35
