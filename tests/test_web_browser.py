@@ -122,3 +122,26 @@ def test_page_lists_slots_plays_and_its_analyser_hears_the_stream(tmp_path, brow
         browser.find_element(By.ID, "lstop").click()
     finally:
         srv.close()
+
+
+def test_page_on_a_locked_server_asks_for_a_key_and_works_with_one(tmp_path, browser):
+    from selenium.webdriver.common.by import By
+
+    srv = InProcessServer(tmp_path / "state")
+    try:
+        key = srv.on_loop(srv.http.store.add_key, "web", "pro")
+        browser.get(srv.url + "/")
+        assert _wait(lambda: browser.find_element(By.ID, "conn").text == "API key needed")
+        assert not browser.find_elements(By.CSS_SELECTOR, "#slots tbody tr")
+        browser.get(srv.url + "/#key=" + key)
+        browser.refresh()
+        assert _wait(lambda: browser.find_element(By.ID, "conn").text == "live")
+        assert _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#slots tbody tr"))
+        browser.find_element(By.ID, "lplay").click()
+        level = _wait(lambda: (browser.execute_script("return window.wbPeakMax") or -120) > -40 and
+                      browser.execute_script("return window.wbPeakMax"), timeout=25)
+        assert level and level > -40
+        usage = srv.on_loop(srv.http.store.list_keys)[0]
+        assert usage["name"] == "web"
+    finally:
+        srv.close()
