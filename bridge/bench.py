@@ -269,6 +269,10 @@ def bench_reader() -> dict:
 
 
 def run_bench(args) -> int:
+    if getattr(args, "http", False):              # the web side's figures (bridge/bench_http.py)
+        from .bench_http import run_http_bench
+
+        return run_http_bench(args)
     from bridge.demo import DaemonProcess
     from bridge.osc import OscClient
 

@@ -81,13 +81,19 @@ def _serve_parser(sub):
                    help="accept /metrics connections from this network (repeatable); default loopback only")
     p.add_argument("--resume", action=argparse.BooleanOptionalAction, default=None,
                    help="after a crash, carry on what the dead daemon's rings were playing (default on)")
+    p.add_argument("--http", default=None, metavar="HOST:PORT",
+                   help="HTTP/WebSocket API and web page (default 127.0.0.1:8137; port 0 = a free one; 'off')")
+    p.add_argument("--state-dir", default=None, metavar="DIR",
+                   help="API keys, usage and the track queue (default ~/.local/state/wavebridge)")
+    p.add_argument("--storage", default=None, metavar="DIR|s3://BUCKET/PREFIX",
+                   help="where finished tracks go (default <state-dir>/tracks)")
     p.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING, ERROR")
     return p
 
 
 _CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "slots", "target_s", "xfade_ms",
                "first_chunk", "max_chunk", "splice", "price_per_hour", "allow", "midi", "midi_port", "midi_map",
-               "metrics_host", "metrics_allow", "resume", "log_level")
+               "metrics_host", "metrics_allow", "resume", "log_level", "http", "state_dir", "storage")
 
 
 def cli_values(args) -> dict:
@@ -124,7 +130,8 @@ def build_config(s):
         kw["dtype"] = s.dtype
     return Config(slots=s.slots, backend=s.backend, backend_kwargs=kw, target_s=s.target_s,
                   xfade_ms=s.xfade_ms, first_chunk=s.first_chunk, max_chunk=s.max_chunk, splice=s.splice,
-                  price_per_hour=s.price_per_hour)
+                  price_per_hour=s.price_per_hour,
+                  slot_names=list(s.slot_names) if getattr(s, "slot_names", None) else None)
 
 
 def _settings_type():
@@ -150,6 +157,7 @@ class Service:
         self.osc = None
         self.midi = None
         self.metrics = None
+        self.http = None
         self.watchdog = None
         self.reloads = 0
 
@@ -202,6 +210,8 @@ class Service:
                 log.warning("reload: %s %s: %s", c.kind, c.name, getattr(e, "message", e))
         if midi_map is not None:
             self.midi.set_map(midi_map)
+        if self.http is not None:
+            self.http.set_tiers(new.tiers)
         if restart:
             log.warning("reload: %s changed; these take effect at the next restart", ", ".join(restart))
         keep = {f: getattr(self.s, f) for f in restart}
@@ -330,6 +340,15 @@ async def serve_async(args, ready_cb=None) -> int:
         except OSError as e:          # metrics are optional: a taken port must not cost the audio
             log.warning("metrics: cannot listen on %s:%s (%s); running without /metrics",
                         s.metrics_host, s.metrics_port, e)
+    try:
+        from .http import serve as serve_http
+
+        svc.http = await serve_http(daemon, s, server, svc.metrics)
+        if svc.http is not None:
+            print(f"wavebridge: HTTP API and web page on http://{svc.http.host}:{svc.http.port}/", flush=True)
+    except (OSError, ValueError) as e:   # the web side is optional: a taken port must not cost the audio
+        log.warning("http: not serving on %s (%s)", s.http, e)
+        print(f"wavebridge: HTTP API not started: {e}", file=sys.stderr, flush=True)
     if s.midi:
         from .midi import MidiInput
 
@@ -371,6 +390,8 @@ async def serve_async(args, ready_cb=None) -> int:
     svc.watchdog.stop()
     if svc.midi is not None:
         svc.midi.close()
+    if svc.http is not None:
+        await svc.http.close()
     server.close()
     await loop.run_in_executor(None, daemon.close)
     if svc.metrics is not None:
@@ -501,6 +522,47 @@ def cmd_install_service(args) -> int:
     return 0
 
 
+def cmd_keys(args) -> int:
+    """``wavebridge keys add|list|revoke``: API keys in the state directory's SQLite database."""
+    from .config import ConfigError, resolve
+    from .store import DEFAULT_TIERS, Store, StoreError, default_state_dir
+
+    try:
+        s = resolve({"config": args.config, "state_dir": args.state_dir})
+    except ConfigError as e:
+        print(f"wavebridge: {e.message}", file=sys.stderr)
+        return 2
+    store = Store(s.state_dir or default_state_dir())
+    try:
+        if args.action == "add":
+            tiers = {**DEFAULT_TIERS, **(s.tiers or {})}
+            if args.tier not in tiers:
+                print(f"keys add: unknown tier {args.tier!r}; known: {', '.join(sorted(tiers))}", file=sys.stderr)
+                return 2
+            try:
+                key = store.add_key(args.name, args.tier)
+            except StoreError as e:
+                print(f"keys add: {e}", file=sys.stderr)
+                return 1
+            print(key)
+            print(f"# key {args.name!r} (tier {args.tier}); shown once, keep it safe", file=sys.stderr)
+        elif args.action == "list":
+            rows = store.list_keys()
+            print(f"{'id':<12}  {'name':<20} {'tier':<8} {'state':<8} {'audio s today':>13}  created")
+            for r in rows:
+                created = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["created"]))
+                print(f"{r['id']:<12}  {r['name']:<20} {r['tier']:<8} {'revoked' if r['revoked'] else 'active':<8} "
+                      f"{r['audio_s_today']:>13.1f}  {created}")
+        elif args.action == "revoke":
+            if not store.revoke(args.name):
+                print(f"keys revoke: no active key named {args.name!r}", file=sys.stderr)
+                return 1
+            print(f"revoked {args.name}")
+    finally:
+        store.close()
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="wavebridge", description="Generated music, live, inside your DAW.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -525,6 +587,8 @@ def main(argv=None) -> int:
     p.add_argument("--model", default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--quick", action="store_true", help="shorter runs (for tests)")
+    p.add_argument("--http", action="store_true", help="the HTTP/WebSocket figures instead (first audio, "
+                                                       "prompt change at a client, concurrent streams, tracks)")
     p.add_argument("--price-per-hour", type=float, default=None, help="device price for the cost figures")
     p = sub.add_parser("install-service", help="install the systemd unit (user or system)",
                        description="Write wavebridge.service for this installation. Settings belong in "
@@ -538,6 +602,16 @@ def main(argv=None) -> int:
     p.add_argument("--unit-dir", default=None, help="write the unit into this directory instead")
     p.add_argument("--watchdog-s", type=int, default=20, help="WatchdogSec= (default 20)")
     p.add_argument("serve_args", nargs=argparse.REMAINDER, help="-- then extra `wavebridge serve` flags")
+    p = sub.add_parser("keys", help="API keys of the HTTP API: add, list, revoke")
+    p.add_argument("--state-dir", default=None, metavar="DIR", help="default ~/.local/state/wavebridge")
+    p.add_argument("--config", default=None, metavar="FILE", help="config file (for [http] tiers/state_dir)")
+    ks = p.add_subparsers(dest="action", required=True)
+    k = ks.add_parser("add", help="create a key and print it (once)")
+    k.add_argument("name")
+    k.add_argument("--tier", default="free", help="free (default), pro or a tier from the config")
+    ks.add_parser("list", help="list keys with today's usage")
+    k = ks.add_parser("revoke", help="revoke a key by name or id")
+    k.add_argument("name")
     args = ap.parse_args(argv)
     level = getattr(args, "log_level", "WARNING")
     logging.basicConfig(level=getattr(logging, str(level).upper(), logging.INFO),
@@ -550,6 +624,8 @@ def main(argv=None) -> int:
         return cmd_play(args)
     if args.cmd == "status":
         return cmd_status(args)
+    if args.cmd == "keys":
+        return cmd_keys(args)
     if args.cmd == "install-service":
         return cmd_install_service(args)
     if args.cmd == "demo":

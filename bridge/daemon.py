@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import logging
 import math
+import os
 import queue
 import threading
 import time
@@ -96,6 +97,7 @@ class Slot:
         self.tail_end = 0                         # ring frame where that audio ends
         self.fade: dict | None = None             # a stop in progress: {job, pos, total, reply_to}
         self.rate_wait: tuple | None = None       # (since_ns, deadline) after a rate change
+        self.private = False                      # a web stream's slot: privately named ring, read in-process
 
 
 class EngineThread(threading.Thread):
@@ -238,6 +240,11 @@ class EngineThread(threading.Thread):
                     d.backend.set_param(slot.job.stream, cmd.name, cmd.value)
         elif cmd.kind == "tempo":
             d.backend.set_tempo(cmd.value)
+        elif cmd.kind == "close_slot":          # a private slot: end its job now, then drop it
+            slot = d.slots[cmd.slot]
+            if slot.job is not None or slot.old_job is not None or slot.tail_job is not None:
+                self._stop_slot(slot, 0.0, now=True)
+            d._drop_private_slot(cmd.slot)
         elif cmd.kind == "wake":
             pass
 
@@ -610,6 +617,7 @@ class Daemon:
         self._hb_stop = threading.Event()
         self._hb: threading.Thread | None = None
         self._job_counter = 0
+        self._private_counter = 0     # names of private (web stream) slots
         self.first_audio_ms: collections.deque = collections.deque(maxlen=1000)   # recent, for status
         self.counters = {"commands": 0, "errors": 0}
         self.errors_by_code: dict[str, int] = {}
@@ -653,6 +661,7 @@ class Daemon:
             for s in self.slots.values():
                 s.ring.close(unlink=s.ring.created)
             raise
+        self.ring_capacity = cap
         self.dsp_path = self._choose_dsp_path()
         self.scheduler = Scheduler(self.backend, target_frames=target, first_chunk=cfg.first_chunk,
                                    max_chunk=cfg.max_chunk)
@@ -716,6 +725,38 @@ class Daemon:
                 log.exception("backend close failed")
         self.ready = False
 
+    # ------------------------------------------------------------------ private slots [control]
+    def open_private_slot(self, prefix: str = "web") -> Slot:
+        """A slot for a web stream: a ring under a private name (``web<pid>-<n>``, unknown to any
+        DAW) whose one reader is in this process. It plays like any slot (same scheduler, batching,
+        splices) but :meth:`status` leaves it out and OSC cannot address it. Close it with
+        :meth:`close_private_slot`. ``[control]``"""
+        self._private_counter += 1
+        name = f"{prefix}{os.getpid()}-{self._private_counter}"
+        ring = RingWriter.open(name, int(self.backend.sample_rate), self.backend.channels, self.ring_capacity)
+        slot = Slot(name, ring)
+        slot.private = True
+        self.slots = {**self.slots, name: slot}   # copy on write: other threads iterate the old dict
+        return slot
+
+    def close_private_slot(self, name) -> None:
+        """Stop a private slot's job at once and drop the slot; done on the engine thread. ``[control]``"""
+        slot = self.slots.get(name)
+        if slot is None or not slot.private:
+            return
+        try:
+            self.engine.q.put_nowait(Command("close_slot", slot=name, source="http"))
+        except queue.Full:                      # retried by the caller's cleanup; the slot stays
+            raise WavebridgeError("busy", "engine queue is full; try again", slot=-1) from None
+
+    def _drop_private_slot(self, name) -> None:
+        """Remove a private slot and close its ring. ``[engine]`` (after its job ended)"""
+        slot = self.slots.get(name)
+        if slot is None or not slot.private:
+            return
+        self.slots = {k: v for k, v in self.slots.items() if k != name}
+        slot.ring.close(unlink=True)
+
     def _heartbeat(self) -> None:
         while not self._hb_stop.wait(0.05):
             for s in list(self.slots.values()):
@@ -758,11 +799,15 @@ class Daemon:
         self.counters["commands"] += 1
         return job
 
-    def status(self) -> list[dict]:
-        """One dict per slot: state, prompt, buffered seconds, underruns, job, age. ``[control]``"""
+    def status(self, private: bool = False) -> list[dict]:
+        """One dict per slot: state, prompt, buffered seconds, underruns, job, age. ``[control]``
+
+        Private (web stream) slots are left out unless ``private``."""
         out = []
         now = time.time()
         for n, s in self.slots.items():
+            if s.private and not private:
+                continue
             ring = s.ring
             job = s.job or s.tail_job
             out.append({

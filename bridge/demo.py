@@ -23,11 +23,13 @@ class DaemonProcess:
 
     def __init__(self, *extra, env=None, startup_timeout: float = 60.0, prefix=(), cwd=None):
         """``prefix``: a command the daemon runs under (e.g. ``nsenter -t PID -m --``, which execs it)."""
+        web = [] if "--http" in extra else ["--http", "off"]   # no shared default port for test daemons
         cmd = [*prefix, sys.executable, "-m", "bridge.cli", "serve", "--osc-port", "0", "--log-level", "WARNING",
-               *extra]
+               *web, *extra]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      env=env or os.environ.copy(), cwd=cwd)
         self.host, self.port = None, None
+        self.http = None                  # (host, port) of the HTTP API when started with --http
         self.lines: list[str] = []
         end = time.monotonic() + startup_timeout
         while time.monotonic() < end:
@@ -35,6 +37,9 @@ class DaemonProcess:
             if not line:
                 break
             self.lines.append(line)
+            m = re.search(r"HTTP API and web page on http://([^/]+):(\d+)/", line)
+            if m:
+                self.http = (m.group(1), int(m.group(2)))
             m = re.search(r"listening for OSC on ([\d.:a-f]+):(\d+)", line)
             if m:
                 self.host, self.port = m.group(1), int(m.group(2))
