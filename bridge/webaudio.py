@@ -4,8 +4,10 @@
 (streaming header: unknown length) or raw s16le PCM — with PyAV's muxers writing into memory;
 each :meth:`Encoder.push` returns what the muxer flushed so far, so the pieces concatenated are
 one valid file. The Ogg muxer's page duration is set to 20 ms (its default holds ~1 s back).
-Encoders are not thread-safe; one stream uses its encoder from one task at a time, on a worker
-thread (``[control]`` worker: never the engine thread, never inference).
+One stream uses its encoder from one task at a time, on a worker thread (``[control]`` worker:
+never the engine thread, never inference); each encoder holds a lock around its codec, because a
+cancelled task's ``close`` runs on the loop while its last ``push`` may still be encoding on the
+worker (freeing FFmpeg's context under it crashed the daemon at SIGTERM mid-stream).
 
 :class:`PrivateStream` owns one private daemon slot (``Daemon.open_private_slot``: a ring under
 a private name that no DAW knows) and is its ring's only reader, on the asyncio loop (``[control]``). It reads
@@ -17,6 +19,7 @@ change is spliced at the read head as on any ring. Engine events for its slot re
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import numpy as np
@@ -79,11 +82,16 @@ class Encoder:
         self.bytes_out = 0
         self.encode_s = 0.0
         self._done = False
+        self._lock = threading.Lock()
 
     def push(self, frames: np.ndarray) -> bytes:
         """Encode ``frames`` (n × channels float32); returns the bytes the muxer wrote meanwhile. ``[control]`` worker"""
-        if frames.shape[0] == 0:
-            return b""
+        with self._lock:
+            if self._done or frames.shape[0] == 0:
+                return b""
+            return self._push(frames)
+
+    def _push(self, frames: np.ndarray) -> bytes:
         t0 = time.perf_counter()
         fr = self._av.AudioFrame.from_ndarray(
             np.ascontiguousarray(frames, dtype=np.float32).reshape(1, -1), format="flt",
@@ -100,9 +108,13 @@ class Encoder:
 
     def finish(self) -> bytes:
         """Flush the encoder and close the container; returns the last bytes (trailer). ``[control]`` worker"""
-        if self._done:
-            return b""
-        self._done = True
+        with self._lock:
+            if self._done:
+                return b""
+            self._done = True
+            return self._finish()
+
+    def _finish(self) -> bytes:
         t0 = time.perf_counter()
         for pkt in self._st.encode(None):
             self._c.mux(pkt)
@@ -113,13 +125,15 @@ class Encoder:
         return out
 
     def close(self) -> None:
-        """Drop the encoder without its trailer (a stream that was cut off). ``[control]`` worker"""
-        if not self._done:
-            self._done = True
-            try:
-                self._c.close()
-            except Exception:  # noqa: BLE001 — nothing left to deliver
-                pass
+        """Drop the encoder without its trailer (a stream that was cut off); waits for a push in
+        progress on a worker. ``[control]``"""
+        with self._lock:
+            if not self._done:
+                self._done = True
+                try:
+                    self._c.close()
+                except Exception:  # noqa: BLE001 — nothing left to deliver
+                    pass
 
 
 class PacketEncoder:
@@ -145,11 +159,16 @@ class PacketEncoder:
         self.bytes_out = 0
         self.encode_s = 0.0
         self._done = False
+        self._lock = threading.Lock()
 
     def push(self, frames: np.ndarray) -> list[bytes]:
         """Encode ``frames``; returns the whole packets ready so far. ``[control]`` worker"""
-        if frames.shape[0] == 0:
-            return []
+        with self._lock:
+            if self._done or frames.shape[0] == 0:
+                return []
+            return self._push(frames)
+
+    def _push(self, frames: np.ndarray) -> list[bytes]:
         t0 = time.perf_counter()
         fr = self._av.AudioFrame.from_ndarray(np.ascontiguousarray(frames, dtype=np.float32).reshape(1, -1),
                                               format="flt", layout=self._layout)
@@ -163,16 +182,18 @@ class PacketEncoder:
 
     def finish(self) -> list[bytes]:
         """The last packets (the final one padded to 20 ms). ``[control]`` worker"""
-        if self._done:
-            return []
-        self._done = True
-        out = [bytes(p) for p in self._cc.encode(None)]
+        with self._lock:
+            if self._done:
+                return []
+            self._done = True
+            out = [bytes(p) for p in self._cc.encode(None)]
         self.bytes_out += sum(map(len, out))
         return out
 
     def close(self) -> None:
-        """Nothing to release beyond the codec context. ``[control]`` worker"""
-        self._done = True
+        """Nothing to release beyond the codec context; waits for a push in progress. ``[control]``"""
+        with self._lock:
+            self._done = True
 
 
 class StreamError(Exception):
