@@ -312,6 +312,8 @@ class _Collector:
                                     "(underrun_frames of the ring header)", labels=["slot"])
         now = time.monotonic_ns()
         for n, s in list(d.slots.items()):
+            if getattr(s, "private", False):    # web streams come and go: their usage is metered per key
+                continue
             try:
                 ring = s.ring
                 b = ring.buffered() / max(1, ring.sample_rate)
