@@ -344,7 +344,8 @@ def test_lv2info_shows_ports_and_worker(lv2_env):
     ports = {}
     for m in re.finditer(r"Port (\d+):(.*?)(?=\n\s*Port \d+:|\Z)", out, re.S):
         ports[re.search(r"Symbol:\s+(\S+)", m.group(2)).group(1)] = m.group(2)
-    assert list(ports) == ["slot", "out_l", "out_r", "buffered_ms", "underruns"]
+    assert list(ports) == ["slot", "out_l", "out_r", "buffered_ms", "underruns", "control", "notify",
+                           "play", "seed", "quantize", "sync", "gain", "osc_port"]
     assert "ControlPort" in ports["slot"] and "InputPort" in ports["slot"]
     assert re.search(r"Minimum:\s+1\.0+\b", ports["slot"]) and re.search(r"Maximum:\s+64\.0+", ports["slot"])
     assert re.search(r"Default:\s+1\.0+", ports["slot"]) and "lv2core#integer" in ports["slot"]
