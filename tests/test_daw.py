@@ -1,0 +1,415 @@
+"""Playing along with a DAW: the LV2 stub's prompt, play and state, and the host's transport.
+
+The console ``jalv`` runs the plugin in a private JACK server (dummy backend); the plugin's
+``osc_port`` points at a UDP socket of this test (a free port), which records every datagram
+the plugin's worker sends. jalv 1.6's console cannot type a string into a parameter, so the
+prompt reaches the plugin the way a host restores it: ``preset URI`` on jalv's stdin (a preset
+bundle of the test's own on LV2_PATH) and ``jalv -l DIR`` (a saved state). ``jack_transport``
+is the JACK timebase master (tempo, bars, roll/stop). The OSC the plugin sends is decoded by
+python-osc, an independent implementation of the encoding.
+"""
+from __future__ import annotations
+
+import math
+import os
+import random
+import socket
+import string
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bridge.commands import parse_osc
+from bridge.protocol import WavebridgeError
+
+from test_lv2 import (BUILD, RATE, URI, SignalWriter, _need, _stop, free_slots, jack_env,  # noqa: F401
+                      lv2_env, wait_until)
+
+PROMPT_URI = URI + "#prompt"
+
+
+# ------------------------------------------------------------------------------ parsing
+def test_transport_and_quantize_parse_into_commands():
+    c = parse_osc("/wb/transport", [3, 1.0, 97.0, 4.0, 12, 2.5, 480_000, 960_000], 8)
+    assert c.kind == "transport" and c.slot == 3 and c.value == 97.0
+    assert c.extra["beat"] == 12 * 4.0 + 2.5 and c.extra["read_index"] == 480_000
+    assert c.extra["host_frame"] == 960_000 and c.extra["speed"] == 1.0
+    assert parse_osc("/wb/transport", [3, 0.0, 97.0, 3.0, 0, 0.0, -1], 8).extra["host_frame"] == -1
+    p = parse_osc("/wb/play", [2, "dub techno", 0.0, 5, "bar"], 8)
+    assert p.kind == "play" and p.extra["quantize"] == "bar" and p.seed == 5
+    assert parse_osc("/wb/play", [2, "dub techno"], 8).extra["quantize"] == "off"
+    for args, code in [([2, "x", 0.0, 5, "half"], "bad_value"), ([2, "x", 0.0, 5, 3], "bad_type")]:
+        with pytest.raises(WavebridgeError) as e:
+            parse_osc("/wb/play", args, 8)
+        assert e.value.code == code and e.value.slot == 2
+    bad = [([1, 1.0, 97.0, 4.0, 0, 0.0], "bad_args"), ([1, 1.0, 900.0, 4.0, 0, 0.0, 0], "bad_value"),
+           ([1, 1.0, 97.0, 4.0, -1, 0.0, 0], "bad_value"), ([1, 1.0, 97.0, 4.0, 0, float("nan"), 0], "bad_value"),
+           ([1, 1.0, 97.0, 4.0, 0, 0.0, -2], "bad_value"), ([1, "x", 97.0, 4.0, 0, 0.0, 0], "bad_type"),
+           ([9, 1.0, 97.0, 4.0, 0, 0.0, 0], "bad_slot")]
+    for args, code in bad:
+        with pytest.raises(WavebridgeError) as e:
+            parse_osc("/wb/transport", args, 8)
+        assert e.value.code == code, (args, e.value.code)
+
+
+# ------------------------------------------------------------------------------ a fake daemon
+class OscSink:
+    """A UDP socket on a free port that records (monotonic time, address, args)."""
+
+    def __init__(self):
+        from pythonosc.osc_message import OscMessage
+
+        self._parse = OscMessage
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.got: list[tuple[float, str, list]] = []
+        self.errors: list[str] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        while not self._stop.is_set():
+            try:
+                data, _ = self.sock.recvfrom(4096)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            try:
+                m = self._parse(data)
+                item = (time.monotonic(), m.address, list(m.params))
+            except Exception as e:  # noqa: BLE001 — recorded, asserted empty by the tests
+                self.errors.append(f"{e!r}: {data!r}")
+                continue
+            with self._lock:
+                self.got.append(item)
+
+    def messages(self, address: str | None = None, since: float = 0.0):
+        with self._lock:
+            return [(t, a, p) for t, a, p in self.got if (address is None or a == address) and t >= since]
+
+    def wait(self, address: str, timeout: float, since: float = 0.0, match=None):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for t, a, p in self.messages(address, since):
+                if match is None or match(p):
+                    return p
+            time.sleep(0.02)
+        raise AssertionError(f"no {address} within {timeout} s; got {self.messages()[-8:]}")
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.sock.close()
+
+
+@pytest.fixture
+def sink():
+    s = OscSink()
+    yield s
+    s.close()
+    assert not s.errors, s.errors          # every datagram the plugin sent was valid OSC
+
+
+# ------------------------------------------------------------------------------ jalv
+class Jalv:
+    def __init__(self, env, tmp: Path, *args: str):
+        self.env = env
+        self.client = "wbdaw_" + "".join(random.choices(string.ascii_lowercase, k=6))
+        self.out_path = tmp / f"{self.client}.out"
+        self._out = open(self.out_path, "wb")
+        self.proc = subprocess.Popen(["jalv", "-x", "-n", self.client, *args], stdin=subprocess.PIPE,
+                                     stdout=self._out, stderr=subprocess.STDOUT, env=env)
+        try:
+            wait_until(lambda: f"{self.client}:out_r" in self.ports() or self.proc.poll() is not None,
+                       15, "jalv's JACK ports")
+            assert self.proc.poll() is None, f"jalv exited: {self.out_path.read_text(errors='replace')}"
+        except BaseException:
+            self.close()
+            raise
+
+    def ports(self) -> str:
+        return subprocess.run(["jack_lsp"], env=self.env, capture_output=True, text=True, timeout=10).stdout
+
+    def command(self, line: str):
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def close(self) -> str:
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            _stop(self.proc)
+        self._out.close()
+        return self.out_path.read_text(errors="replace")
+
+
+@pytest.fixture
+def jalv(jack_env, tmp_path):
+    started = []
+
+    def start(*args, env=None):
+        j = Jalv(env or jack_env, tmp_path, *args)
+        started.append(j)
+        return j
+
+    yield start
+    for j in started:
+        j.close()
+
+
+def turtle_string(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def write_state(directory: Path, prompt: str, ports: dict[str, float], uri: str | None = None):
+    """A state bundle like the one a host saves: ``state.ttl`` (port values and the plugin's
+    state) and its ``manifest.ttl``. ``uri``: the preset's URI (else the file's)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    subject = f"<{uri}>" if uri else "<>"
+    port_lines = " ,\n\t\t".join(f'[ lv2:symbol "{k}" ; pset:value {float(v)!r} ]' for k, v in ports.items())
+    (directory / "state.ttl").write_text(f"""@prefix lv2: <http://lv2plug.in/ns/lv2core#> .
+@prefix pset: <http://lv2plug.in/ns/ext/presets#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix state: <http://lv2plug.in/ns/ext/state#> .
+
+{subject}
+\ta pset:Preset ;
+\tlv2:appliesTo <{URI}> ;
+\trdfs:label "test" ;
+{f"	lv2:port {port_lines} ;" if ports else ""}
+\tstate:state [ <{PROMPT_URI}> {turtle_string(prompt)} ] .
+""")
+    (directory / "manifest.ttl").write_text(f"""@prefix lv2: <http://lv2plug.in/ns/lv2core#> .
+@prefix pset: <http://lv2plug.in/ns/ext/presets#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+
+{subject if uri else "<state.ttl>"}
+\ta pset:Preset ;
+\tlv2:appliesTo <{URI}> ;
+\trdfs:seeAlso <state.ttl> .
+""")
+
+
+def preset_env(jack_env, tmp_path, presets: dict[str, str]):
+    """LV2_PATH with the plugin and a bundle per preset (uri → prompt). The whole preset is in
+    the bundle's manifest: jalv's ``preset`` command does not load a preset's seeAlso files."""
+    root = tmp_path / "presets"
+    for i, (uri, prompt) in enumerate(presets.items()):
+        write_state(root / f"p{i}.lv2", prompt, {}, uri=uri)
+        (root / f"p{i}.lv2" / "manifest.ttl").write_text((root / f"p{i}.lv2" / "state.ttl").read_text())
+        (root / f"p{i}.lv2" / "state.ttl").unlink()
+    return dict(jack_env, LV2_PATH=f"{BUILD}:{root}")
+
+
+def jack_transport(env, *lines: str, pause: float = 0.3):
+    """Run jack_transport, feeding it ``lines`` (``sleep N`` waits); returns when it quit."""
+    p = subprocess.Popen(["jack_transport"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, env=env)
+    try:
+        for line in lines:
+            if line.startswith("sleep "):
+                time.sleep(float(line.split()[1]))
+                continue
+            p.stdin.write(line.encode() + b"\n")
+            p.stdin.flush()
+            time.sleep(pause)
+        p.stdin.write(b"quit\n")
+        p.stdin.close()
+        p.wait(timeout=5)
+    finally:
+        _stop(p)
+
+
+class TransportMaster:
+    """jack_transport kept open as the timebase master; commands go to its stdin."""
+
+    def __init__(self, env):
+        self.p = subprocess.Popen(["jack_transport"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, env=env)
+
+    def __call__(self, line: str):
+        self.p.stdin.write(line.encode() + b"\n")
+        self.p.stdin.flush()
+
+    def close(self):
+        try:
+            self("stop")
+            self("quit")
+            self.p.stdin.close()
+            self.p.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        _stop(self.p)
+
+
+@pytest.fixture
+def master(jack_env):
+    _need("jack_transport")
+    made = []
+
+    def make():
+        m = TransportMaster(jack_env)
+        made.append(m)
+        return m
+
+    yield make
+    for m in made:
+        m.close()
+
+
+# ------------------------------------------------------------------------------ prompt, play, state
+
+@pytest.mark.lv2
+@pytest.mark.jack
+@pytest.mark.timeout(60)
+def test_prompt_from_a_preset_plays_and_play_off_stops(jalv, jack_env, tmp_path, sink):
+    """No prompt: play on sends nothing. A preset gives the prompt: the worker sends /wb/param
+    gain then /wb/play with slot, prompt, endless, seed and quantize. A new prompt while on
+    replays; play off stops with a short fade."""
+    first = "dub techno with a deep chord stab, 118 bpm"
+    second = 'jazz trio with "brushes", walking bass'
+    env = preset_env(jack_env, tmp_path, {"urn:wavebridge:test:first": first,
+                                          "urn:wavebridge:test:second": second})
+    j = jalv("-c", "slot=5", "-c", "seed=4242", "-c", "quantize=1", "-c", "gain=0.5",
+             "-c", f"osc_port={sink.port}", "-c", "play=1", URI, env=env)
+    time.sleep(1.0)
+    assert sink.messages() == [], "sent something without a prompt"
+    j.command("preset urn:wavebridge:test:first")
+    play = sink.wait("/wb/play", 5)
+    assert play == [5, first, 0.0, 4242, "beat"]
+    param = sink.messages("/wb/param")
+    assert [p for _, _, p in param] == [[5, "gain", 0.5]]
+    assert param[0][0] <= sink.messages("/wb/play")[0][0]          # gain first, then the job
+
+    t = time.monotonic()
+    j.command("preset urn:wavebridge:test:second")
+    assert sink.wait("/wb/play", 5, since=t) == [5, second, 0.0, 4242, "beat"]
+    t = time.monotonic()
+    j.command("set seed 7")
+    assert sink.wait("/wb/play", 5, since=t) == [5, second, 0.0, 7, "beat"]
+    t = time.monotonic()
+    j.command("set play 0")
+    assert sink.wait("/wb/stop", 5, since=t) == [5, pytest.approx(0.05)]
+    time.sleep(0.5)
+    assert len(sink.messages("/wb/play")) == 3 and len(sink.messages("/wb/stop")) == 1   # nothing repeated
+    assert not sink.messages("/wb/transport"), "no host transport here, nothing to forward"
+
+
+@pytest.mark.lv2
+@pytest.mark.jack
+@pytest.mark.timeout(60)
+def test_slot_change_moves_the_job(jalv, jack_env, tmp_path, sink):
+    env = preset_env(jack_env, tmp_path, {"urn:wavebridge:test:p": "ambient pads in D major"})
+    j = jalv("-c", "slot=2", "-c", f"osc_port={sink.port}", "-c", "play=1", URI, env=env)
+    j.command("preset urn:wavebridge:test:p")
+    assert sink.wait("/wb/play", 5)[:2] == [2, "ambient pads in D major"]
+    t = time.monotonic()
+    j.command("set slot 3")
+    assert sink.wait("/wb/stop", 5, since=t)[0] == 2
+    assert sink.wait("/wb/play", 5, since=t)[:2] == [3, "ambient pads in D major"]
+
+
+@pytest.mark.lv2
+@pytest.mark.jack
+@pytest.mark.timeout(60)
+def test_saved_state_plays_the_same_again(jalv, tmp_path, sink):
+    """``jalv -l DIR``: the saved prompt, seed, slot, quantize and play come back and the same
+    /wb/play is sent, each time the session is reopened."""
+    prompt = "lofi hip hop with rhodes, vinyl crackle — 82 bpm"
+    state = tmp_path / "session"
+    write_state(state, prompt, {"slot": 9, "seed": 31337, "quantize": 2, "play": 1, "osc_port": sink.port})
+    sent = []
+    for _ in range(2):
+        t = time.monotonic()
+        j = jalv("-l", str(state))
+        sent.append(sink.wait("/wb/play", 5, since=t))
+        j.close()
+    assert sent[0] == sent[1] == [9, prompt, 0.0, 31337, "bar"]
+
+
+# ------------------------------------------------------------------------------ host transport
+@pytest.mark.lv2
+@pytest.mark.jack
+@pytest.mark.timeout(90)
+def test_host_transport_is_forwarded_and_drives_play(jalv, jack_env, tmp_path, sink, master):
+    """A JACK timebase master at 97 bpm (the prompt says 120): while it is stopped nothing plays;
+    rolling sends /wb/transport then /wb/play; positions follow at a few Hz with the host's bpm,
+    bars and the ring frame the plugin read; a tempo change is forwarded at once; stop sends
+    /wb/stop."""
+    (slot,) = free_slots(1)
+    writer = SignalWriter(slot, shift=0)                 # a ring, so read_index is real
+    try:
+        _transport_scenario(jalv, jack_env, tmp_path, sink, master, slot)
+    finally:
+        writer.close()
+
+
+def _transport_scenario(jalv, jack_env, tmp_path, sink, master, slot):
+    prompt = "house with piano stabs, 120 bpm"
+    state = tmp_path / "session"
+    write_state(state, prompt, {"slot": slot, "seed": 3, "play": 1, "osc_port": sink.port})
+    m = master()
+    m("master")
+    m("tempo 97")
+    time.sleep(0.5)
+    j = jalv("-l", str(state))
+    # the host has bars and a tempo and is stopped: following it, nothing plays yet
+    first = sink.wait("/wb/transport", 5)
+    assert first[1] == 0.0 and first[2] == pytest.approx(97.0)
+    time.sleep(0.5)
+    assert not sink.messages("/wb/play")
+
+    t_roll = time.monotonic()
+    m("play")
+    play = sink.wait("/wb/play", 5, since=t_roll)
+    assert play == [slot, prompt, 0.0, 3, "bar"]
+    rolling = [p for _, _, p in sink.messages("/wb/transport", t_roll) if p[1] == 1.0]
+    assert rolling, "no rolling position before the play"
+    t_play = sink.messages("/wb/play", t_roll)[0][0]
+    assert sink.messages("/wb/transport", t_roll)[0][0] <= t_play     # position first, then the job
+    time.sleep(2.0)
+    pos = [p for _, _, p in sink.messages("/wb/transport", t_roll) if p[1] == 1.0]
+    assert 5 <= len(pos) <= 14, f"{len(pos)} positions in ~2 s: expected a few per second"
+    for p in pos:
+        s, speed, bpm, bpb, bar, bar_beat, read_index, host_frame = p
+        assert s == slot and bpm == pytest.approx(97.0) and bpb == 4.0 and 0 <= bar_beat < 4.0
+        assert read_index >= 0
+    # the positions are one clock: beats advance at 97 bpm over the host's frames, and the ring
+    # frames the plugin read advance with them (the writer keeps the ring fed)
+    a, b = pos[1], pos[-1]
+    beats = (b[4] * 4 + b[5]) - (a[4] * 4 + a[5])
+    frames = b[7] - a[7]
+    assert frames > RATE
+    assert beats == pytest.approx(frames * 97.0 / (60.0 * RATE), abs=1e-3)
+    assert b[6] - a[6] == pytest.approx(frames, abs=512)
+
+    t_tempo = time.monotonic()
+    m("tempo 131")
+    fast = sink.wait("/wb/transport", 3, since=t_tempo, match=lambda p: p[2] == pytest.approx(131.0))
+    assert fast[1] == 1.0
+
+    t_stop = time.monotonic()
+    m("stop")
+    assert sink.wait("/wb/stop", 3, since=t_stop) == [slot, pytest.approx(0.05)]
+    sink.wait("/wb/transport", 3, since=t_stop, match=lambda p: p[1] == 0.0)
+    time.sleep(0.6)
+    late = [p for _, _, p in sink.messages("/wb/transport", t_stop + 0.3)]
+    assert len(late) <= 1, "positions keep coming while the transport is stopped"
+
+    t_again = time.monotonic()
+    m("play")                                              # rolls on from where it stopped
+    again = sink.wait("/wb/play", 5, since=t_again)
+    assert again == [slot, prompt, 0.0, 3, "bar"]
+    j.close()
