@@ -423,3 +423,39 @@ def _transport_scenario(jalv, jack_env, tmp_path, sink, master, slot):
     again = sink.wait("/wb/play", 5, since=t_again)
     assert again == [slot, prompt, 0.0, 3, "bar"]
     j.close()
+
+
+@pytest.fixture(scope="module")
+def lv2host(lv2_env, tmp_path_factory):
+    """tests/lv2host.c built against lilv: a host that types a prompt and saves a session."""
+    if subprocess.run(["pkg-config", "--exists", "lilv-0"]).returncode != 0:
+        pytest.skip("liblilv-dev is not installed (make setup installs it)")
+    exe = tmp_path_factory.mktemp("lv2host") / "lv2host"
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "lilv-0"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    subprocess.run(["cc", "-std=gnu11", "-O1", "-Wall", "-o", str(exe),
+                    str(Path(__file__).with_name("lv2host.c")), *flags], check=True, timeout=120)
+    return exe
+
+
+@pytest.mark.lv2
+@pytest.mark.jack
+@pytest.mark.timeout(60)
+def test_prompt_typed_in_a_host_is_saved_and_replayed(lv2host, lv2_env, jalv, tmp_path, sink):
+    """patch:Set of the prompt (a host's text field) plays it, patch:Get answers it on notify,
+    the host saves the session, and ``jalv -l`` on that session sends the same /wb/play."""
+    prompt = "synthwave with gated drums and a 'neon' lead"
+    session = tmp_path / "saved"
+    session.mkdir()
+    out = subprocess.run([str(lv2host), URI, str(session), str(sink.port), "12", prompt], env=lv2_env,
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert f"notify prompt={prompt}\n" in out.stdout
+    typed = sink.wait("/wb/play", 5)
+    assert typed == [12, prompt, 0.0, 0, "bar"]
+    saved = (session / "state.ttl").read_text()
+    assert "urn:wavebridge:stub#prompt" in saved and '"play"' in saved and '"slot"' in saved
+    t = time.monotonic()
+    j = jalv("-l", str(session))
+    assert sink.wait("/wb/play", 5, since=t) == typed
+    j.close()
