@@ -237,6 +237,21 @@ class FluidPool:
         return lv.get((0, program), -20.0)
 
 
+    def expected_lufs(self, score, inst: "FluidInstrument") -> float | None:
+        """The score's loudness through ``inst`` (after its trims), from the calibration. ``[engine]``"""
+        from .perform import expected_lufs
+        note_ms, hit = [], []
+        for p, (bank, prog), trim in zip(score.parts, inst.presets, inst.trim_db):
+            ms = 10 ** ((self.part_level_db(p, bank, prog) - trim + 0.691) / 10)
+            if bank == 128:
+                note_ms.append(0.0)
+                hit.append(ms * 0.4 / len(_KIT_NOTES))
+            else:
+                note_ms.append(ms / len(_CAL_KEYS))
+                hit.append(0.0)
+        return expected_lufs(score, note_ms, hit)
+
+
 REF_DB = -20.0           # calibrated presets are attenuated toward this reference loudness
 
 
@@ -253,6 +268,7 @@ class FluidInstrument:
         self.chan: list[int] = []
         self.parts: list[Part] = []
         self.trim_db: list[float] = []
+        self.presets: list[tuple[int, int]] = []
 
     def setup(self, parts: list[Part]) -> None:
         lib, h = self.lib, self.h
@@ -263,8 +279,10 @@ class FluidInstrument:
         mi = di = 0
         self.chan = []
         self.trim_db = []
+        self.presets = []
         for p in parts:
             bank, prog = self.pool.resolve(p)
+            self.presets.append((bank, prog))
             if bank == 128:
                 ch = drums[di % len(drums)]
                 di += 1

@@ -70,11 +70,14 @@ SUSTAINED = {"organ", "strings", "pad", "choir"}
 
 
 def model_for(part: Part) -> str:
-    """The oscillator model for a part's GM program (family = program // 8)."""
-    fam = int(part.program) // 8
+    """The oscillator model for a part's GM program (mostly by family = program // 8)."""
+    prog = int(part.program) & 127
+    if prog in (4, 5):
+        return "epiano"
+    if 52 <= prog <= 54:
+        return "choir"
     return ["piano", "mallet", "organ", "guitar", "bass", "strings", "strings", "brass", "reed",
-            "pipe", "synthlead", "pad", "pad", "mallet", "mallet", "mallet"][fam] if fam != 0 or int(
-        part.program) not in (4, 5) else "epiano"
+            "pipe", "synthlead", "pad", "pad", "mallet", "mallet", "mallet"][prog // 8]
 
 
 _MODEL_GAIN = {"piano": 0.5, "epiano": 0.6, "mallet": 0.5, "organ": 0.22, "guitar": 0.45, "bass": 0.8,
@@ -333,3 +336,55 @@ class OscInstrument:
             self.comb_pos[i] = (pos + n) % size
             out[:, i % 2] += y * 0.06
         return out
+
+
+_CAL: dict = {}
+
+
+def _calibration(sr: int) -> dict:
+    """K-weighted loudness of each model (one note, velocity 100) and each drum key, measured once."""
+    cal = _CAL.get(sr)
+    if cal is not None:
+        return cal
+    from .perform import k_weighting_power
+    from .score import DRUM_CHANNEL
+    n = int(0.5 * sr)
+    kw = k_weighting_power(n, sr)
+
+    def ms_of(x):
+        spec = np.fft.rfft(x.astype(np.float64), axis=0)
+        return 2.0 * (np.abs(spec) ** 2 * kw[:, None]).sum() / (n * n)
+
+    cal = {}
+    buf = np.zeros((n, 2), dtype=np.float32)
+    fam_prog = {m: None for m in MODELS}
+    for prog in range(128):
+        m = model_for(Part("x", "x", prog, 0))
+        if fam_prog[m] is None:
+            fam_prog[m] = prog
+    for m, prog in fam_prog.items():
+        if prog is None:
+            continue
+        inst = OscInstrument(sr)
+        inst.setup([Part("x", "x", prog, 0, level=1.0, reverb=0.0)])
+        inst.note_on(0, 60 if m != "bass" else 40, 100)
+        inst.render(buf)
+        cal[m] = ms_of(buf)
+    for key in (36, 38, 42, 46, 49, 51, 39, 45):
+        inst = OscInstrument(sr)
+        inst.setup([Part("d", "drums", 0, DRUM_CHANNEL, level=1.0, reverb=0.0)])
+        inst.note_on(0, key, 100)
+        inst.render(buf)
+        cal[("drum", key)] = ms_of(buf) * 0.5         # energy: mean square × 0.5 s
+    _CAL[sr] = cal
+    return cal
+
+
+def expected_lufs(score, inst: OscInstrument) -> float | None:
+    """The score's loudness through the oscillators, from their calibration. ``[engine]``"""
+    from .perform import expected_lufs as guess
+    cal = _calibration(inst.sr)
+    drum_e = float(np.mean([v for k, v in cal.items() if isinstance(k, tuple)]))
+    note_ms = [0.0 if m is None else cal[m] for m in inst.models]
+    hit = [drum_e if m is None else 0.0 for m in inst.models]
+    return guess(score, note_ms, hit)

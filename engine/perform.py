@@ -54,6 +54,32 @@ def k_weighting_power(n: int, sr: int) -> np.ndarray:
     return (np.abs(shelf * hp) ** 2).astype(np.float64)
 
 
+def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], bars: int = 8) -> float | None:
+    """The score's loudness guessed from its notes (first ``bars`` bars) and calibrated parts.
+
+    ``note_ms[i]``: K-weighted mean square of part ``i`` holding one note at velocity 100
+    (melodic parts; sounding time capped at 3 s); ``hit_energy[i]``: K-weighted energy
+    (mean square × seconds) of one drum hit at velocity 100. Levels scale as ``level²`` and
+    velocity as ``(vel/100)³`` (close to FluidSynth's default velocity curve); reverb and
+    chorus sends add their share. ``None`` if
+    the bars are silent. ``[engine]``
+    """
+    bpb = score.beats_per_bar
+    span_beats = bars * bpb
+    sec_per_beat = 60.0 / score.bpm
+    energy = 0.0
+    for n in score.notes_between(0.0, span_beats):
+        p = score.parts[n.part]
+        v = (n.vel / 100.0) ** 3 * p.level ** 2 * (1.0 + 1.5 * p.reverb + 1.0 * p.chorus)
+        if hit_energy[n.part] > 0:
+            energy += hit_energy[n.part] * v
+        else:
+            energy += note_ms[n.part] * v * min(n.dur * sec_per_beat, 3.0)
+    if energy <= 0:
+        return None
+    return -0.691 + 10 * math.log10(energy / (span_beats * sec_per_beat))
+
+
 class Mix:
     """The stream's master: a slow loudness follower to −14 LUFS and a look-ahead peak limiter.
 
@@ -84,6 +110,11 @@ class Mix:
         self._ramp = (np.arange(BLOCK, dtype=np.float32) / BLOCK)[:, None]
         self._sub_ramp = (np.arange(self.SUB, dtype=np.float32) / self.SUB)[:, None]
         self.user_gain = 1.0
+
+    def set_initial(self, db: float) -> None:
+        """Start from ``db`` of gain (the renderer's estimate for the score), before any audio."""
+        self.g0_db = self.gain_db = float(min(30.0, db))
+        self.level_ms = None
 
     def _follow(self, x: np.ndarray) -> float:
         spec = np.fft.rfft(x.astype(np.float64), axis=0)
