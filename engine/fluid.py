@@ -144,8 +144,8 @@ class FluidPool:
         s = lib.new_fluid_settings()
         for k, v in (("synth.sample-rate", float(self.sr)), ("synth.gain", 0.5),
                      ("synth.reverb.room-size", 0.55), ("synth.reverb.damp", 0.35),
-                     ("synth.reverb.width", 0.9), ("synth.reverb.level", 0.6),
-                     ("synth.chorus.level", 1.2), ("synth.chorus.depth", 6.0)):
+                     ("synth.reverb.width", 0.5), ("synth.reverb.level", 0.6),
+                     ("synth.chorus.level", 0.7), ("synth.chorus.depth", 6.0)):
             lib.fluid_settings_setnum(s, k.encode(), v)
         for k, v in (("synth.lock-memory", 0), ("synth.cpu-cores", 1), ("synth.threadsafe-api", 0),
                      ("synth.polyphony", self.polyphony), ("synth.reverb.active", 1),

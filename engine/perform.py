@@ -80,8 +80,96 @@ def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], b
     return -0.691 + 10 * math.log10(energy / (span_beats * sec_per_beat))
 
 
+def _shelf(kind: str, f0: float, db: float, sr: int) -> np.ndarray:
+    """RBJ shelving biquad (slope 1) as one second-order section."""
+    a = 10 ** (db / 40)
+    w = 2 * math.pi * f0 / sr
+    cw, sw = math.cos(w), math.sin(w)
+    al = sw / 2 * math.sqrt(2)
+    sq = 2 * math.sqrt(a) * al
+    if kind == "low":
+        b0, b1, b2 = a * ((a + 1) - (a - 1) * cw + sq), 2 * a * ((a - 1) - (a + 1) * cw), a * ((a + 1) - (a - 1) * cw - sq)
+        a0, a1, a2 = (a + 1) + (a - 1) * cw + sq, -2 * ((a - 1) + (a + 1) * cw), (a + 1) + (a - 1) * cw - sq
+    else:
+        b0, b1, b2 = a * ((a + 1) + (a - 1) * cw + sq), -2 * a * ((a - 1) + (a + 1) * cw), a * ((a + 1) + (a - 1) * cw - sq)
+        a0, a1, a2 = (a + 1) - (a - 1) * cw + sq, 2 * ((a - 1) - (a + 1) * cw), (a + 1) - (a - 1) * cw - sq
+    return np.array([b0 / a0, b1 / a0, b2 / a0, 1.0, a1 / a0, a2 / a0])
+
+
+def _highpass(f0: float, sr: int) -> np.ndarray:
+    w = 2 * math.pi * f0 / sr
+    cw, al = math.cos(w), math.sin(w) / 2 * math.sqrt(2)
+    a0 = 1 + al
+    return np.array([(1 + cw) / 2 / a0, -(1 + cw) / a0, (1 + cw) / 2 / a0, 1.0, -2 * cw / a0, (1 - al) / a0])
+
+
+class Balance:
+    """Adaptive tonal balance: a 25 Hz high-pass, a low shelf (90 Hz) that cuts while more than
+    12 % of the energy sits below 60 Hz, and a high shelf (2 kHz) that lifts while the 2–8 kHz
+    presence band is under −15 dB of the total. Band shares come from slow running means (τ 3 s) of
+    the band powers of the balanced output (a feedback loop); the shelves move 0.2 dB per block for the
+    first 3 s, then ≤ 0.05 dB, within −12 / +15 dB, relaxing back when the music no longer needs
+    them.
+    ``[engine]``
+    """
+
+    def __init__(self, sr: int):
+        from scipy.signal import sosfilt          # lazy: only when a performance is made
+        self._sosfilt = sosfilt
+        self.sr = sr
+        f = np.fft.rfftfreq(BLOCK, 1.0 / sr)
+        self.m_low, self.m_pres = f < 60, (f >= 2000) & (f < 8000)
+        self.low_db = 0.0
+        self.pres_db = 0.0
+        self.share_low = None
+        self.share_pres = None
+        self._p = None
+        self.blocks = 0
+        self.hp = _highpass(25.0, sr)
+        self.zi = np.zeros((3, 2, 2))
+        self._sos = self._make()
+
+    def _make(self) -> np.ndarray:
+        return np.stack([self.hp, _shelf("low", 90.0, self.low_db, self.sr),
+                         _shelf("high", 2000.0, self.pres_db, self.sr)])
+
+    def observe(self, power: np.ndarray) -> None:
+        """Update from a block's power spectrum *after* the shelves (a slow feedback loop)."""
+        tot = float(power.sum())
+        if tot <= 1e-12:
+            return
+        lo, pr = float(power[self.m_low].sum()), float(power[self.m_pres].sum())
+        a = math.exp(-BLOCK / (3.0 * self.sr))
+        if self._p is None:
+            self._p = [tot, lo, pr]
+        else:                               # running band powers (loud passages weigh more)
+            for i, v in enumerate((tot, lo, pr)):
+                self._p[i] = a * self._p[i] + (1 - a) * v
+        self.share_low, self.share_pres = self._p[1] / self._p[0], self._p[2] / self._p[0]
+        self.blocks += 1
+        step = 0.2 if self.blocks * BLOCK < 3 * self.sr else 0.05     # settle fast, then drift slowly
+        nl, npr = self.low_db, self.pres_db
+        if self.share_low > 0.12:
+            nl = max(-12.0, nl - step)
+        elif self.share_low < 0.08:
+            nl = min(0.0, nl + step)
+        pres = 10 * math.log10(max(self.share_pres, 1e-12))
+        if pres < -15.0:
+            npr = min(15.0, npr + step)
+        elif pres > -12.0:
+            npr = max(0.0, npr - step)
+        if nl != self.low_db or npr != self.pres_db:
+            self.low_db, self.pres_db = nl, npr
+            self._sos = self._make()
+
+    def process(self, x: np.ndarray) -> None:
+        y, self.zi = self._sosfilt(self._sos, x, axis=0, zi=self.zi)
+        x[:] = y
+
+
 class Mix:
-    """The stream's master: a slow loudness follower to −14 LUFS and a look-ahead peak limiter.
+    """The stream's master: tonal balance, a slow loudness follower to −14 LUFS and a look-ahead
+    peak limiter.
 
     Works on whole :data:`BLOCK`-frame blocks (so it is chunk-size independent). The follower
     measures each block's K-weighted power, keeps a gated running mean (quiet breaks below the
@@ -94,7 +182,8 @@ class Mix:
 
     SUB = 64
 
-    def __init__(self, sr: int, initial_db: float | None = None, target_lufs: float = TARGET_LUFS):
+    def __init__(self, sr: int, initial_db: float | None = None, target_lufs: float = TARGET_LUFS,
+                 balance: bool = True):
         self.sr = sr
         self.target = target_lufs
         self.kw = k_weighting_power(BLOCK, sr)
@@ -108,8 +197,11 @@ class Mix:
         self._g_last = 1.0
         self._buf = np.zeros((BLOCK + self.SUB, 2), dtype=np.float32)
         self._ramp = (np.arange(BLOCK, dtype=np.float32) / BLOCK)[:, None]
-        self._sub_ramp = (np.arange(self.SUB, dtype=np.float32) / self.SUB)[:, None]
+        self._gains = np.ones(BLOCK // self.SUB + 1)
+        self._knots = np.arange(BLOCK // self.SUB + 1, dtype=np.float64) * self.SUB
+        self._t = np.arange(BLOCK, dtype=np.float64)
         self.user_gain = 1.0
+        self.balance = Balance(sr) if balance else None
 
     def set_initial(self, db: float) -> None:
         """Start from ``db`` of gain (the renderer's estimate for the score), before any audio."""
@@ -118,7 +210,13 @@ class Mix:
 
     def _follow(self, x: np.ndarray) -> float:
         spec = np.fft.rfft(x.astype(np.float64), axis=0)
-        p = (np.abs(spec) ** 2 * self.kw[:, None]).sum()
+        power = np.abs(spec) ** 2
+        if self.balance is not None:
+            self.balance.process(x)
+            spec = np.fft.rfft(x.astype(np.float64), axis=0)
+            power = np.abs(spec) ** 2
+            self.balance.observe(power.sum(axis=1))
+        p = (power * self.kw[:, None]).sum()
         ms = 2.0 * p / (BLOCK * BLOCK)   # Parseval on a one-sided spectrum, summed over channels
         lufs = -0.691 + 10 * math.log10(ms + 1e-20)
         self.blocks += 1
@@ -156,25 +254,27 @@ class Mix:
         self._delay[:] = x[-self.SUB:]
         n_sub = BLOCK // self.SUB
         peaks = np.abs(buf.reshape(n_sub + 1, self.SUB * 2)).max(axis=1)
+        if self._g_last >= 1.0 and float(peaks.max()) <= CEILING:
+            x[:] = buf[:BLOCK]                       # nothing to limit: a plain delay
+            self._r_last = 1.0
+            return x
         need = np.minimum(1.0, CEILING / np.maximum(peaks, 1e-12))
         rel = 1.0 - math.exp(-self.SUB / (0.08 * self.sr))    # 80 ms release
         g = self._g_last
         r_prev = self._r_last
-        gains = np.empty(n_sub + 1, dtype=np.float32)
+        gains = self._gains
         for j in range(n_sub + 1):
             r = float(need[j])
             g = min(r_prev, r, g + (1.0 - g) * rel)
             gains[j] = g
             r_prev = r
         # gains[j] is the gain at the start of sub-block j; the last one starts the next block
-        out = x
-        for j in range(n_sub):
-            seg = buf[j * self.SUB:(j + 1) * self.SUB]
-            out[j * self.SUB:(j + 1) * self.SUB] = seg * (gains[j] + (gains[j + 1] - gains[j]) * self._sub_ramp)
+        g_s = np.interp(self._t, self._knots, gains).astype(np.float32)
+        np.multiply(buf[:BLOCK], g_s[:, None], out=x)
         self._g_last = float(gains[n_sub])
         self._r_last = float(need[n_sub])
-        np.clip(out, -CEILING, CEILING, out=out)
-        return out
+        np.clip(x, -CEILING, CEILING, out=x)
+        return x
 
 
 class Performance:

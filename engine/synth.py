@@ -10,11 +10,14 @@ chunking never changes the audio); ``end`` hands the instance back. Which render
 logged at warmup and reported by :attr:`SynthBackend.renderer` (the daemon's ``/wb/engine``
 reply). Deterministic per (prompt, seed).
 
-Construction and ``warmup``/``close`` run on ``[control]``; the rest on the ``[engine]`` thread.
+Construction and ``warmup``/``close`` run on ``[control]``; the rest on the ``[engine]`` thread,
+which hands a batch's streams to a few render workers (threads; one stream per worker at a
+time) so FluidSynth, which renders with the GIL released, uses every core.
 """
 from __future__ import annotations
 
 import logging
+import os
 
 import numpy as np
 
@@ -39,7 +42,7 @@ class SynthBackend(Backend):
     }
 
     def __init__(self, sample_rate: int = 48000, soundfont: str | None = None, renderer: str = "auto",
-                 pool_size: int = 16, composer=None, **_ignored):
+                 pool_size: int = 16, workers: int | None = None, composer=None, **_ignored):
         if renderer not in ("auto", "fluidsynth", "oscillators"):
             raise BackendError(f"unknown renderer {renderer!r}: auto, fluidsynth or oscillators")
         self.sample_rate = int(sample_rate)
@@ -51,6 +54,8 @@ class SynthBackend(Backend):
         self._pool = None
         self._warm = False
         self._live: dict[int, Stream] = {}
+        self.workers = max(1, min(4, os.cpu_count() or 1)) if workers is None else max(1, int(workers))
+        self._workers = None
         self.renderer = "oscillators"
         self.renderer_detail = ""
 
@@ -77,6 +82,9 @@ class SynthBackend(Backend):
         else:
             log.info("synth: renderer oscillators (fallback%s)",
                      f": {self.renderer_detail}" if self.renderer_detail else "")
+        if self.workers > 1:
+            from concurrent.futures import ThreadPoolExecutor
+            self._workers = ThreadPoolExecutor(self.workers, thread_name_prefix="wb-render")
         self._warm = True
         s = self.start(0, "warm up: drums, bass, piano, strings and a lead", 0)
         self.generate([s], 4096)
@@ -86,6 +94,9 @@ class SynthBackend(Backend):
         """Free the synth instances. ``[control]`` at shutdown."""
         for s in list(self._live.values()):
             self.end(s)
+        if self._workers is not None:
+            self._workers.shutdown(wait=True)
+            self._workers = None
         if self._pool is not None:
             self._pool.close()
             self._pool = None
@@ -94,7 +105,6 @@ class SynthBackend(Backend):
     def describe(self) -> str:
         """One line for logs and ``/wb/engine``: the renderer and its SoundFont."""
         if self.renderer == "fluidsynth":
-            import os
             return f"fluidsynth:{os.path.basename(self.renderer_detail)}"
         return "oscillators"
 
@@ -143,10 +153,17 @@ class SynthBackend(Backend):
         return s
 
     def generate(self, streams: list[Stream], frames: int) -> list[np.ndarray]:
-        """Every stream's next ``frames`` frames. ``[engine]``"""
-        out = []
+        """Every stream's next ``frames`` frames. ``[engine]``
+
+        With several streams the reads are spread over the render workers (one stream per
+        worker at a time; libfluidsynth renders with the GIL released, so streams render on
+        all cores); the call returns when every stream's frames are there.
+        """
+        if self._workers is not None and len(streams) > 1:
+            out = list(self._workers.map(lambda s: s.state.read(frames), streams))
+        else:
+            out = [s.state.read(frames) for s in streams]
         for s in streams:
-            out.append(s.state.read(frames))
             s.frames_done += frames
         return out
 
