@@ -57,6 +57,8 @@ def _serve_parser(sub):
     p.add_argument("--model", default=None, help="local model directory (musicgen)")
     p.add_argument("--device", default=None, help="backend device override (cpu, cuda)")
     p.add_argument("--dtype", default=None, help="backend dtype override (float32, float16, bfloat16)")
+    p.add_argument("--soundfont", default=None, metavar="FILE",
+                   help="SF2/SF3 SoundFont for the synth (default: Debian's FluidR3_GM)")
     p.add_argument("--slots", type=int, default=None, help="number of slots (rings), 1..64 (default 8)")
     p.add_argument("--target-s", type=float, default=None, help="seconds of audio kept ahead of the reader (1.0)")
     p.add_argument("--xfade-ms", type=float, default=None, help="prompt-change crossfade (50)")
@@ -82,7 +84,7 @@ def _serve_parser(sub):
     return p
 
 
-_CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "slots", "target_s", "xfade_ms",
+_CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "soundfont", "slots", "target_s", "xfade_ms",
                "first_chunk", "max_chunk", "splice", "price_per_hour", "allow", "midi", "midi_port", "midi_map",
                "metrics_host", "resume", "log_level")
 
@@ -119,6 +121,8 @@ def build_config(s):
         kw["device"] = s.device
     if s.dtype:
         kw["dtype"] = s.dtype
+    if s.soundfont and s.backend == "synth":
+        kw["soundfont"] = s.soundfont
     return Config(slots=s.slots, backend=s.backend, backend_kwargs=kw, target_s=s.target_s,
                   xfade_ms=s.xfade_ms, first_chunk=s.first_chunk, max_chunk=s.max_chunk, splice=s.splice,
                   price_per_hour=s.price_per_hour)
@@ -330,7 +334,9 @@ async def serve_async(args, ready_cb=None) -> int:
             print(f"wavebridge: resuming slot {job['slot']}: {job['prompt']}", flush=True)
         except Exception as e:  # noqa: BLE001
             log.warning("could not resume slot %s: %s", job["slot"], getattr(e, "message", e))
-    log.info("backend %s warm in %.0f ms", daemon.backend.name, daemon.warmup_s * 1000)
+    renderer = getattr(daemon.backend, "describe", None)
+    log.info("backend %s%s warm in %.0f ms", daemon.backend.name, f" ({renderer()})" if renderer else "",
+             daemon.warmup_s * 1000)
     loop.add_signal_handler(signal.SIGHUP, svc.reload)
     print(f"wavebridge: listening for OSC on {host}:{port} ({cfg.slots} slots, backend {daemon.backend.name}, "
           f"ready in {(time.perf_counter() - t0) * 1000:.0f} ms)", flush=True)
@@ -397,7 +403,8 @@ def cmd_status(args) -> int:
         print(f"no answer from {args.host}:{args.port} (is `wavebridge serve` running?)", file=sys.stderr)
         return 1
     if engine:
-        print(f"backend {engine[0]}, stitching on {engine[1]}, {engine[2]} slots")
+        print(f"backend {engine[0]}" + (f" ({engine[3]})" if len(engine) > 3 and engine[3] != engine[0] else "")
+              + f", stitching on {engine[1]}, {engine[2]} slots")
     print(f"{'slot':>4}  {'state':<8} {'buffered':>8} {'underruns':>10}  prompt")
     for slot, state, prompt, buf, ur in rows:
         print(f"{slot:>4}  {state:<8} {buf:>7.2f}s {ur:>10}  {prompt}")

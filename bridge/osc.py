@@ -234,7 +234,9 @@ class OscServer:
                     self.reply(addr, "/wb/slot", row["slot"], row["state"], row["prompt"][:200],
                                float(row["buffered_s"]), int(min(row["underrun_frames"], 2 ** 31 - 1)))
                 # after the normative rows: which backend and where audio is stitched
-                self.reply(addr, "/wb/engine", d.backend.name, getattr(d, "dsp_path", "numpy"), len(d.slots))
+                renderer = getattr(d.backend, "describe", None)
+                self.reply(addr, "/wb/engine", d.backend.name, getattr(d, "dsp_path", "numpy"), len(d.slots),
+                           renderer() if renderer else d.backend.name)
             elif cmd.kind == "play":
                 job = d.submit(cmd)
                 self.reply(addr, "/wb/started", cmd.slot, job)
