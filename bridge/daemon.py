@@ -33,6 +33,7 @@ from engine.backend import Backend
 from engine.scheduler import Chunk, Job, Scheduler
 
 from .commands import COMMON_PARAMS, Command
+from .hostlink import HostLink
 from .protocol import WavebridgeError
 from .ring import RingWriter
 
@@ -108,9 +109,11 @@ class EngineThread(threading.Thread):
         self.alive_ns = time.monotonic_ns()     # watchdog: last loop iteration
         self._halt = threading.Event()
         self.step_ema: float | None = None      # seconds per generating step (recent average)
+        self.hostlink = HostLink(self)          # the DAW's transport: tempo/bar lock, quantize
 
     def stop(self) -> None:
         self._halt.set()
+        self.hostlink.close()
         try:
             self.q.put_nowait(Command("wake"))
         except queue.Full:
@@ -210,6 +213,7 @@ class EngineThread(threading.Thread):
         if cmd.kind == "play":
             self._play(cmd)
         elif cmd.kind == "stop":
+            self.hostlink.stopped(cmd.slot)
             self._stop_slot(d.slots[cmd.slot], cmd.fade_s, cmd.reply_to)
         elif cmd.kind == "param":
             slot = d.slots[cmd.slot]
@@ -225,12 +229,17 @@ class EngineThread(threading.Thread):
                     d.backend.set_param(slot.job.stream, cmd.name, cmd.value)
         elif cmd.kind == "tempo":
             d.backend.set_tempo(cmd.value)
+        elif cmd.kind == "transport":
+            self.hostlink.transport(cmd)
         elif cmd.kind == "wake":
             pass
 
     def _play(self, cmd: Command) -> None:
         d = self.d
         slot = d.slots[cmd.slot]
+        if self.hostlink.stale(cmd) or self.hostlink.defer(cmd):
+            return                              # superseded, or held for its beat/bar line
+        cmd.prompt = self.hostlink.prompt_for(cmd.slot, cmd.prompt)
         try:
             job = d.scheduler.start(cmd.slot, cmd.extra["job"], cmd.prompt,
                                     0 if cmd.seed is None else cmd.seed, cmd.seconds, dict(slot.params))
@@ -271,6 +280,7 @@ class EngineThread(threading.Thread):
             old, replacing = None, False
         slot.old_job = old
         slot.pending = "splice" if replacing else "append"
+        self.hostlink.started(slot, job, replacing, cmd.extra.get("quantize", "off"))
         if replacing:                           # the first chunk holds the whole crossfade
             xf = self._xfade_frames(slot)
             job.next_chunk = max(d.scheduler.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
@@ -292,6 +302,8 @@ class EngineThread(threading.Thread):
                 "started_unix": slot.job_started}
         meta.update(extra)
         slot.ring.set_meta(meta)
+        if "start_at" in extra:
+            self.hostlink.published(slot, job, extra["start_at"])
 
     def _xfade_frames(self, slot: Slot) -> int:
         ms = slot.xfade_ms if slot.xfade_ms is not None else self.d.config.xfade_ms

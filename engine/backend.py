@@ -73,6 +73,16 @@ class Backend:
     def set_tempo(self, bpm: float) -> None:
         """Global tempo for backends that use it. ``[engine]``"""
 
+    def beat_grid(self, stream: Stream):
+        """The stream's beat grid as an :class:`engine.hostsync.HostSync` bound to its tempo map
+        (host tempo and bar lock, quantized changes), or ``None`` for a backend without one
+        (musicgen). ``[engine]``"""
+        return None
+
+    def render_head(self, stream: Stream) -> int:
+        """The first frame of ``stream`` not yet rendered: tempo edits act from here. ``[engine]``"""
+        return stream.frames_done
+
     def end(self, stream: Stream) -> None:
         """Release a stream's resources. ``[engine]``"""
 

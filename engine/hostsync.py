@@ -13,7 +13,9 @@ playing at that moment). The daemon turns that ring frame into the stream's own 
   little faster or slower, never more than ``max_slew`` apart from the host's tempo); a large
   one (a relocate, a first lock) jumps at the next beat line;
 - **start** — a stream that has rendered nothing yet starts in phase: its first frame is
-  given the score beat that puts the score's bar lines on the host's;
+  given the score beat that puts the score's bar lines on the host's (within ``start_slack``
+  beats after a host bar line it starts in its first bar, otherwise its first bar begins at the
+  host's next bar line);
 - **quantize** — :meth:`HostSync.next_boundary_frame` is the frame of the next beat or bar line,
   where a quantized prompt change is spliced in.
 
@@ -63,8 +65,9 @@ class HostSync:
     """
 
     def __init__(self, tempo: TempoMap, beats_per_bar: float = 4.0, *, tolerance_frames: int = 16,
-                 max_slew: float = 1.25):
+                 max_slew: float = 1.25, start_slack: float = 0.25):
         self.tempo = tempo
+        self.start_slack = float(start_slack)     # beats past a bar line a start may begin in it
         self.beats_per_bar = float(beats_per_bar)
         self.tolerance_frames = int(tolerance_frames)
         self.max_slew = float(max_slew)
@@ -93,9 +96,12 @@ class HostSync:
         unit = self._unit(pos)
         tempo.discard_after(head)            # a plan made from an older report is replaced
         if head == 0:
-            # nothing rendered: start in phase, within the score's first bar
+            # nothing rendered: start in phase. Just past a host bar line the score starts in
+            # its first bar (the notes of those few ms sound at once); further in, its first bar
+            # waits for the host's next bar line (silence until then) rather than rush a burst
             b0 = pos.beat_at(0, sr)
-            tempo.align(0, b0 - math.floor(b0 / unit) * unit, pos.bpm)
+            phase = b0 - math.floor(b0 / unit) * unit
+            tempo.align(0, phase if phase <= self.start_slack else phase - unit, pos.bpm)
             self.last_action = "start"
             return self.last_action
         s_head = tempo.beat_at(head)

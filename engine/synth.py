@@ -182,6 +182,19 @@ class SynthBackend(Backend):
         for s in self._live.values():
             s.state.set_bpm(self._tempo)
 
+    def beat_grid(self, stream: Stream):
+        """A HostSync on the stream's tempo map (made once per stream). ``[engine]``"""
+        perf = stream.state
+        hs = getattr(perf, "hostsync", None)
+        if hs is None:
+            from .hostsync import HostSync
+            hs = perf.hostsync = HostSync(perf.tempo, perf.score.beats_per_bar)
+        return hs
+
+    def render_head(self, stream: Stream) -> int:
+        """The performance's production frontier (it renders ahead of what was read). ``[engine]``"""
+        return stream.state.frame
+
     def end(self, stream: Stream) -> None:
         """Give the stream's synth instance back. ``[engine]``"""
         self._live.pop(id(stream), None)

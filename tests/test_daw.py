@@ -459,3 +459,97 @@ def test_prompt_typed_in_a_host_is_saved_and_replayed(lv2host, lv2_env, jalv, tm
     j = jalv("-l", str(session))
     assert sink.wait("/wb/play", 5, since=t) == typed
     j.close()
+
+
+# ------------------------------------------------------------------------------ end to end
+def capture(env, client: str, seconds: float, tmp: Path):
+    """jack_capture of the plugin's outputs: (frames, 2) float32."""
+    from test_lv2 import read_wav_float
+
+    wav = tmp / f"cap_{time.monotonic_ns()}.wav"
+    subprocess.run(["jack_capture", "-as", "-d", str(seconds), "-p", f"{client}:out_l", "-p", f"{client}:out_r",
+                    str(wav)], env=env, check=True, timeout=seconds + 20,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    audio = read_wav_float(wav)
+    wav.unlink()
+    return audio
+
+
+def beat_strength(audio, bpm_candidates, rate=RATE, hop=256, multiples=4):
+    """Autocorrelation of the onset envelope (half-wave rectified energy flux) at the first
+    ``multiples`` multiples of each candidate tempo's beat period (best within ±1.5 % each,
+    averaged: a beat comb): {bpm: normalised strength}."""
+    import numpy as np
+
+    x = audio.mean(axis=1).astype(np.float64)
+    n = x.size // hop
+    energy = np.log1p(1e3 * (x[:n * hop].reshape(n, hop) ** 2).mean(axis=1))
+    flux = np.maximum(0.0, np.diff(energy))
+    flux -= flux.mean()
+    ac = np.correlate(flux, flux, mode="full")[flux.size - 1:]
+    ac /= ac[0] if ac[0] > 0 else 1.0
+    out = {}
+    for bpm in bpm_candidates:
+        vals = []
+        for k in range(1, multiples + 1):
+            lag = k * 60.0 * rate / bpm / hop
+            lo, hi = int(lag * 0.985), int(math.ceil(lag * 1.015))
+            vals.append(float(ac[lo:hi + 1].max()))
+        out[bpm] = float(np.mean(vals))
+    return out
+
+
+def start_daemon_on_slot_1(daemon_proc, wait_s: float = 30.0):
+    """``serve --slots 1``; while another test's daemon holds ring 1, wait for it (then skip)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return daemon_proc("--slots", "1", "--metrics-port", "off")
+        except RuntimeError as e:
+            if "ring_busy" not in str(e) or time.monotonic() > deadline:
+                if "ring_busy" in str(e):
+                    pytest.skip("slot 1's ring is held by another daemon")
+                raise
+            time.sleep(1.0)
+
+
+@pytest.mark.lv2
+@pytest.mark.jack
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+def test_daemon_follows_the_host_tempo(jalv, jack_env, tmp_path, daemon_proc, master):
+    """The real chain: a JACK timebase master at 97 bpm, jalv hosting the stub with a saved
+    session whose prompt says 120 bpm, the daemon's synth. The captured audio's beat period is
+    the host's (onset autocorrelation: strong at 97 bpm's beat, weaker at 120's), it follows a
+    tempo change to 131 bpm, and transport stop silences it."""
+    import numpy as np
+
+    d = start_daemon_on_slot_1(daemon_proc)
+    prompt = "house with four on the floor kick, hi hats and bass, 120 bpm"
+    state = tmp_path / "session"
+    write_state(state, prompt, {"slot": 1, "seed": 5, "play": 1, "osc_port": d.port, "quantize": 0})
+    m = master()
+    m("master")
+    m("tempo 97")
+    time.sleep(0.3)
+    j = jalv("-l", str(state))
+    time.sleep(0.5)
+    m("locate 0")
+    time.sleep(0.5)
+    m("play")
+    time.sleep(1.5)
+    a = capture(jack_env, j.client, 6.0, tmp_path)
+    assert np.abs(a).max() > 0.05, "nothing audible"
+    s = beat_strength(a, [97.0, 120.0, 131.0])
+    assert s[97.0] > 0.05 and s[97.0] > 1.6 * max(s[120.0], s[131.0]), s
+
+    m("tempo 131")
+    time.sleep(2.5)                        # the ring's depth (1 s) and a beat
+    b = capture(jack_env, j.client, 6.0, tmp_path)
+    s = beat_strength(b, [97.0, 120.0, 131.0])
+    assert s[131.0] > 0.05 and s[131.0] > 1.6 * max(s[97.0], s[120.0]), s
+
+    m("stop")
+    time.sleep(1.0)
+    c = capture(jack_env, j.client, 1.0, tmp_path)
+    assert np.abs(c).max() < 1e-3, "still playing after the transport stopped"

@@ -102,7 +102,10 @@ def test_start_in_phase_with_a_rolling_host():
     tempo = TempoMap(120.0, SR)                          # the prompt said 120
     sync = HostSync(tempo, BPB)
     assert sync.update(host.report(0), 0) == "start"
-    assert 0 <= tempo.beat_at(0) < BPB                   # still the score's first bar
+    b0 = tempo.beat_at(0)
+    assert -BPB < b0 <= 0.25                             # the score's bar 0 begins at a host bar line
+    assert tempo.frame_at(0.0) == pytest.approx(host.frame_at(math.ceil(host.beat_at(0) / BPB - 0.25 / BPB) * BPB),
+                                                abs=1.0)
     assert_bars_on_host(tempo, host, 0, 20 * SR)
     np.testing.assert_allclose(beat_periods(tempo, 0, 10 * SR), 60.0 * SR / 97.0, atol=1.0)
 
@@ -211,6 +214,15 @@ def test_next_boundary_frame_for_quantize():
     f = sync.next_boundary_frame(3 * SR, "bar")
     hb = host.beat_at(f)
     assert abs(hb / BPB - round(hb / BPB)) * BPB * 60 * SR / 97.0 <= BLOCK
+
+
+def test_start_just_after_a_bar_line_begins_in_the_first_bar():
+    """A transport start: the job's first frame is a few ms after the host's bar line."""
+    host = Host(120.0, origin=-1200.0)                   # 25 ms after bar 0 at frame 0
+    tempo = TempoMap(100.0, SR)
+    HostSync(tempo, BPB).update(host.report(0), 0)
+    assert tempo.beat_at(0) == pytest.approx(1200 * 120 / (60 * SR))
+    assert_bars_on_host(tempo, host, 0, 10 * SR)
 
 
 def test_stream_frame_maps_ring_frames():
