@@ -75,6 +75,9 @@ def _serve_parser(sub):
                    help="connect to this existing MIDI output instead (exact name, its port part, or a "
                         "unique substring; waits for it to appear)")
     p.add_argument("--midi-map", default=None, metavar="FILE", help="TOML MIDI map (see examples/midi-map.toml)")
+    p.add_argument("--midi-out", action="store_true", default=False,
+                   help="open a virtual MIDI output 'wavebridge out' carrying the synth's notes as they "
+                        "reach the read head (channel = slot, 1..16)")
     p.add_argument("--metrics-port", type=_metrics_port, default=None, metavar="PORT",
                    help="Prometheus /metrics on this TCP port (default 9464; 0 = a free port; 'off' = none)")
     p.add_argument("--metrics-host", default=None, help="address for /metrics (default 127.0.0.1)")
@@ -321,6 +324,14 @@ async def serve_async(args, ready_cb=None) -> int:
         svc.midi.open(loop)
         print(f"wavebridge: {svc.midi.summary()}"
               + (f" via {svc.midi.api}" if svc.midi.connected else f" — {svc.midi.last_error}"), flush=True)
+    if getattr(args, "midi_out", False):
+        from .midiout import MidiOutput
+
+        try:
+            daemon.midi_out = MidiOutput(daemon).open()
+            print(f"wavebridge: MIDI out on '{daemon.midi_out.port_name}' via {daemon.midi_out.api}", flush=True)
+        except RuntimeError as e:     # optional: the audio carries on without it
+            log.warning("MIDI out: %s", e)
     for job in resume:
         from .commands import parse_osc
 
@@ -352,6 +363,8 @@ async def serve_async(args, ready_cb=None) -> int:
         svc.midi.close()
     server.close()
     await loop.run_in_executor(None, daemon.close)
+    if daemon.midi_out is not None:
+        daemon.midi_out.close()
     if svc.metrics is not None:
         svc.metrics.close()
     notifier.close()

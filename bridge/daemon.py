@@ -144,6 +144,8 @@ class EngineThread(threading.Thread):
             try:
                 self._check_slots()
                 self._fill()
+                if d.midi_out is not None:
+                    d.midi_out.collect(self.hostlink)
             except Exception as e:  # noqa: BLE001 — keep the engine alive, report the fault
                 log.exception("engine step failed")
                 d.emit(Event("error", code="internal", message=f"engine step failed: {e}"))
@@ -612,6 +614,7 @@ class Daemon:
         self.errors_by_code: dict[str, int] = {}
         self.on_step = None           # metrics hook: callable(StepResult)
         self.on_apply = None          # metrics hook: callable(Command) as the engine takes it [engine]
+        self.midi_out = None          # bridge.midiout.MidiOutput (serve --midi-out), fed by the engine
         self.started_at = time.time()
         self.ready = False
         self.dsp_path = "numpy"

@@ -79,6 +79,11 @@ class Backend:
         (musicgen). ``[engine]``"""
         return None
 
+    def notes_between(self, stream: Stream, f0: float, f1: float) -> list[tuple[float, float, int, int]]:
+        """Notes of ``stream`` starting in frames ``[f0, f1)``: ``(frame_on, frame_off, pitch,
+        velocity)``, for MIDI out; ``[]`` for a backend without notes. ``[engine]``"""
+        return []
+
     def render_head(self, stream: Stream) -> int:
         """The first frame of ``stream`` not yet rendered: tempo edits act from here. ``[engine]``"""
         return stream.frames_done

@@ -191,6 +191,16 @@ class SynthBackend(Backend):
             hs = perf.hostsync = HostSync(perf.tempo, perf.score.beats_per_bar)
         return hs
 
+    def notes_between(self, stream: Stream, f0: float, f1: float) -> list[tuple[float, float, int, int]]:
+        """The score's notes starting in frames ``[f0, f1)``, timed by the stream's tempo map. ``[engine]``"""
+        perf = stream.state
+        tempo = perf.tempo
+        out = []
+        for n in perf.score.notes_between(tempo.beat_at(f0), tempo.beat_at(f1)):
+            if n.dur > 0:
+                out.append((tempo.frame_at(n.start), tempo.frame_at(n.start + n.dur), n.pitch, n.vel))
+        return out
+
     def render_head(self, stream: Stream) -> int:
         """The performance's production frontier (it renders ahead of what was read). ``[engine]``"""
         return stream.state.frame

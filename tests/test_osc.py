@@ -61,7 +61,8 @@ def test_ping_play_first_audio_status_with_an_independent_client(served):
 BAD = [
     (("/wb/play",), -1, "bad_args"),
     (("/wb/play", 1), -1, "bad_args"),
-    (("/wb/play", 1, "x", 1.0, 2, 3), -1, "bad_args"),
+    (("/wb/play", 1, "x", 1.0, 2, "bar", 3), -1, "bad_args"),
+    (("/wb/play", 1, "x", 1.0, 2, 3), 1, "bad_type"),
     (("/wb/play", "one", "x"), -1, "bad_type"),
     (("/wb/play", 0, "x"), -1, "bad_slot"),
     (("/wb/play", 4, "x"), -1, "bad_slot"),
