@@ -282,7 +282,7 @@ class EngineThread(threading.Thread):
             old, replacing = None, False
         slot.old_job = old
         slot.pending = "splice" if replacing else "append"
-        self.hostlink.started(slot, job, replacing, cmd.extra.get("quantize", "off"))
+        self.hostlink.started(slot, job, replacing, cmd)
         if replacing:                           # the first chunk holds the whole crossfade
             xf = self._xfade_frames(slot)
             job.next_chunk = max(d.scheduler.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
@@ -486,7 +486,8 @@ class EngineThread(threading.Thread):
             old = slot.old_job
             # crossfade material beyond what the ring holds (not when resampling: rates differ)
             tail = self._old_tail(old) if old is not None and slot.resampler is None else None
-            s, _ = ring.splice(audio, self._xfade_frames(slot), tail, d.config.guard_ms)
+            s, _ = ring.splice(audio, self._xfade_frames(slot), tail, d.config.guard_ms,
+                               at=self.hostlink.splice_frame(job))
             if old is not None:
                 d.scheduler.end(old)
                 self._done(slot, old, "replaced")

@@ -34,7 +34,8 @@ from engine.hostsync import HostPosition, stream_frame
 log = logging.getLogger("wavebridge.hostlink")
 
 MAX_AGE_NS = 2_000_000_000        # a transport report older than this no longer places a start
-SCHED_MARGIN_S = 0.010            # the engine loop's wake-up slack for a held play
+SCHED_MARGIN_S = 0.015            # a held play's start-up (compose, first chunk) before it splices
+EARLY_S = 0.080                   # a held play with an exact splice frame is applied this much sooner
 _BPM_WORD = re.compile(r"\b\d{2,3}(\.\d+)?\s*bpm\b", re.I)
 
 
@@ -63,6 +64,7 @@ class HostLink:
         self.start_at: dict[int, tuple[int, int]] = {}    # slot → (job, ring frame of its frame 0)
         self._gen: dict[int, int] = {}            # slot → bumped by every play/stop applied
         self._timers: dict[int, threading.Timer] = {}
+        self._splice_at: dict[int, int] = {}      # job → the ring frame its crossfade starts at
 
     @property
     def d(self):
@@ -98,6 +100,10 @@ class HostLink:
     def published(self, slot, job, start_at: int) -> None:
         """The job's first frame went into the ring at ``start_at``. ``[engine]``"""
         self.start_at[slot.number] = (job.job, int(start_at))
+
+    def splice_frame(self, job) -> int | None:
+        """Where a held play's crossfade must start (its first chunk's splice), or None. ``[engine]``"""
+        return self._splice_at.pop(job.job, None)
 
     def following(self, slot_number: int) -> HostState | None:
         """The slot's host, when it rolls and reported recently."""
@@ -137,37 +143,52 @@ class HostLink:
         slot = self.d.slots[slot_number]
         if slot.job is None or slot.pending:
             return False                          # nothing playing: start now (in phase)
-        delay = self._until_boundary(slot, q)
+        delay, at = self._until_boundary(slot, q)
         if delay is None or delay <= 0.002:
             return False
         cmd.extra["held"] = gen
+        if at is not None:
+            cmd.extra["splice_at"] = at
         t = threading.Timer(delay, self._release, args=(cmd,))
         t.daemon = True
         self._timers[slot_number] = t
         t.start()
         return True
 
-    def _until_boundary(self, slot, q: str) -> float | None:
-        """Seconds from now until the held play must be applied."""
+    def _until_boundary(self, slot, q: str):
+        """``(seconds from now until the held play is applied, ring frame its crossfade starts
+        at or None)``. With a ring frame (the boundary is known on the ring) the play is applied
+        ``EARLY_S`` ahead and spliced exactly there; otherwise it is timed on the wall clock."""
+        ring = slot.ring
+        rr = ring.sample_rate
+        xf = self.engine._xfade_frames(slot)
         lead = self._lead_s(slot)
-        now = time.monotonic_ns()
+        read = ring.read_index
         st = self.following(slot.number)
-        unit = 1.0
         if st is not None:
-            if q == "bar":
-                unit = st.beats_per_bar
+            unit = st.beats_per_bar if q == "bar" else 1.0
+            rate = st.bpm * st.speed / (60.0 * rr)             # host beats per ring frame
+            if st.read_index >= 0 and 0 <= read - st.read_index <= ring.capacity:
+                earliest = read + (lead + EARLY_S) * rr
+                hb = st.beat + (earliest - st.read_index) * rate
+                nb = -(-hb // unit) * unit
+                line = st.read_index + (nb - st.beat) / rate
+                at = int(round(line)) - xf
+                return (at - read) / rr - lead - EARLY_S + SCHED_MARGIN_S, at
+            now = time.monotonic_ns()
             hb = st.beat_at_ns(now + int(lead * 1e9))
             nb = -(-hb // unit) * unit                          # ceil to the boundary
-            return (nb - hb) * 60.0 / (st.bpm * st.speed)
+            return (nb - hb) * 60.0 / (st.bpm * st.speed), None
         job = slot.job
         grid = self.d.backend.beat_grid(job.stream)
         origin = self.start_at.get(slot.number)
         if grid is None or origin is None or origin[0] != job.job:
-            return None
-        ring, sr = slot.ring, self.d.backend.sample_rate
-        f_now = stream_frame(ring.read_index, origin[1], ring.sample_rate, sr)
-        f_b = grid.next_boundary_frame(f_now + lead * sr, q)
-        return (f_b - f_now) / sr - lead
+            return None, None
+        sr = self.d.backend.sample_rate
+        f_now = stream_frame(read, origin[1], rr, sr)
+        f_b = grid.next_boundary_frame(f_now + (lead + EARLY_S) * sr, q)
+        at = origin[1] + int(round(f_b * rr / sr)) - xf
+        return (at - read) / rr - lead - EARLY_S + SCHED_MARGIN_S, at
 
     def _release(self, cmd) -> None:
         """Timer thread: only enqueue (the engine applies it)."""
@@ -200,23 +221,31 @@ class HostLink:
             t.cancel()
             self._drop(t.args[0])
 
-    def started(self, slot, job, replacing: bool, quantize: str) -> None:
+    def started(self, slot, job, replacing: bool, cmd) -> None:
         """A new job: put its first frame in phase with the host (or, for a quantized change
         without a host, with the grid it replaces). ``[engine]``"""
+        quantize = cmd.extra.get("quantize", "off")
+        at = cmd.extra.get("splice_at") if replacing else None
+        if at is not None:
+            self._splice_at[job.job] = at
+            if len(self._splice_at) > 256:        # jobs that never sounded
+                self._splice_at.pop(next(iter(self._splice_at)))
         grid = self.d.backend.beat_grid(job.stream)
         if grid is None:
             return
         ring = slot.ring
-        ahead = ring.guard_frames(self.d.config.guard_ms) if replacing else (ring.reader_block_frames or 256)
-        t0 = time.monotonic_ns() + int(ahead / ring.sample_rate * 1e9)
+        xf_s = self.engine._xfade_frames(slot) / ring.sample_rate
         st = self.following(slot.number)
         if st is not None:
-            pos = HostPosition(st.bpm, st.beat_at_ns(t0), 0.0, st.beats_per_bar, st.speed)
-            grid.update(pos, 0)
+            if at is not None and st.read_index >= 0:           # frame 0 lands exactly at `at`
+                beat0 = st.beat + (at - st.read_index) * st.bpm * st.speed / (60.0 * ring.sample_rate)
+            else:
+                ahead = ring.guard_frames(self.d.config.guard_ms) if replacing else (ring.reader_block_frames or 256)
+                beat0 = st.beat_at_ns(time.monotonic_ns() + int(ahead / ring.sample_rate * 1e9))
+            grid.update(HostPosition(st.bpm, beat0, 0.0, st.beats_per_bar, st.speed), 0)
         elif replacing and quantize != "off":
-            # the held play was applied `lead` before the old grid's line: the new grid's first
-            # beat line is there
-            lead = self._lead_s(slot) - ahead / ring.sample_rate
+            # the crossfade ends on the old grid's line: the new grid's first beat line is there
+            lead = xf_s if at is not None else self._lead_s(slot) - ring.guard_frames(self.d.config.guard_ms) / ring.sample_rate
             grid.tempo.align(0, -max(0.0, lead) * grid.tempo.bpm / 60.0)
 
     def close(self) -> None:

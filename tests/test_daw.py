@@ -607,3 +607,42 @@ def test_midi_out_carries_the_notes_in_time(jalv, jack_env, tmp_path, daemon_pro
         assert np.median(off_grid) < 0.03 and off_grid.max() < 0.12, f"kick intervals off the beat grid by {off_grid}"
     assert len([1 for _, m in got[n_at_stop:] if m.type == "note_on" and m.velocity > 0]) == 0, \
         "notes after the stop"
+
+
+@pytest.mark.timeout(90)
+def test_quantized_prompt_change_lands_on_the_bar_line(daemon_proc, osc_client):
+    """``/wb/play … bar`` on a playing slot (no plugin, no host): the daemon holds it and splices
+    it so that the crossfade into the new prompt ends on the playing job's next bar line, to the
+    millisecond (120 bpm, 4/4: a bar is 96000 frames from the job's first frame)."""
+    from plugin_stub.player import PacedRecorder, attach_when_ready
+
+    d = start_daemon_on_slot_1(daemon_proc)
+    c = osc_client(d.host, d.port)
+    reader = attach_when_ready(1, max_block=8192)
+    rec = PacedRecorder(reader, 8.0, 256)
+    t = threading.Thread(target=rec.run, daemon=True)
+    t.start()
+    try:
+        c.send("/wb/tempo", 120.0)
+        c.send("/wb/play", 1, "techno with a driving kick and hi hats", 0.0, 1)
+        assert c.wait_for("/wb/first_audio", 5.0) is not None
+        first = reader.meta()
+        start_a = first["start_at"]
+        time.sleep(1.3)                                    # into the job's first bar
+        sent_at_read = reader.read_index
+        c.send("/wb/play", 1, "dub techno with a deep chord stab", 0.0, 2, "bar")
+        job_b = c.wait_for("/wb/started", 3.0)[1]
+        wait_until(lambda: reader.meta().get("job") == job_b and "splice_at" in reader.meta(), 5,
+                   "the quantized change to be spliced")
+        m = reader.meta()
+    finally:
+        rec.stop()
+        t.join(timeout=5)
+        reader.detach()
+    bar = 96000
+    xfade = int(0.050 * 48000)
+    end = m["splice_at"] + xfade                            # where the new prompt has taken over
+    line = start_a + math.ceil((sent_at_read - start_a) / bar) * bar
+    assert abs(end - line) <= 48, \
+        f"crossfade ends {(end - line) / 48:.1f} ms from the bar line at {line}"
+    assert m["splice_at"] - sent_at_read > 0.4 * 48000, "the change was not held for the bar"
