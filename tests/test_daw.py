@@ -646,3 +646,53 @@ def test_quantized_prompt_change_lands_on_the_bar_line(daemon_proc, osc_client):
     assert abs(end - line) <= 48, \
         f"crossfade ends {(end - line) / 48:.1f} ms from the bar line at {line}"
     assert m["splice_at"] - sent_at_read > 0.4 * 48000, "the change was not held for the bar"
+
+
+@pytest.mark.timeout(90)
+def test_quantized_change_lands_on_the_hosts_bar_line(daemon_proc, osc_client):
+    """A stand-in for the plugin: a paced reader of slot 1 reports a host at 97 bpm (4/4,
+    mid-bar) with ``/wb/transport`` 4 times a second, tied to the ring frames it reads. A
+    prompt change with ``bar`` then ends its crossfade exactly on a host bar line."""
+    from bridge.osc import build
+    from plugin_stub.player import PacedRecorder, attach_when_ready
+
+    bpm, sr = 97.0, 48000
+    d = start_daemon_on_slot_1(daemon_proc)
+    c = osc_client(d.host, d.port)
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    reader = attach_when_ready(1, max_block=8192)
+    origin = {}
+
+    def host_beat(frame):
+        return 1.3 + (frame - origin["f0"]) * bpm / (60.0 * sr)
+
+    def report(k, rec):
+        ri = int(rec.read_index[k])
+        origin.setdefault("f0", ri)
+        if k % 47 == 0:                                  # 256-frame blocks: ~4 Hz
+            b = host_beat(ri)
+            tx.sendto(build("/wb/transport", 1, 1.0, bpm, 4.0, int(b // 4), float(b % 4), ri, ri),
+                      (d.host, d.port))
+
+    rec = PacedRecorder(reader, 10.0, 256)
+    t = threading.Thread(target=rec.run, kwargs={"on_block": report}, daemon=True)
+    t.start()
+    try:
+        time.sleep(0.5)
+        c.send("/wb/play", 1, "techno with a driving kick and hi hats, 120 bpm", 0.0, 1)
+        assert c.wait_for("/wb/first_audio", 5.0) is not None
+        time.sleep(1.7)
+        c.send("/wb/play", 1, "dub techno with a deep chord stab", 0.0, 2, "bar")
+        job_b = c.wait_for("/wb/started", 3.0)[1]
+        wait_until(lambda: reader.meta().get("job") == job_b and "splice_at" in reader.meta(), 6,
+                   "the quantized change to be spliced")
+        m = reader.meta()
+    finally:
+        rec.stop()
+        t.join(timeout=5)
+        reader.detach()
+        tx.close()
+    end = m["splice_at"] + int(0.050 * sr)
+    beat = host_beat(end)
+    off = (beat - 4 * round(beat / 4)) * 60.0 / bpm       # seconds from the nearest host bar line
+    assert abs(off) * sr <= 48, f"the crossfade ends {off * 1000:.1f} ms from the host's bar line"
