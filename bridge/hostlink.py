@@ -65,6 +65,7 @@ class HostLink:
         self._gen: dict[int, int] = {}            # slot → bumped by every play/stop applied
         self._timers: dict[int, threading.Timer] = {}
         self._splice_at: dict[int, int] = {}      # job → the ring frame its crossfade starts at
+        self._dropped: set[int] = set()           # held jobs already answered with /wb/done
 
     @property
     def d(self):
@@ -200,6 +201,12 @@ class HostLink:
     def _drop(self, cmd) -> None:
         from .daemon import Event
 
+        job = cmd.extra.get("job", 0)
+        if job in self._dropped:                  # a timer cancelled after it had fired
+            return
+        self._dropped.add(job)
+        if len(self._dropped) > 1024:
+            self._dropped.clear()
         self.d.emit(Event("done", slot=cmd.slot, job=cmd.extra.get("job", 0), reply_to=cmd.reply_to,
                           extra={"reason": "replaced", "compute_s": 0.0, "cost": 0.0, "audio_s": 0.0}))
 
