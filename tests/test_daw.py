@@ -696,3 +696,65 @@ def test_quantized_change_lands_on_the_hosts_bar_line(daemon_proc, osc_client):
     beat = host_beat(end)
     off = (beat - 4 * round(beat / 4)) * 60.0 / bpm       # seconds from the nearest host bar line
     assert abs(off) * sr <= 48, f"the crossfade ends {off * 1000:.1f} ms from the host's bar line"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_beats_land_on_the_hosts_beats_at_the_read_head(daemon_proc, osc_client):
+    """A host at 97 bpm reported over ``/wb/transport`` by a paced reader (the plugin's part),
+    a prompt that says 120 bpm: the recorded audio's onsets, folded onto the host's beat (each
+    captured frame's host beat is known from the ring frame it came from), pile up at the host's
+    beat lines (within 1/16 beat), and the onset period is the host's."""
+    import numpy as np
+
+    from bridge.osc import build
+    from plugin_stub.player import PacedRecorder, attach_when_ready
+
+    bpm, sr, block = 97.0, 48000, 256
+    d = start_daemon_on_slot_1(daemon_proc)
+    c = osc_client(d.host, d.port)
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    reader = attach_when_ready(1, max_block=8192)
+    origin = {}
+
+    def host_beat(frame):
+        return 2.6 + (frame - origin["f0"]) * bpm / (60.0 * sr)
+
+    def report(k, rec):
+        ri = int(rec.read_index[k])
+        origin.setdefault("f0", ri)
+        if k % 47 == 0:
+            b = host_beat(ri)
+            tx.sendto(build("/wb/transport", 1, 1.0, bpm, 4.0, int(b // 4), float(b % 4), ri, ri),
+                      (d.host, d.port))
+
+    rec = PacedRecorder(reader, 9.0, block)
+    t = threading.Thread(target=rec.run, kwargs={"on_block": report}, daemon=True)
+    t.start()
+    try:
+        time.sleep(0.5)
+        c.send("/wb/play", 1, "techno with a driving kick and hi hats, 120 bpm", 0.0, 4)
+        assert c.wait_for("/wb/first_audio", 5.0) is not None
+        t.join(timeout=20)
+    finally:
+        rec.stop()
+        t.join(timeout=5)
+        reader.detach()
+        tx.close()
+    audio = rec.audio
+    n = rec.blocks_done
+    real = rec.real[:n] == block
+    start = int(np.argmax(np.abs(audio).max(axis=1) > 1e-4)) // block + 8   # skip the first blocks
+    blocks = [k for k in range(start, n) if real[k]]
+    assert len(blocks) > 5 * sr // block, "too little audio"
+    # onset strength per block: rectified rise of the log energy of the low band (kick)
+    x = audio[:n * block].mean(axis=1).reshape(n, block).astype(np.float64)
+    low = np.cumsum(x, axis=1)[:, ::32]                  # a crude low-pass: running sums
+    energy = np.log1p(1e3 * (np.diff(low, axis=1) ** 2).mean(axis=1))
+    flux = np.maximum(0.0, np.diff(energy, prepend=energy[0]))
+    phases = np.array([host_beat(rec.read_index[k] + block / 2) % 1.0 for k in blocks])
+    w = flux[blocks]
+    hist, _ = np.histogram(phases, bins=16, range=(0.0, 1.0), weights=w)
+    peak = int(np.argmax(hist))
+    assert peak in (0, 15, 1), f"onsets pile up at beat phase {peak}/16, not on the host's beat: {hist.round(1)}"
+    assert hist[peak] > 2.0 * np.median(hist), f"no beat-phase peak: {hist.round(1)}"
