@@ -758,3 +758,25 @@ def test_beats_land_on_the_hosts_beats_at_the_read_head(daemon_proc, osc_client)
     peak = int(np.argmax(hist))
     assert peak in (0, 15, 1), f"onsets pile up at beat phase {peak}/16, not on the host's beat: {hist.round(1)}"
     assert hist[peak] > 2.0 * np.median(hist), f"no beat-phase peak: {hist.round(1)}"
+
+
+@pytest.mark.lv2
+@pytest.mark.timeout(60)
+def test_prompt_size_bounds(lv2host, lv2_env, tmp_path, sink):
+    """The plugin's limit is 1024 bytes of UTF-8: such a prompt travels whole (multi-byte
+    characters intact); one byte more is refused (nothing sent, the prompt stays empty)."""
+    longest = ("é" * 300 + "x" * 1024)[:1024 - 300]            # 300 two-byte characters + ASCII
+    assert len(longest.encode()) == 1024
+    for prompt, sent in [(longest, True), (longest + "y", False)]:
+        session = tmp_path / f"s{len(prompt)}"
+        session.mkdir()
+        out = subprocess.run([str(lv2host), URI, str(session), str(sink.port), "7", prompt], env=lv2_env,
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        if sent:
+            assert sink.wait("/wb/play", 5) == [7, prompt, 0.0, 0, "bar"]
+            assert f"notify prompt={prompt}\n" in out.stdout
+        else:
+            assert "notify prompt=\n" in out.stdout
+    time.sleep(0.5)
+    assert len(sink.messages("/wb/play")) == 1

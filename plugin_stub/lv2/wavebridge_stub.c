@@ -121,6 +121,7 @@
 #define SEED_MAX 16777215.0f           /* every integer up to here is exact in a float port */
 #define STOP_FADE_S 0.05f
 #define TRANSPORT_EVERY_NS 250000000LL /* /wb/transport at 4 Hz while rolling */
+#define TRANSPORT_MIN_NS 20000000LL    /* and at most 50 Hz for changes (a host's tempo ramp) */
 #define OSC_MAX 1400                   /* one datagram */
 
 enum { PORT_SLOT, PORT_OUT_L, PORT_OUT_R, PORT_BUFFERED_MS, PORT_UNDERRUNS, PORT_CONTROL,
@@ -233,6 +234,7 @@ typedef struct {
     Transport host;
     bool host_bbt;           /* the host has sent bar, beat and tempo */
     bool host_changed;       /* something other than the clock's advance changed */
+    bool host_started;       /* ... and that was the transport starting or stopping */
     int64_t last_transport_ns;
 
     /* what the daemon was last told */
@@ -671,6 +673,7 @@ static void position_event(Stub* self, const LV2_Atom_Object* obj, uint32_t offs
     if (t.speed != h->speed || fabs(t.bpm - h->bpm) > 1e-3 || t.beats_per_bar != h->beats_per_bar
         || fabs(drift) > 1e-3 || (bbt && !self->host_bbt))
         self->host_changed = true;
+    if (t.speed != h->speed || (bbt && !self->host_bbt)) self->host_started = true;
     if (bbt) self->host_bbt = true;
     t.read_index = h->read_index;
     self->host = t;
@@ -785,8 +788,9 @@ static void drive_daemon(Stub* self, int64_t now)
         self->sent_gain = gain;
         self->sent_gain_valid = true;
     }
-    const bool tp_due = follow && (self->host_changed
-                                   || (rolling && now - self->last_transport_ns >= TRANSPORT_EVERY_NS));
+    const int64_t since = now - self->last_transport_ns;
+    const bool tp_due = follow && ((self->host_changed && (self->host_started || since >= TRANSPORT_MIN_NS))
+                                   || (rolling && since >= TRANSPORT_EVERY_NS));
     if (active && (!self->sent_active || self->sent_gen != self->prompt_gen || self->sent_seed != seed)) {
         in.type = MSG_PLAY;
         in.slot = slot;
@@ -803,7 +807,7 @@ static void drive_daemon(Stub* self, int64_t now)
         self->sent_seed = seed;
         self->sent_quantize = quantize;
         if (follow) {
-            self->host_changed = false;
+            self->host_changed = self->host_started = false;
             self->last_transport_ns = now;
         }
         return;
@@ -812,7 +816,7 @@ static void drive_daemon(Stub* self, int64_t now)
         in.type = MSG_TRANSPORT;
         in.slot = slot;
         if (!post(self, &in)) return;
-        self->host_changed = false;
+        self->host_changed = self->host_started = false;
         self->last_transport_ns = now;
     }
 }
