@@ -20,6 +20,7 @@ job start and while rendering (``compose`` ≈ a millisecond, a bar a fraction o
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import random
@@ -213,7 +214,7 @@ class Chord:
     intervals: tuple[int, ...]
     symbol: str
 
-    @property
+    @functools.cached_property
     def pcs(self) -> tuple[int, ...]:
         return tuple((self.root + i) % 12 for i in self.intervals)
 
@@ -243,6 +244,7 @@ def parse_chord(symbol: str, tonic: int, scale: tuple[int, ...]) -> Chord:
     return hit
 
 
+@functools.lru_cache(maxsize=512)
 def chord_scale(scale_pcs: tuple[int, ...], chord: Chord) -> tuple[int, ...]:
     """The key's scale bent to the chord: a scale tone a semitone from a chord tone that is not in
     the scale becomes that chord tone (minor over V → harmonic minor's raised 7th)."""
@@ -257,6 +259,7 @@ def chord_scale(scale_pcs: tuple[int, ...], chord: Chord) -> tuple[int, ...]:
     return tuple(sorted(set(out)))
 
 
+@functools.lru_cache(maxsize=4096)
 def voice(chord: Chord, lo: int, hi: int, n: int, prev: tuple[int, ...] | None, centre: int,
           rootless: bool = False) -> tuple[int, ...]:
     """A close voicing of ``chord`` with ``n`` notes in ``[lo, hi]``, nearest to ``prev`` (voice
@@ -276,15 +279,10 @@ def voice(chord: Chord, lo: int, hi: int, n: int, prev: tuple[int, ...] | None, 
     best, best_cost = None, 1e9
     for inv in range(len(pcs)):
         order = pcs[inv:] + pcs[:inv]
-        for base in range(lo - 12, hi + 1):
-            if base % 12 != order[0]:
-                continue
+        for base in range(lo - 12 + (order[0] - lo) % 12, hi + 1, 12):
             v = [base]
             for pc in order[1:]:
-                nxt = v[-1] + 1
-                while nxt % 12 != pc:
-                    nxt += 1
-                v.append(nxt)
+                v.append(v[-1] + 1 + (pc - v[-1] - 1) % 12)
             while len(v) < n:                       # double the lowest tone an octave up
                 v.append(v[len(v) - len(order)] + 12)
             if v[0] < lo or v[-1] > hi:
@@ -1319,32 +1317,36 @@ class Composer:
         warp = self._warp
         snareish = (38, 39, 40, 37)
         raw = []
+        rand = rng.random
+        roles = [pl.role for pl in self.plans]
+        span = 2 * vv + 1
         for (j, t0, t1, p, v, glide) in ev:
             if not (0 <= p <= 127) or t1 <= t0:
                 continue
-            pl = self.plans[j]
-            shift = lb if (pl.role in ("chords",) or (pl.role == "drums" and p in snareish)) else 0.0
-            a = warp(t0) + shift
-            e = warp(t1) + shift
-            jit = max(-J, min(J, rng.gauss(0, J / 2))) if J else 0.0
-            start = a + jit
-            end = e - J - _GAP
-            if i == 0 and start < 0:
+            role = roles[j]
+            shift = lb if (role == "chords" or (role == "drums" and p in snareish)) else 0.0
+            start = warp(t0) + shift + (rand() + rand() - 1.0) * J       # triangular jitter in ±J
+            end = warp(t1) + shift - J - _GAP
+            if start < 0 and i == 0:
                 start = 0.0
-            vel = int(round(v + (rng.randint(-vv, vv) if vv else 0)))
-            raw.append([j, start, end, p, max(1, min(127, vel)), glide])
-        raw.sort(key=lambda r: (r[0], r[3], r[1]))
+            vel = int(v + int(rand() * span) - vv + 0.5)
+            raw.append((j, p, start, end, 1 if vel < 1 else 127 if vel > 127 else vel, glide))
+        raw.sort()
         notes: list[Note] = []
         controls: list[Control] = []
+        n_raw = len(raw)
         for q, r in enumerate(raw):
-            j, start, end, p, vel, glide = r
-            if q + 1 < len(raw) and raw[q + 1][0] == j and raw[q + 1][3] == p:
-                if raw[q + 1][1] - start < 1e-3:
-                    continue                                   # a duplicate onset: keep one
-                end = min(end, raw[q + 1][1] - _GAP)
+            j, p, start, end, vel, glide = r
+            if q + 1 < n_raw:
+                nj, np_, nstart = raw[q + 1][:3]
+                if nj == j and np_ == p:
+                    if nstart - start < 1e-3:
+                        continue                               # a duplicate onset: keep one
+                    if end > nstart - _GAP:
+                        end = nstart - _GAP
             if end - start < 0.005:
                 end = start + 0.005
-                if q + 1 < len(raw) and raw[q + 1][0] == j and raw[q + 1][3] == p and end > raw[q + 1][1] - _GAP:
+                if q + 1 < n_raw and raw[q + 1][0] == j and raw[q + 1][1] == p and end > raw[q + 1][2] - _GAP:
                     continue
             notes.append(Note(j, bar0 + start, end - start, p, vel))
             if glide:
