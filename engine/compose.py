@@ -469,14 +469,21 @@ class Composer:
         self.plans: list[_PartPlan] = []
         chan = 0
         seen: dict[str, int] = {}
+        n_side, first_side = 0, 1
         for d in specs[:15]:
             role = d["role"]
             lvl, pan, rvb, cho = G.ROLE_MIX[role]
             n = seen.get(role, 0)
             seen[role] = n + 1
-            if role not in ("drums", "bass"):
-                pan = pan if n % 2 == 0 else -pan * 1.15 + (0.1 if pan >= 0 else -0.1)
-                pan *= 1.0 + 0.25 * (n // 2)
+            if role not in ("drums", "bass"):          # alternate sides, wider for later parts
+                side = -1 if n_side % 2 else 1
+                if n_side == 0:
+                    side = 1 if pan >= 0 else -1
+                    first_side = side
+                else:
+                    side = first_side * (-1 if n_side % 2 else 1)
+                pan = side * abs(pan) * (1.0 + 0.2 * (n_side // 2))
+                n_side += 1
             if d.get("pan") is not None:
                 pan = d["pan"]
             if d.get("level"):
@@ -590,7 +597,7 @@ class Composer:
         minorish = self.family in ("minor", "dorian", "phrygian")
         if self.family == "minor" and self.g.cadence_v and kind != "break":
             last = bars_tokens[-1].split("-")
-            if not last[-1].startswith("V"):
+            if not re.match(r"^V(7|9)?$", last[-1]):
                 last[-1] = "V7" if (r.random() < 0.5 or self.g.name in ("jazz", "bossa nova", "soul")) else "V"
                 bars_tokens[-1] = "-".join(last)
         elif not minorish and kind in ("B", "drop") and r.random() < 0.5:
