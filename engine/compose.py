@@ -316,6 +316,7 @@ class _PartPlan:
     lo: int
     hi: int
     centre: int
+    nth: int = 0            # how many parts of this role come before it
 
 
 @dataclass
@@ -502,7 +503,7 @@ class Composer:
                         chorus=cho)
             style = d.get("style") or self._role_style(role)
             lo, hi, centre = _REGISTERS.get(role, (48, 84, 64))
-            sh = 12 * d.get("octave", 0)
+            sh = 12 * d.get("octave", 0) + (5 if n and role in ("chords", "arp") and not d.get("octave") else 0)
             if role == "bass" and style in ("808", "wobble"):
                 lo, hi, centre = 24, 46, 34
             if role == "bass" and style == "drone":
@@ -514,7 +515,7 @@ class Composer:
             if role == "chords" and program in (30, 29) and style in ("power", "chug"):
                 lo, hi, centre = (40, 64, 50)
             parts.append(part)
-            self.plans.append(_PartPlan(part, role, style, lo + sh, hi + sh, centre + sh))
+            self.plans.append(_PartPlan(part, role, style, lo + sh, hi + sh, centre + sh, n))
         self.parts = parts
         self.drum_part = next((i for i, p in enumerate(parts) if p.is_drums), None)
         self.kick_steps = self._lane_steps("kick")
@@ -643,9 +644,12 @@ class Composer:
         drop = set()
         optional = [j for j, pl in enumerate(self.plans) if pl.role in ("arp", "pad", "perc")
                     or (pl.role == "chords" and sum(p.role == "chords" for p in self.plans) > 1)]
+        harmonic = [j for j, pl in enumerate(self.plans) if pl.role in ("chords", "pad", "arp")]
         if optional and kind in ("A", "B") and r.random() < 0.35:
-            drop.add(optional[r.randrange(len(optional))])
-        if kind == "A" and self.g.form not in ("jazz",) and r.random() < 0.4:
+            x = optional[r.randrange(len(optional))]
+            if x not in harmonic or len(harmonic) > 2:
+                drop.add(x)
+        if kind == "A" and self.g.name not in ("jazz", "classical", "waltz", "bossa nova") and r.random() < 0.4:
             drop |= {j for j, pl in enumerate(self.plans) if pl.role == "lead"}
         return _Section(k, kind, var, chords, prog, voicings, motif, frozenset(drop),
                         fill_bar3=r.random() < 0.35, bass_var=r.randrange(4), comp_var=r.randrange(4))
@@ -805,7 +809,7 @@ class Composer:
                 else:
                     ev.append((j, t, t + sl, pitch, vel, 0))
         # groove details per bar: an extra ghost or a dropped hat, from the bar hash
-        if not hats_only and rng.random() < 0.5:
+        if not hats_only and self.g.humanize_ms >= 5 and rng.random() < 0.5:
             st = rng.randrange(steps)
             if st % 4:
                 ev.append((j, st * sl, st * sl + sl, G.SNARE, 40 + rng.randrange(16), 0))
@@ -1028,7 +1032,7 @@ class Composer:
         style = pl.style
         bpb = self.bpb
         vel = 74 if sec.kind in ("B", "drop") else 66
-        cv = sec.comp_var
+        cv = (sec.comp_var + pl.nth) % 4
 
         def hit(t, d, v_idx=None, vel_=vel, spread=0.0, top=None):
             for a, b, c in chords:
@@ -1170,7 +1174,7 @@ class Composer:
         style = pl.style
         sub = 0.5 if style in ("arp8", "harp") else 0.25
         bpb = self.bpb
-        order_kind = sec.comp_var % 3
+        order_kind = (sec.comp_var + pl.nth) % 3
         vel = 70 if sec.kind in ("B", "drop") else 62
         acid_pat = ("x.xxx.x.xx.xx.x.", "xxx.x.xxx.x.xx.x", "x.x.xxx.x.xxx.xx", "xx.xx.x.xx.xx.x.")[sec.comp_var]
         for q in range(int(round(bpb / sub))):
