@@ -283,8 +283,11 @@ def voice(chord: Chord, lo: int, hi: int, n: int, prev: tuple[int, ...] | None, 
             v = [base]
             for pc in order[1:]:
                 v.append(v[-1] + 1 + (pc - v[-1] - 1) % 12)
-            while len(v) < n:                       # double the lowest tone an octave up
-                v.append(v[len(v) - len(order)] + 12)
+            while len(v) < n:                       # double the root
+                roots = [x for x in v if x % 12 == chord.root % 12] or [v[0]]
+                up, down = roots[-1] + 12, roots[0] - 12
+                v.append(up if up <= hi + 2 and (down < lo or up - v[0] <= v[-1] - down) else down)
+                v.sort()
             if v[0] < lo or v[-1] > hi:
                 continue
             if prev:
@@ -594,16 +597,30 @@ class Composer:
             pi = r.randrange(len(self.progs))
         prog = self.progs[pi]
         tokens = prog.split()
+        tonic = [q for q, t in enumerate(tokens) if re.match(r"^(i|I)(?![iIvV])", t)]
+        if tonic and tonic[0] and (kind != "break" or r.random() < 0.5):
+            tokens = tokens[tonic[0]:] + tokens[:tonic[0]]           # phrases start at home
         bars_tokens = [tokens[b % len(tokens)] for b in range(SECTION_BARS)]
         minorish = self.family in ("minor", "dorian", "phrygian")
-        if self.family == "minor" and self.g.cadence_v and kind != "break":
-            last = bars_tokens[-1].split("-")
+        edm = self.g.form == "edm"
+
+        def to_v(b):
+            last = bars_tokens[b].split("-")
             if not re.match(r"^V(7|9)?$", last[-1]):
                 last[-1] = "V7" if (r.random() < 0.5 or self.g.name in ("jazz", "bossa nova", "soul")) else "V"
-                bars_tokens[-1] = "-".join(last)
-        elif not minorish and kind in ("B", "drop") and r.random() < 0.5:
-            bars_tokens = [t.replace("IV", "iv") if b == 6 and t.startswith("IV") and "maj" not in t else t
-                           for b, t in enumerate(bars_tokens)]     # borrowed iv (minor plagal)
+                bars_tokens[b] = "-".join(last)
+
+        if self.family == "minor" and self.g.cadence_v and kind != "break":
+            to_v(7)                                               # harmonic minor's V at the cadence
+            if r.random() < (0.35 if edm else 0.5):
+                to_v(3)                                           # and a half cadence
+        elif not minorish:
+            if kind in ("B", "drop") and r.random() < 0.5:
+                bars_tokens = [t.replace("IV", "iv") if b == 6 and t.startswith("IV") and "maj" not in t else t
+                               for b, t in enumerate(bars_tokens)]     # borrowed iv (minor plagal)
+            if not edm and r.random() < 0.5 and self.family == "major":
+                bars_tokens[6], bars_tokens[7] = "V7" if self.g.name in ("jazz", "soul", "bossa nova") else "V", \
+                    bars_tokens[0]                                 # an authentic cadence home
         chords = []
         for tok in bars_tokens:
             syms = tok.split("-")
@@ -660,7 +677,7 @@ class Composer:
         dens = min(0.95, max(0.12, self.g.lead_density + 0.1 * self.intensity + (0.12 if fam == "B" else 0)))
         slots = int(self.bpb * 2)
         bars = []
-        step = r.choice((0, 2, 4))
+        step = r.choice((0, 0, 2, 4, -3))
         for _ in range(2):
             onsets = []
             for s in range(slots):
@@ -680,6 +697,8 @@ class Composer:
                 if r.random() < 0.2 and dur > 0.5:
                     dur *= 0.5                               # a breath
                 step += r.choice((-2, -1, -1, 1, 1, 2, 0, 3, -3, -1, 1))
+                if abs(step) > 2 and r.random() < 0.4:
+                    step += -1 if step > 0 else 1                 # the line leans back home
                 step = max(-4, min(7, step))
                 cells.append((t, dur, step))
             bars.append(cells)
@@ -1249,8 +1268,9 @@ class Composer:
                 cells = [(q * 0.5, 0.5, 0) for q in range(int(bpb * 2)) if rng.random() < 0.8 or q == 0]
                 shift = None
         c0 = chords[0][2]
-        anchor = min((p for p in range(pl.centre - 6, pl.centre + 6) if p % 12 == c0.pcs[(s + sec.var) % len(c0.pcs)]),
-                     default=pl.centre)
+        home = self.key_root in c0.pcs and (ph in (0, 4, 7) or sec.var == 0)
+        target_pc = self.key_root if home else c0.pcs[(s + sec.var) % len(c0.pcs)]
+        anchor = min((p for p in range(pl.centre - 6, pl.centre + 6) if p % 12 == target_pc), default=pl.centre)
         prev = anchor
         for q, (t, d, step) in enumerate(cells):
             if t >= bpb:
@@ -1266,7 +1286,9 @@ class Composer:
                     p = self._scale_step(p, -4 if p > pl.centre else 4, sc)
             else:
                 p = self._scale_step(anchor, step + shift, sc)
-                if t % 1 == 0 or d >= 1.0 or ph == 7:
+                if ph == 7 and home:
+                    p = anchor                                 # the phrase ends at home
+                elif t % 1 == 0 or d >= 1.0 or ph == 7:
                     p = min((x for x in range(p - 3, p + 4) if x % 12 in c.pcs), key=lambda x: abs(x - p), default=p)
             while p > pl.hi:
                 p -= 12

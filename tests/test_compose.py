@@ -542,3 +542,33 @@ def test_write_midi_by_seconds_and_meter(tmp_path):
     write_midi(s, path, bars=4)
     ts = [m for m in mido.MidiFile(path).tracks[0] if m.type == "time_signature"][0]
     assert (ts.numerator, ts.denominator) == (3, 4)
+
+
+# --- the key is heard ----------------------------------------------------------------------------
+_KK_MAJOR = np.array([6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88])
+_KK_MINOR = np.array([6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17])
+
+
+def estimated_key(score, bars=range(0, 48)):
+    """Krumhansl–Schmuckler estimate from the pitched notes (duration × velocity per pitch class)."""
+    h = np.zeros(12)
+    for i in bars:
+        for n in score.bar(i)[0]:
+            if not score.parts[n.part].is_drums:
+                h[n.pitch % 12] += min(n.dur, 2.0) * n.vel
+    _, root, mode = max((np.corrcoef(h, np.roll(prof, r))[0, 1], r, m)
+                        for r in range(12) for prof, m in ((_KK_MAJOR, "major"), (_KK_MINOR, "minor")))
+    return root, mode
+
+
+def test_minor_keys_are_heard_as_minor_not_as_the_relative_major():
+    right = total = relative = 0
+    for g in GENRE_NAMES:
+        for seed in (0, 1):
+            for key, root, mode in (("A minor", 9, "minor"), ("C major", 0, "major")):
+                est = estimated_key(compose(f"{g} in {key}", seed))
+                total += 1
+                right += est == (root, mode)
+                relative += est == ((root + 3) % 12, "major") if mode == "minor" else est == ((root - 3) % 12, "minor")
+    assert right / total >= 0.85, (right, total)
+    assert relative / total <= 0.1
