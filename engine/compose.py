@@ -31,6 +31,7 @@ from . import genres as G
 from .score import DRUM_CHANNEL, Control, Note, Part, Score
 
 SECTION_BARS = 8
+_RINGING = frozenset((46, 49, 51, 52, 53, 55, 57, 59))   # open hat, crashes, rides, china, splash
 _GAP = 0.012                      # beats between a note's end and the next onset of its pitch
 _NOTE_NAMES = {"c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "b": 11}
 _REGISTERS = {"bass": (28, 52, 38), "chords": (50, 76, 63), "pad": (52, 79, 65), "lead": (62, 86, 74),
@@ -826,7 +827,8 @@ class Composer:
                     for q in range(3):
                         ev.append((j, t + q * sl / 3, t + (q + 1) * sl / 3, pitch, vel * (0.8 + 0.1 * q), 0))
                 else:
-                    ev.append((j, t, t + sl, pitch, vel, 0))
+                    ring = 4 * sl if pitch in _RINGING else 2 * sl    # cymbals ring; the rest is one-shot
+                    ev.append((j, t, min(t + ring, self.bpb), pitch, vel, 0))
         # groove details per bar: an extra ghost or a dropped hat, from the bar hash
         if not hats_only and self.g.humanize_ms >= 5 and rng.random() < 0.5:
             st = rng.randrange(steps)
