@@ -33,7 +33,7 @@ from .score import Control, Score, TempoMap
 
 BLOCK = 1024                 # production block (frames); a multiple of FluidSynth's 64
 TARGET_LUFS = -14.0
-CEILING = 10 ** (-1.5 / 20)  # limiter ceiling on samples; leaves 0.5 dB for inter-sample peaks (≤ −1 dBTP)
+CEILING = 10 ** (-1.5 / 20)  # limiter ceiling on samples and 4×-interpolated peaks (≤ −1 dBTP with margin)
 
 # event kinds, in the order they apply on one frame: a note ends before the next one starts
 _OFF, _CTL, _ON = 0, 1, 2
@@ -96,6 +96,22 @@ def _shelf(kind: str, f0: float, db: float, sr: int) -> np.ndarray:
     return np.array([b0 / a0, b1 / a0, b2 / a0, 1.0, a1 / a0, a2 / a0])
 
 
+def _peak(f0: float, db: float, q: float, sr: int) -> np.ndarray:
+    """RBJ peaking biquad."""
+    a = 10 ** (db / 40)
+    w = 2 * math.pi * f0 / sr
+    cw, al = math.cos(w), math.sin(w) / (2 * q)
+    a0 = 1 + al / a
+    return np.array([(1 + al * a) / a0, -2 * cw / a0, (1 - al * a) / a0, 1.0, -2 * cw / a0, (1 - al / a) / a0])
+
+
+def _lowpass(f0: float, sr: int) -> np.ndarray:
+    w = 2 * math.pi * f0 / sr
+    cw, al = math.cos(w), math.sin(w) / 2 * math.sqrt(2)
+    a0 = 1 + al
+    return np.array([(1 - cw) / 2 / a0, (1 - cw) / a0, (1 - cw) / 2 / a0, 1.0, -2 * cw / a0, (1 - al) / a0])
+
+
 def _highpass(f0: float, sr: int) -> np.ndarray:
     w = 2 * math.pi * f0 / sr
     cw, al = math.cos(w), math.sin(w) / 2 * math.sqrt(2)
@@ -104,11 +120,12 @@ def _highpass(f0: float, sr: int) -> np.ndarray:
 
 
 class Balance:
-    """Adaptive tonal balance: a 25 Hz high-pass, a low shelf (90 Hz) that cuts while more than
-    12 % of the energy sits below 60 Hz, and a high shelf (2 kHz) that lifts while the 2–8 kHz
-    presence band is under −15 dB of the total. Band shares come from slow running means (τ 3 s) of
+    """Adaptive tonal balance: a 25 Hz high-pass and a 16 kHz low-pass (nothing harsh near
+    Nyquist), a low shelf (90 Hz) that cuts while more than 12 % of the energy sits below 60 Hz,
+    and a broad bell at 4 kHz (Q 0.7, about 2–8 kHz) that lifts while that presence band is under
+    −15 dB of the total. Band shares come from slow running means (τ 3 s) of
     the band powers of the balanced output (a feedback loop); the shelves move 0.2 dB per block for the
-    first 3 s, then ≤ 0.05 dB, within −12 / +15 dB, relaxing back when the music no longer needs
+    first 3 s, then ≤ 0.05 dB, within −12 / +18 dB, relaxing back when the music no longer needs
     them.
     ``[engine]``
     """
@@ -126,12 +143,13 @@ class Balance:
         self._p = None
         self.blocks = 0
         self.hp = _highpass(25.0, sr)
-        self.zi = np.zeros((3, 2, 2))
+        self.lp = _lowpass(min(16000.0, 0.4 * sr), sr)
+        self.zi = np.zeros((4, 2, 2))
         self._sos = self._make()
 
     def _make(self) -> np.ndarray:
         return np.stack([self.hp, _shelf("low", 90.0, self.low_db, self.sr),
-                         _shelf("high", 2000.0, self.pres_db, self.sr)])
+                         _peak(4000.0, self.pres_db, 0.7, self.sr), self.lp])
 
     def observe(self, power: np.ndarray) -> None:
         """Update from a block's power spectrum *after* the shelves (a slow feedback loop)."""
@@ -155,7 +173,7 @@ class Balance:
             nl = min(0.0, nl + step)
         pres = 10 * math.log10(max(self.share_pres, 1e-12))
         if pres < -15.0:
-            npr = min(15.0, npr + step)
+            npr = min(18.0, npr + step)
         elif pres > -12.0:
             npr = max(0.0, npr - step)
         if nl != self.low_db or npr != self.pres_db:
@@ -177,7 +195,8 @@ class Mix:
     the gain toward ``TARGET_LUFS − level`` by at most ``slew_db`` per block, ramped inside the
     block. ``initial_db`` is the renderer's calibrated guess for the score, so a stream starts near
     its level and a prompt change keeps it. The limiter delays by 64 frames and ramps its gain
-    down over the 64 frames before a peak, so samples never exceed :data:`CEILING`.
+    down over the 64 frames before a peak, so neither samples nor the 4×-interpolated waveform
+    between them exceed :data:`CEILING`.
     """
 
     SUB = 64
@@ -198,6 +217,8 @@ class Mix:
         self._buf = np.zeros((BLOCK + self.SUB, 2), dtype=np.float32)
         self._ramp = (np.arange(BLOCK, dtype=np.float32) / BLOCK)[:, None]
         self._gains = np.ones(BLOCK // self.SUB + 1)
+        self._tp_ext = np.zeros((BLOCK + self.SUB + 3, 2), dtype=np.float64)
+        self._tp_hist = np.zeros((3, 2), dtype=np.float64)
         self._knots = np.arange(BLOCK // self.SUB + 1, dtype=np.float64) * self.SUB
         self._t = np.arange(BLOCK, dtype=np.float64)
         self.user_gain = 1.0
@@ -240,6 +261,29 @@ class Mix:
         step = min(max(want - self.gain_db, -self.slew_db), self.slew_db)
         return self.gain_db + step
 
+    # cubic Lagrange weights for x(n + t), t = 1/4, 1/2, 3/4, from x[n-1], x[n], x[n+1], x[n+2]
+    _TP = np.array([[-(t * (t - 1) * (t - 2)) / 6, (t + 1) * (t - 1) * (t - 2) / 2,
+                     -(t + 1) * t * (t - 2) / 2, (t + 1) * t * (t - 1) / 6] for t in (0.25, 0.5, 0.75)])
+
+    def _true_peaks(self, buf: np.ndarray, n_sub: int) -> np.ndarray:
+        """Per sub-block peak of the signal between samples too (4× cubic interpolation), so the
+        ceiling holds for the reconstructed waveform, not only the samples (≤ −1 dBTP)."""
+        a = np.abs(buf).max(axis=1)
+        ext = self._tp_ext
+        ext[:3] = self._tp_hist
+        ext[3:] = buf
+        self._tp_hist[:] = buf[-self.SUB - 3:-self.SUB]      # what precedes the next call's buf
+        # estimates between samples k and k+1 for k = −2 … len−2 (ext index k+2 … k+5)
+        m = np.zeros(buf.shape[0], dtype=np.float64)
+        w = self._TP
+        for r in range(3):
+            y = w[r, 0] * ext[:-3] + w[r, 1] * ext[1:-2] + w[r, 2] * ext[2:-1] + w[r, 3] * ext[3:]
+            m = np.maximum(m, np.abs(y).max(axis=1))
+        # y[j] interpolates between ext[j+1] and ext[j+2] = buf[j-2] and buf[j-1], so the point
+        # after buf[k] is y[k+2]; the last pair of buf is checked next call (it is in its delay)
+        a[:-2] = np.maximum(a[:-2], m[2:])
+        return a.reshape(n_sub + 1, self.SUB).max(axis=1)
+
     def process(self, x: np.ndarray) -> np.ndarray:
         """Mix one raw ``(BLOCK, 2)`` block in place; returns it. ``[engine]``"""
         new_db = self._follow(x)
@@ -253,7 +297,7 @@ class Mix:
         buf[self.SUB:] = x
         self._delay[:] = x[-self.SUB:]
         n_sub = BLOCK // self.SUB
-        peaks = np.abs(buf.reshape(n_sub + 1, self.SUB * 2)).max(axis=1)
+        peaks = self._true_peaks(buf, n_sub)
         if self._g_last >= 1.0 and float(peaks.max()) <= CEILING:
             x[:] = buf[:BLOCK]                       # nothing to limit: a plain delay
             self._r_last = 1.0
