@@ -105,9 +105,9 @@ def _peak(f0: float, db: float, q: float, sr: int) -> np.ndarray:
     return np.array([(1 + al * a) / a0, -2 * cw / a0, (1 - al * a) / a0, 1.0, -2 * cw / a0, (1 - al / a) / a0])
 
 
-def _lowpass(f0: float, sr: int) -> np.ndarray:
+def _lowpass(f0: float, sr: int, q: float = 1 / math.sqrt(2)) -> np.ndarray:
     w = 2 * math.pi * f0 / sr
-    cw, al = math.cos(w), math.sin(w) / 2 * math.sqrt(2)
+    cw, al = math.cos(w), math.sin(w) / (2 * q)
     a0 = 1 + al
     return np.array([(1 - cw) / 2 / a0, (1 - cw) / a0, (1 - cw) / 2 / a0, 1.0, -2 * cw / a0, (1 - al) / a0])
 
@@ -123,9 +123,10 @@ class Balance:
     """Adaptive tonal balance: a 25 Hz high-pass and a 16 kHz low-pass (nothing harsh near
     Nyquist), a low shelf (90 Hz) that cuts while more than 12 % of the energy sits below 60 Hz,
     and a broad bell at 4 kHz (Q 0.7, about 2–8 kHz) that lifts while that presence band is under
-    −15 dB of the total. Band shares come from slow running means (τ 3 s) of
+    −15 dB of the total; past +12 dB of lift a low shelf at 350 Hz also tilts the low mids down
+    (to −8 dB) for mixes with little above 2 kHz. Band shares come from slow running means (τ 3 s) of
     the band powers of the balanced output (a feedback loop); the shelves move 0.2 dB per block for the
-    first 3 s, then ≤ 0.05 dB, within −12 / +18 dB, relaxing back when the music no longer needs
+    first 3 s or while far off target, else ≤ 0.05 dB, within −12 / +18 dB, relaxing back when the music no longer needs
     them.
     ``[engine]``
     """
@@ -138,25 +139,35 @@ class Balance:
         self.m_low, self.m_pres = f < 60, (f >= 2000) & (f < 8000)
         self.low_db = 0.0
         self.pres_db = 0.0
+        self.tilt_db = 0.0
         self.share_low = None
         self.share_pres = None
         self._p = None
         self.blocks = 0
+        # 4th-order Butterworth at 64 Hz: about the energy below 60 Hz
+        self.sos_low = np.stack([_lowpass(64.0, sr, 0.5412), _lowpass(64.0, sr, 1.3066)])
+        self.zi_low = np.zeros((2, 2))
         self.hp = _highpass(25.0, sr)
         self.lp = _lowpass(min(16000.0, 0.4 * sr), sr)
-        self.zi = np.zeros((4, 2, 2))
+        self.zi = np.zeros((5, 2, 2))
         self._sos = self._make()
 
     def _make(self) -> np.ndarray:
         return np.stack([self.hp, _shelf("low", 90.0, self.low_db, self.sr),
+                         _shelf("low", 350.0, self.tilt_db, self.sr),
                          _peak(4000.0, self.pres_db, 0.7, self.sr), self.lp])
 
-    def observe(self, power: np.ndarray) -> None:
-        """Update from a block's power spectrum *after* the shelves (a slow feedback loop)."""
+    def observe(self, power: np.ndarray, x: np.ndarray) -> None:
+        """Update from a block *after* the shelves (a slow feedback loop): ``power`` is its
+        spectrum (for the presence band), ``x`` the block itself (the sub-60 Hz share comes from a
+        4th-order Butterworth low-pass, finer than the block's 47 Hz bins)."""
         tot = float(power.sum())
         if tot <= 1e-12:
             return
-        lo, pr = float(power[self.m_low].sum()), float(power[self.m_pres].sum())
+        y, self.zi_low = self._sosfilt(self.sos_low, x.mean(axis=1), zi=self.zi_low)
+        mono_tot = float(np.dot(x.mean(axis=1), x.mean(axis=1)))
+        lo = tot * (float(np.dot(y, y)) / mono_tot) if mono_tot > 1e-20 else 0.0
+        pr = float(power[self.m_pres].sum())
         a = math.exp(-BLOCK / (3.0 * self.sr))
         if self._p is None:
             self._p = [tot, lo, pr]
@@ -165,19 +176,26 @@ class Balance:
                 self._p[i] = a * self._p[i] + (1 - a) * v
         self.share_low, self.share_pres = self._p[1] / self._p[0], self._p[2] / self._p[0]
         self.blocks += 1
-        step = 0.2 if self.blocks * BLOCK < 3 * self.sr else 0.05     # settle fast, then drift slowly
-        nl, npr = self.low_db, self.pres_db
+        early = self.blocks * BLOCK < 3 * self.sr                      # settle fast, then drift slowly
+        nl, npr, nt = self.low_db, self.pres_db, self.tilt_db
+        pres = 10 * math.log10(max(self.share_pres, 1e-12))
+        step = 0.2 if early or self.share_low > 0.25 else 0.05             # far off: move fast
         if self.share_low > 0.12:
             nl = max(-12.0, nl - step)
         elif self.share_low < 0.08:
             nl = min(0.0, nl + step)
-        pres = 10 * math.log10(max(self.share_pres, 1e-12))
+        step = 0.2 if early or pres < -21.0 else 0.05
         if pres < -15.0:
             npr = min(18.0, npr + step)
+            if npr >= 12.0:                 # a dark mix the bell alone cannot lift: tilt the low mids down
+                nt = max(-8.0, nt - step)
         elif pres > -12.0:
-            npr = max(0.0, npr - step)
-        if nl != self.low_db or npr != self.pres_db:
-            self.low_db, self.pres_db = nl, npr
+            if nt < 0.0:
+                nt = min(0.0, nt + step)
+            else:
+                npr = max(0.0, npr - step)
+        if nl != self.low_db or npr != self.pres_db or nt != self.tilt_db:
+            self.low_db, self.pres_db, self.tilt_db = nl, npr, nt
             self._sos = self._make()
 
     def process(self, x: np.ndarray) -> None:
@@ -236,7 +254,7 @@ class Mix:
             self.balance.process(x)
             spec = np.fft.rfft(x.astype(np.float64), axis=0)
             power = np.abs(spec) ** 2
-            self.balance.observe(power.sum(axis=1))
+            self.balance.observe(power.sum(axis=1), x)
         p = (power * self.kw[:, None]).sum()
         ms = 2.0 * p / (BLOCK * BLOCK)   # Parseval on a one-sided spectrum, summed over channels
         lufs = -0.691 + 10 * math.log10(ms + 1e-20)
