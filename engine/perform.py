@@ -124,7 +124,8 @@ class Balance:
     Nyquist), a low shelf (90 Hz) that cuts while more than 12 % of the energy sits below 60 Hz,
     and a broad bell at 4 kHz (Q 0.7, about 2–8 kHz) that lifts while that presence band is under
     −15 dB of the total; past +12 dB of lift a low shelf at 350 Hz also tilts the low mids down
-    (to −8 dB) for mixes with little above 2 kHz. Band shares come from slow running means (τ 3 s) of
+    (to −8 dB) for mixes with little above 2 kHz. Once the user sets ``brightness`` the presence
+    lift and tilt relax to flat (the low-end cleanup stays). Band shares come from slow running means (τ 3 s) of
     the band powers of the balanced output (a feedback loop); the shelves move 0.2 dB per block for the
     first 3 s or while far off target, else ≤ 0.05 dB, within −12 / +18 dB, relaxing back when the music no longer needs
     them.
@@ -140,6 +141,7 @@ class Balance:
         self.low_db = 0.0
         self.pres_db = 0.0
         self.tilt_db = 0.0
+        self.auto_presence = True
         self.share_low = None
         self.share_pres = None
         self._p = None
@@ -185,7 +187,9 @@ class Balance:
         elif self.share_low < 0.08:
             nl = min(0.0, nl + step)
         step = 0.2 if early or pres < -21.0 else 0.05
-        if pres < -15.0:
+        if not self.auto_presence:          # the user chose a tone (brightness): step aside
+            npr, nt = max(0.0, npr - step), min(0.0, nt + step)
+        elif pres < -15.0:
             npr = min(18.0, npr + step)
             if npr >= 12.0:                 # a dark mix the bell alone cannot lift: tilt the low mids down
                 nt = max(-8.0, nt - step)
@@ -361,7 +365,7 @@ class Performance:
         self._fifo_at = 0
         instrument.setup(score.parts)
         if brightness is not None:
-            instrument.set_brightness(brightness)
+            self.set_brightness(brightness)
 
     # --- events
     def _push(self, beat: float, kind: int, part: int, a, b=None) -> None:
@@ -450,6 +454,12 @@ class Performance:
     def set_bpm(self, bpm: float) -> None:
         """Tempo from the production frontier on (frames already produced keep theirs). ``[engine]``"""
         self.tempo.set_bpm(bpm, self.frame)
+
+    def set_brightness(self, b: float) -> None:
+        """The user's tone: the instrument's brightness; the mix's presence lift steps aside. ``[engine]``"""
+        self.inst.set_brightness(b)
+        if self.mix.balance is not None:
+            self.mix.balance.auto_presence = False
 
     def set_gain(self, gain: float) -> None:
         self.mix.user_gain = float(gain)

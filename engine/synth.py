@@ -174,7 +174,7 @@ class SynthBackend(Backend):
         if name == "gain":
             perf.set_gain(float(value))
         elif name == "brightness" and value >= 0:
-            perf.inst.set_brightness(float(value))
+            perf.set_brightness(float(value))
 
     def set_tempo(self, bpm: float) -> None:
         """Global tempo: new jobs compose at it, running streams change from their frontier. ``[engine]``"""
