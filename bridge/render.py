@@ -52,7 +52,8 @@ def render_take(prompt: str, seconds: float, *, seed: int = 0, bpm: float | None
             pos += n
         score = s.state.score
         b.end(s)
-        return out, score, b.describe()
+        from dsp import soft_limit
+        return soft_limit(out), score, b.describe()      # the daemon's last safety stage, too
     finally:
         b.close()
 

@@ -187,3 +187,26 @@ class SynthBackend(Backend):
         self._live.pop(id(stream), None)
         if stream.state is not None:
             stream.state.close()
+
+
+_REF: dict = {}
+
+
+def render_stream(prompt: str, seed: int, frames: int, sample_rate: int = 48000, **backend_kwargs) -> np.ndarray:
+    """The first ``frames`` frames a fresh ``synth`` stream of (prompt, seed) plays, as ``(n, 2)``.
+
+    For references in tests and tools (a stream is deterministic, so this is exactly what the
+    daemon's backend produces for that job). Keeps one warm backend per configuration.
+    ``[engine]``
+    """
+    key = (int(sample_rate), tuple(sorted(backend_kwargs.items())))
+    b = _REF.get(key)
+    if b is None:
+        b = SynthBackend(sample_rate=sample_rate, pool_size=1, workers=1, **backend_kwargs)
+        b.warmup()
+        _REF[key] = b
+    s = b.start(0, prompt, seed)
+    try:
+        return b.generate([s], int(frames))[0]
+    finally:
+        b.end(s)
