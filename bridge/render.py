@@ -27,12 +27,13 @@ def add_parser(sub) -> None:
     p.add_argument("--bpm", type=float, default=None, help="tempo override (as /wb/tempo)")
     p.add_argument("--midi", default=None, metavar="FILE", help="also write the score as a Standard MIDI File")
     p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont (default: FluidR3_GM)")
-    p.add_argument("--renderer", default="auto", choices=("auto", "fluidsynth", "oscillators"))
+    p.add_argument("--renderer", default=None, choices=("auto", "fluidsynth", "oscillators"),
+                   help="default: FluidSynth when libfluidsynth and a SoundFont are there")
     p.add_argument("--sample-rate", type=int, default=48000)
 
 
 def render_take(prompt: str, seconds: float, *, seed: int = 0, bpm: float | None = None,
-                soundfont: str | None = None, renderer: str = "auto", sample_rate: int = 48000,
+                soundfont: str | None = None, renderer: str | None = None, sample_rate: int = 48000,
                 chunk: int = 8192):
     """(audio ``(n, 2)`` float32, score, backend description) for ``prompt``. ``[engine]``"""
     from engine.synth import SynthBackend

@@ -28,7 +28,8 @@ log = logging.getLogger("wavebridge.synth")
 
 
 class SynthBackend(Backend):
-    """The embedded default backend (``renderer``: ``"auto"``, ``"fluidsynth"`` or ``"oscillators"``)."""
+    """The embedded default backend (``renderer``: ``"auto"``, ``"fluidsynth"`` or ``"oscillators"``;
+    default ``$WAVEBRIDGE_SYNTH_RENDERER`` or ``"auto"``: FluidSynth if it and a SoundFont are there)."""
 
     name = "synth"
     channels = 2
@@ -41,8 +42,10 @@ class SynthBackend(Backend):
         "top_k": (1.0, 2048.0, 250.0),
     }
 
-    def __init__(self, sample_rate: int = 48000, soundfont: str | None = None, renderer: str = "auto",
+    def __init__(self, sample_rate: int = 48000, soundfont: str | None = None, renderer: str | None = None,
                  pool_size: int = 16, workers: int | None = None, composer=None, **_ignored):
+        if renderer is None:             # the environment may pin one (benchmarks, comparisons)
+            renderer = os.environ.get("WAVEBRIDGE_SYNTH_RENDERER", "auto")
         if renderer not in ("auto", "fluidsynth", "oscillators"):
             raise BackendError(f"unknown renderer {renderer!r}: auto, fluidsynth or oscillators")
         self.sample_rate = int(sample_rate)
