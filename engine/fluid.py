@@ -120,7 +120,7 @@ class FluidPool:
     """Warm FluidSynth instances sharing one loaded SoundFont."""
 
     def __init__(self, soundfont: str | None = None, sample_rate: int = 48000, size: int = 16,
-                 polyphony: int = 96):
+                 polyphony: int = 64):
         self.lib = _lib()
         self.path = find_soundfont(soundfont)
         self.sr = int(sample_rate)

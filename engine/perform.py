@@ -31,7 +31,7 @@ import numpy as np
 
 from .score import Control, Score, TempoMap
 
-BLOCK = 1024                 # production block (frames); a multiple of FluidSynth's 64
+BLOCK = 4096                 # production block (frames); a multiple of FluidSynth's 64
 TARGET_LUFS = -14.0
 CEILING = 10 ** (-1.5 / 20)  # limiter ceiling on samples and 4×-interpolated peaks (≤ −1 dBTP with margin)
 
@@ -126,8 +126,8 @@ class Balance:
     −15 dB of the total; past +12 dB of lift a low shelf at 350 Hz also tilts the low mids down
     (to −8 dB) for mixes with little above 2 kHz. Once the user sets ``brightness`` the presence
     lift and tilt relax to flat (the low-end cleanup stays). Band shares come from slow running means (τ 3 s) of
-    the band powers of the balanced output (a feedback loop); the shelves move 0.2 dB per block for the
-    first 3 s or while far off target, else ≤ 0.05 dB, within −12 / +18 dB, relaxing back when the music no longer needs
+    the band powers of the balanced output (a feedback loop); the shelves move fast for the
+    first 3 s or while far off target (9 dB/s), else ≤ 2.3 dB/s, within −12 / +18 dB, relaxing back when the music no longer needs
     them.
     ``[engine]``
     """
@@ -166,8 +166,9 @@ class Balance:
         tot = float(power.sum())
         if tot <= 1e-12:
             return
-        y, self.zi_low = self._sosfilt(self.sos_low, x.mean(axis=1), zi=self.zi_low)
-        mono_tot = float(np.dot(x.mean(axis=1), x.mean(axis=1)))
+        mono = x[:, 0] + x[:, 1]                      # (scale cancels in the ratio)
+        y, self.zi_low = self._sosfilt(self.sos_low, mono, zi=self.zi_low)
+        mono_tot = float(np.dot(mono, mono))
         lo = tot * (float(np.dot(y, y)) / mono_tot) if mono_tot > 1e-20 else 0.0
         pr = float(power[self.m_pres].sum())
         a = math.exp(-BLOCK / (3.0 * self.sr))
@@ -181,12 +182,13 @@ class Balance:
         early = self.blocks * BLOCK < 3 * self.sr                      # settle fast, then drift slowly
         nl, npr, nt = self.low_db, self.pres_db, self.tilt_db
         pres = 10 * math.log10(max(self.share_pres, 1e-12))
-        step = 0.2 if early or self.share_low > 0.25 else 0.05             # far off: move fast
+        fast, slow = 9.0 * BLOCK / self.sr, 2.3 * BLOCK / self.sr       # dB per block (9 / 2.3 dB/s)
+        step = fast if early or self.share_low > 0.25 else slow            # far off: move fast
         if self.share_low > 0.12:
             nl = max(-12.0, nl - step)
         elif self.share_low < 0.08:
             nl = min(0.0, nl + step)
-        step = 0.2 if early or pres < -21.0 else 0.05
+        step = fast if early or pres < -21.0 else slow
         if not self.auto_presence:          # the user chose a tone (brightness): step aside
             npr, nt = max(0.0, npr - step), min(0.0, nt + step)
         elif pres < -15.0:
@@ -232,7 +234,7 @@ class Mix:
         self.gain_db = 0.0 if initial_db is None else float(initial_db)
         self.level_ms = None             # running K-weighted mean square (pre-gain)
         self.blocks = 0
-        self.slew_db = 0.06              # per block: ~2.8 dB/s at 48 kHz
+        self.slew_db = 2.8 * BLOCK / sr  # per block: 2.8 dB/s
         self._delay = np.zeros((self.SUB, 2), dtype=np.float32)
         self._r_last = 1.0
         self._g_last = 1.0
@@ -258,8 +260,8 @@ class Mix:
             self.balance.process(x)
             spec = np.fft.rfft(x.astype(np.float64), axis=0)
             power = np.abs(spec) ** 2
-            self.balance.observe(power.sum(axis=1), x)
-        p = (power * self.kw[:, None]).sum()
+            self.balance.observe(power[:, 0] + power[:, 1], x)
+        p = float(np.dot(self.kw, power[:, 0] + power[:, 1]))
         ms = 2.0 * p / (BLOCK * BLOCK)   # Parseval on a one-sided spectrum, summed over channels
         lufs = -0.691 + 10 * math.log10(ms + 1e-20)
         self.blocks += 1
@@ -290,7 +292,7 @@ class Mix:
     def _true_peaks(self, buf: np.ndarray, n_sub: int) -> np.ndarray:
         """Per sub-block peak of the signal between samples too (4× cubic interpolation), so the
         ceiling holds for the reconstructed waveform, not only the samples (≤ −1 dBTP)."""
-        a = np.abs(buf).max(axis=1)
+        a = np.maximum(np.abs(buf[:, 0]), np.abs(buf[:, 1]))        # (2-column reductions are slow)
         ext = self._tp_ext
         ext[:3] = self._tp_hist
         ext[3:] = buf
@@ -298,9 +300,11 @@ class Mix:
         # estimates between samples k and k+1 for k = −2 … len−2 (ext index k+2 … k+5)
         m = np.zeros(buf.shape[0], dtype=np.float64)
         w = self._TP
-        for r in range(3):
-            y = w[r, 0] * ext[:-3] + w[r, 1] * ext[1:-2] + w[r, 2] * ext[2:-1] + w[r, 3] * ext[3:]
-            m = np.maximum(m, np.abs(y).max(axis=1))
+        for c in range(2):
+            e = ext[:, c]
+            for r in range(3):
+                y = w[r, 0] * e[:-3] + w[r, 1] * e[1:-2] + w[r, 2] * e[2:-1] + w[r, 3] * e[3:]
+                np.maximum(m, np.abs(y), out=m)
         # y[j] interpolates between ext[j+1] and ext[j+2] = buf[j-2] and buf[j-1], so the point
         # after buf[k] is y[k+2]; the last pair of buf is checked next call (it is in its delay)
         a[:-2] = np.maximum(a[:-2], m[2:])
