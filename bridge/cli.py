@@ -517,14 +517,18 @@ def main(argv=None) -> int:
     p.add_argument("--port", type=int, default=9137)
     p = sub.add_parser("demo", help="start a daemon, play, change the prompt, record demo.wav")
     p.add_argument("--wav", default="demo.wav")
-    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--prompt", default="deep house in A minor with piano, warm bass and drums, 122 bpm")
     p.add_argument("--prompt2", default="dreamy ambient pads and a slow bell melody in D major")
+    p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont for the synth")
+    from .render import add_parser as _add_render
+    _add_render(sub)
     p = sub.add_parser("bench", help="measure latency, real-time slots and costs")
     p.add_argument("--backend", default="synth")
     p.add_argument("--model", default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--quick", action="store_true", help="shorter runs (for tests)")
+    p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont for the synth")
     p.add_argument("--price-per-hour", type=float, default=None, help="device price for the cost figures")
     p = sub.add_parser("install-service", help="install the systemd unit (user or system)",
                        description="Write wavebridge.service for this installation. Settings belong in "
@@ -556,6 +560,10 @@ def main(argv=None) -> int:
         from .demo import run_demo
 
         return run_demo(args)
+    if args.cmd == "render":
+        from .render import run_render
+
+        return run_render(args)
     if args.cmd == "bench":
         from .bench import run_bench
 

@@ -20,6 +20,7 @@ job start and while rendering (``compose`` ≈ a millisecond, a bar a fraction o
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import random
@@ -30,6 +31,7 @@ from . import genres as G
 from .score import DRUM_CHANNEL, Control, Note, Part, Score
 
 SECTION_BARS = 8
+_RINGING = frozenset((46, 49, 51, 52, 53, 55, 57, 59))   # open hat, crashes, rides, china, splash
 _GAP = 0.012                      # beats between a note's end and the next onset of its pitch
 _NOTE_NAMES = {"c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "b": 11}
 _REGISTERS = {"bass": (28, 52, 38), "chords": (50, 76, 63), "pad": (52, 79, 65), "lead": (62, 86, 74),
@@ -213,7 +215,7 @@ class Chord:
     intervals: tuple[int, ...]
     symbol: str
 
-    @property
+    @functools.cached_property
     def pcs(self) -> tuple[int, ...]:
         return tuple((self.root + i) % 12 for i in self.intervals)
 
@@ -243,6 +245,7 @@ def parse_chord(symbol: str, tonic: int, scale: tuple[int, ...]) -> Chord:
     return hit
 
 
+@functools.lru_cache(maxsize=512)
 def chord_scale(scale_pcs: tuple[int, ...], chord: Chord) -> tuple[int, ...]:
     """The key's scale bent to the chord: a scale tone a semitone from a chord tone that is not in
     the scale becomes that chord tone (minor over V → harmonic minor's raised 7th)."""
@@ -257,6 +260,7 @@ def chord_scale(scale_pcs: tuple[int, ...], chord: Chord) -> tuple[int, ...]:
     return tuple(sorted(set(out)))
 
 
+@functools.lru_cache(maxsize=4096)
 def voice(chord: Chord, lo: int, hi: int, n: int, prev: tuple[int, ...] | None, centre: int,
           rootless: bool = False) -> tuple[int, ...]:
     """A close voicing of ``chord`` with ``n`` notes in ``[lo, hi]``, nearest to ``prev`` (voice
@@ -276,17 +280,15 @@ def voice(chord: Chord, lo: int, hi: int, n: int, prev: tuple[int, ...] | None, 
     best, best_cost = None, 1e9
     for inv in range(len(pcs)):
         order = pcs[inv:] + pcs[:inv]
-        for base in range(lo - 12, hi + 1):
-            if base % 12 != order[0]:
-                continue
+        for base in range(lo - 12 + (order[0] - lo) % 12, hi + 1, 12):
             v = [base]
             for pc in order[1:]:
-                nxt = v[-1] + 1
-                while nxt % 12 != pc:
-                    nxt += 1
-                v.append(nxt)
-            while len(v) < n:                       # double the lowest tone an octave up
-                v.append(v[len(v) - len(order)] + 12)
+                v.append(v[-1] + 1 + (pc - v[-1] - 1) % 12)
+            while len(v) < n:                       # double the root
+                roots = [x for x in v if x % 12 == chord.root % 12] or [v[0]]
+                up, down = roots[-1] + 12, roots[0] - 12
+                v.append(up if up <= hi + 2 and (down < lo or up - v[0] <= v[-1] - down) else down)
+                v.sort()
             if v[0] < lo or v[-1] > hi:
                 continue
             if prev:
@@ -318,6 +320,7 @@ class _PartPlan:
     lo: int
     hi: int
     centre: int
+    nth: int = 0            # how many parts of this role come before it
 
 
 @dataclass
@@ -471,14 +474,21 @@ class Composer:
         self.plans: list[_PartPlan] = []
         chan = 0
         seen: dict[str, int] = {}
+        n_side, first_side = 0, 1
         for d in specs[:15]:
             role = d["role"]
             lvl, pan, rvb, cho = G.ROLE_MIX[role]
             n = seen.get(role, 0)
             seen[role] = n + 1
-            if role not in ("drums", "bass"):
-                pan = pan if n % 2 == 0 else -pan * 1.15 + (0.1 if pan >= 0 else -0.1)
-                pan *= 1.0 + 0.25 * (n // 2)
+            if role not in ("drums", "bass"):          # alternate sides, wider for later parts
+                side = -1 if n_side % 2 else 1
+                if n_side == 0:
+                    side = 1 if pan >= 0 else -1
+                    first_side = side
+                else:
+                    side = first_side * (-1 if n_side % 2 else 1)
+                pan = side * abs(pan) * (1.0 + 0.2 * (n_side // 2))
+                n_side += 1
             if d.get("pan") is not None:
                 pan = d["pan"]
             if d.get("level"):
@@ -497,7 +507,7 @@ class Composer:
                         chorus=cho)
             style = d.get("style") or self._role_style(role)
             lo, hi, centre = _REGISTERS.get(role, (48, 84, 64))
-            sh = 12 * d.get("octave", 0)
+            sh = 12 * d.get("octave", 0) + (5 if n and role in ("chords", "arp") and not d.get("octave") else 0)
             if role == "bass" and style in ("808", "wobble"):
                 lo, hi, centre = 24, 46, 34
             if role == "bass" and style == "drone":
@@ -509,7 +519,7 @@ class Composer:
             if role == "chords" and program in (30, 29) and style in ("power", "chug"):
                 lo, hi, centre = (40, 64, 50)
             parts.append(part)
-            self.plans.append(_PartPlan(part, role, style, lo + sh, hi + sh, centre + sh))
+            self.plans.append(_PartPlan(part, role, style, lo + sh, hi + sh, centre + sh, n))
         self.parts = parts
         self.drum_part = next((i for i, p in enumerate(parts) if p.is_drums), None)
         self.kick_steps = self._lane_steps("kick")
@@ -588,16 +598,30 @@ class Composer:
             pi = r.randrange(len(self.progs))
         prog = self.progs[pi]
         tokens = prog.split()
+        tonic = [q for q, t in enumerate(tokens) if re.match(r"^(i|I)(?![iIvV])", t)]
+        if tonic and tonic[0] and (kind != "break" or r.random() < 0.5):
+            tokens = tokens[tonic[0]:] + tokens[:tonic[0]]           # phrases start at home
         bars_tokens = [tokens[b % len(tokens)] for b in range(SECTION_BARS)]
         minorish = self.family in ("minor", "dorian", "phrygian")
-        if self.family == "minor" and self.g.cadence_v and kind != "break":
-            last = bars_tokens[-1].split("-")
-            if not last[-1].startswith("V"):
+        edm = self.g.form == "edm"
+
+        def to_v(b):
+            last = bars_tokens[b].split("-")
+            if not re.match(r"^V(7|9)?$", last[-1]):
                 last[-1] = "V7" if (r.random() < 0.5 or self.g.name in ("jazz", "bossa nova", "soul")) else "V"
-                bars_tokens[-1] = "-".join(last)
-        elif not minorish and kind in ("B", "drop") and r.random() < 0.5:
-            bars_tokens = [t.replace("IV", "iv") if b == 6 and t.startswith("IV") and "maj" not in t else t
-                           for b, t in enumerate(bars_tokens)]     # borrowed iv (minor plagal)
+                bars_tokens[b] = "-".join(last)
+
+        if self.family == "minor" and self.g.cadence_v and kind != "break":
+            to_v(7)                                               # harmonic minor's V at the cadence
+            if r.random() < (0.35 if edm else 0.5):
+                to_v(3)                                           # and a half cadence
+        elif not minorish:
+            if kind in ("B", "drop") and r.random() < 0.5:
+                bars_tokens = [t.replace("IV", "iv") if b == 6 and t.startswith("IV") and "maj" not in t else t
+                               for b, t in enumerate(bars_tokens)]     # borrowed iv (minor plagal)
+            if not edm and r.random() < 0.5 and self.family == "major":
+                bars_tokens[6], bars_tokens[7] = "V7" if self.g.name in ("jazz", "soul", "bossa nova") else "V", \
+                    bars_tokens[0]                                 # an authentic cadence home
         chords = []
         for tok in bars_tokens:
             syms = tok.split("-")
@@ -638,9 +662,12 @@ class Composer:
         drop = set()
         optional = [j for j, pl in enumerate(self.plans) if pl.role in ("arp", "pad", "perc")
                     or (pl.role == "chords" and sum(p.role == "chords" for p in self.plans) > 1)]
+        harmonic = [j for j, pl in enumerate(self.plans) if pl.role in ("chords", "pad", "arp")]
         if optional and kind in ("A", "B") and r.random() < 0.35:
-            drop.add(optional[r.randrange(len(optional))])
-        if kind == "A" and self.g.form not in ("jazz",) and r.random() < 0.4:
+            x = optional[r.randrange(len(optional))]
+            if x not in harmonic or len(harmonic) > 2:
+                drop.add(x)
+        if kind == "A" and self.g.name not in ("jazz", "classical", "waltz", "bossa nova") and r.random() < 0.4:
             drop |= {j for j, pl in enumerate(self.plans) if pl.role == "lead"}
         return _Section(k, kind, var, chords, prog, voicings, motif, frozenset(drop),
                         fill_bar3=r.random() < 0.35, bass_var=r.randrange(4), comp_var=r.randrange(4))
@@ -651,7 +678,7 @@ class Composer:
         dens = min(0.95, max(0.12, self.g.lead_density + 0.1 * self.intensity + (0.12 if fam == "B" else 0)))
         slots = int(self.bpb * 2)
         bars = []
-        step = r.choice((0, 2, 4))
+        step = r.choice((0, 0, 2, 4, -3))
         for _ in range(2):
             onsets = []
             for s in range(slots):
@@ -671,6 +698,8 @@ class Composer:
                 if r.random() < 0.2 and dur > 0.5:
                     dur *= 0.5                               # a breath
                 step += r.choice((-2, -1, -1, 1, 1, 2, 0, 3, -3, -1, 1))
+                if abs(step) > 2 and r.random() < 0.4:
+                    step += -1 if step > 0 else 1                 # the line leans back home
                 step = max(-4, min(7, step))
                 cells.append((t, dur, step))
             bars.append(cells)
@@ -798,9 +827,10 @@ class Composer:
                     for q in range(3):
                         ev.append((j, t + q * sl / 3, t + (q + 1) * sl / 3, pitch, vel * (0.8 + 0.1 * q), 0))
                 else:
-                    ev.append((j, t, t + sl, pitch, vel, 0))
+                    ring = 4 * sl if pitch in _RINGING else 2 * sl    # cymbals ring; the rest is one-shot
+                    ev.append((j, t, min(t + ring, self.bpb), pitch, vel, 0))
         # groove details per bar: an extra ghost or a dropped hat, from the bar hash
-        if not hats_only and rng.random() < 0.5:
+        if not hats_only and self.g.humanize_ms >= 5 and rng.random() < 0.5:
             st = rng.randrange(steps)
             if st % 4:
                 ev.append((j, st * sl, st * sl + sl, G.SNARE, 40 + rng.randrange(16), 0))
@@ -1023,7 +1053,7 @@ class Composer:
         style = pl.style
         bpb = self.bpb
         vel = 74 if sec.kind in ("B", "drop") else 66
-        cv = sec.comp_var
+        cv = (sec.comp_var + pl.nth) % 4
 
         def hit(t, d, v_idx=None, vel_=vel, spread=0.0, top=None):
             for a, b, c in chords:
@@ -1165,7 +1195,7 @@ class Composer:
         style = pl.style
         sub = 0.5 if style in ("arp8", "harp") else 0.25
         bpb = self.bpb
-        order_kind = sec.comp_var % 3
+        order_kind = (sec.comp_var + pl.nth) % 3
         vel = 70 if sec.kind in ("B", "drop") else 62
         acid_pat = ("x.xxx.x.xx.xx.x.", "xxx.x.xxx.x.xx.x", "x.x.xxx.x.xxx.xx", "xx.xx.x.xx.xx.x.")[sec.comp_var]
         for q in range(int(round(bpb / sub))):
@@ -1240,8 +1270,9 @@ class Composer:
                 cells = [(q * 0.5, 0.5, 0) for q in range(int(bpb * 2)) if rng.random() < 0.8 or q == 0]
                 shift = None
         c0 = chords[0][2]
-        anchor = min((p for p in range(pl.centre - 6, pl.centre + 6) if p % 12 == c0.pcs[(s + sec.var) % len(c0.pcs)]),
-                     default=pl.centre)
+        home = self.key_root in c0.pcs and (ph in (0, 4, 7) or sec.var == 0)
+        target_pc = self.key_root if home else c0.pcs[(s + sec.var) % len(c0.pcs)]
+        anchor = min((p for p in range(pl.centre - 6, pl.centre + 6) if p % 12 == target_pc), default=pl.centre)
         prev = anchor
         for q, (t, d, step) in enumerate(cells):
             if t >= bpb:
@@ -1257,7 +1288,9 @@ class Composer:
                     p = self._scale_step(p, -4 if p > pl.centre else 4, sc)
             else:
                 p = self._scale_step(anchor, step + shift, sc)
-                if t % 1 == 0 or d >= 1.0 or ph == 7:
+                if ph == 7 and home:
+                    p = anchor                                 # the phrase ends at home
+                elif t % 1 == 0 or d >= 1.0 or ph == 7:
                     p = min((x for x in range(p - 3, p + 4) if x % 12 in c.pcs), key=lambda x: abs(x - p), default=p)
             while p > pl.hi:
                 p -= 12
@@ -1319,32 +1352,36 @@ class Composer:
         warp = self._warp
         snareish = (38, 39, 40, 37)
         raw = []
+        rand = rng.random
+        roles = [pl.role for pl in self.plans]
+        span = 2 * vv + 1
         for (j, t0, t1, p, v, glide) in ev:
             if not (0 <= p <= 127) or t1 <= t0:
                 continue
-            pl = self.plans[j]
-            shift = lb if (pl.role in ("chords",) or (pl.role == "drums" and p in snareish)) else 0.0
-            a = warp(t0) + shift
-            e = warp(t1) + shift
-            jit = max(-J, min(J, rng.gauss(0, J / 2))) if J else 0.0
-            start = a + jit
-            end = e - J - _GAP
-            if i == 0 and start < 0:
+            role = roles[j]
+            shift = lb if (role == "chords" or (role == "drums" and p in snareish)) else 0.0
+            start = warp(t0) + shift + (rand() + rand() - 1.0) * J       # triangular jitter in ±J
+            end = warp(t1) + shift - J - _GAP
+            if start < 0 and i == 0:
                 start = 0.0
-            vel = int(round(v + (rng.randint(-vv, vv) if vv else 0)))
-            raw.append([j, start, end, p, max(1, min(127, vel)), glide])
-        raw.sort(key=lambda r: (r[0], r[3], r[1]))
+            vel = int(v + int(rand() * span) - vv + 0.5)
+            raw.append((j, p, start, end, 1 if vel < 1 else 127 if vel > 127 else vel, glide))
+        raw.sort()
         notes: list[Note] = []
         controls: list[Control] = []
+        n_raw = len(raw)
         for q, r in enumerate(raw):
-            j, start, end, p, vel, glide = r
-            if q + 1 < len(raw) and raw[q + 1][0] == j and raw[q + 1][3] == p:
-                if raw[q + 1][1] - start < 1e-3:
-                    continue                                   # a duplicate onset: keep one
-                end = min(end, raw[q + 1][1] - _GAP)
+            j, p, start, end, vel, glide = r
+            if q + 1 < n_raw:
+                nj, np_, nstart = raw[q + 1][:3]
+                if nj == j and np_ == p:
+                    if nstart - start < 1e-3:
+                        continue                               # a duplicate onset: keep one
+                    if end > nstart - _GAP:
+                        end = nstart - _GAP
             if end - start < 0.005:
                 end = start + 0.005
-                if q + 1 < len(raw) and raw[q + 1][0] == j and raw[q + 1][3] == p and end > raw[q + 1][1] - _GAP:
+                if q + 1 < n_raw and raw[q + 1][0] == j and raw[q + 1][1] == p and end > raw[q + 1][2] - _GAP:
                     continue
             notes.append(Note(j, bar0 + start, end - start, p, vel))
             if glide:

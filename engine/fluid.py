@@ -120,7 +120,7 @@ class FluidPool:
     """Warm FluidSynth instances sharing one loaded SoundFont."""
 
     def __init__(self, soundfont: str | None = None, sample_rate: int = 48000, size: int = 16,
-                 polyphony: int = 96):
+                 polyphony: int = 64):
         self.lib = _lib()
         self.path = find_soundfont(soundfont)
         self.sr = int(sample_rate)
@@ -369,7 +369,7 @@ def _encode(levels: dict) -> dict:
 def levels_for(pool: "FluidPool") -> dict:
     """The calibration of ``pool``'s SoundFont: shipped (FluidR3_GM), cached, or measured now.
 
-    Measuring takes about a second; the result is cached under ``~/.cache/wavebridge`` (best
+    Measuring takes a few seconds; the result is cached under ``~/.cache/wavebridge`` (best
     effort) so a SoundFont is measured once per machine. ``[control]`` at warmup.
     """
     import json
@@ -409,9 +409,9 @@ def _kw_db(x: np.ndarray, sr: int) -> float:
 def calibrate(pool: FluidPool) -> dict:
     """Loudness of every GM program and kit in the pool's SoundFont, measured once at warmup.
 
-    A program: a three-note chord (E2, C4, C5 struck together, velocity 100) held 0.3 s, then
-    0.1 s of release; a kit: its kick, snare, hats, crash and ride one after another. Rendered
-    dry (sends 0) through a pool instance at CC7 127, K-weighted. About a second of CPU for a
+    A program: a three-note chord (E2, C4, C5 struck together, velocity 100) held 1.2 s — the
+    louder of the whole hold and its second half, so a slow pad counts once it has swelled; a kit: its kick, snare, hats, crash and ride one after another. Rendered
+    dry (sends 0) through a pool instance at CC7 127, K-weighted. About three seconds of CPU for a
     full GM font, so the figures are kept per SoundFont (see :func:`levels_for`).
     ``[control]`` at warmup.
     """
@@ -419,7 +419,7 @@ def calibrate(pool: FluidPool) -> dict:
     h = pool._owner                 # the instance that only holds the SoundFont
     sr = pool.sr
     sid = 1
-    n_hold, n_tail = int(0.3 * sr) // 64 * 64, int(0.1 * sr) // 64 * 64
+    n_hold, n_tail = int(1.2 * sr) // 64 * 64, int(0.1 * sr) // 64 * 64
     buf = np.zeros((n_hold + n_tail, 2), dtype=np.float32)
     p = buf.ctypes.data
     out: dict = {}
@@ -436,7 +436,7 @@ def calibrate(pool: FluidPool) -> dict:
                 for cc, v in ((7, 127), (91, 0), (93, 0), (10, 64)):
                     lib.fluid_synth_cc(h, ch, cc, v)
                 if bank == 128:
-                    seg = (n_hold + n_tail) // len(_KIT_NOTES) // 64 * 64
+                    seg = int(0.4 * sr) // len(_KIT_NOTES) // 64 * 64
                     for k, key in enumerate(_KIT_NOTES):
                         lib.fluid_synth_noteon(h, ch, key, 100)
                         lib.fluid_synth_write_float(h, seg, p + k * seg * 8, 0, 2, p + k * seg * 8, 1, 2)
@@ -449,7 +449,8 @@ def calibrate(pool: FluidPool) -> dict:
                         lib.fluid_synth_noteoff(h, ch, key)
                     q = p + n_hold * 8
                     lib.fluid_synth_write_float(h, n_tail, q, 0, 2, q, 1, 2)
-                    out[(0, prog)] = _kw_db(buf, sr)
+                    # a slow pad is measured where it has swelled, a decaying sound over its note
+                    out[(0, prog)] = max(_kw_db(buf[:n_hold], sr), _kw_db(buf[n_hold // 2:n_hold], sr))
     finally:
         lib.fluid_synth_system_reset(h)
     return out

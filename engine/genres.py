@@ -52,7 +52,7 @@ MODE_FAMILY = {"major": "major", "lydian": "lydian", "mixolydian": "mixolydian",
 PROGRESSIONS = {
     "major": ("I V vi IV", "I vi IV V", "vi IV I V", "I IV vi V", "I iii IV V", "IV I V vi",
               "I V IV IV", "I bVII IV I", "I vi ii V", "I IV I V"),
-    "minor": ("i VI III VII", "i iv VII III", "i VI VII V", "i iv v V", "i VII VI V", "i III VII iv",
+    "minor": ("i VI III VII i VI VII V", "i iv VII III", "i VI VII V", "i iv v V", "i VII VI V", "i III VII iv",
               "VI VII i i", "i iv VI V", "i VI iv V", "i i VII VI"),
     "dorian": ("i7 IV7 i7 IV7", "i7 ii7 i7 IV", "i7 VII IV i7", "i7 IV III VII"),
     "mixolydian": ("I bVII IV I", "I I bVII IV", "I v bVII IV", "I bVII I IV"),
@@ -70,7 +70,7 @@ BOSSA = {
     "minor": ("i7 iv7 ih7 V7", "i7 i7 iv7 V7", "i7 VImaj7 ih7 V7"),
 }
 BLUES = {   # rock, funk, soul: dominant colour, the IV and bVII
-    "major": ("I7 IV7 I7 V7", "I7 I7 IV7 I7", "I bVII IV I", "I IV bVII IV", "I7 IV7 V7 IV7"),
+    "major": ("I IV7 I V7", "I I IV I", "I bVII IV I", "I IV bVII IV", "I IV V IV", "I V IV I"),
     "minor": ("i7 iv7 i7 V7", "i7 VII VI V", "i iv VII i", "i7 i7 iv7 v7", "i VI VII V"),
     "mixolydian": ("I7 bVII7 IV7 I7", "I7 I7 bVII IV"),
     "dorian": ("i7 IV7 i7 IV7", "i7 i7 IV7 IV7"),
@@ -81,15 +81,16 @@ SOUL = {
 }
 CLASSICAL = {
     "major": ("I IV V I", "I vi IV V", "I ii V I", "I V vi iii", "IV V iii vi"),
-    "minor": ("i iv V i", "i VI iv V", "i iio V i", "i VII III V", "i iv VII III"),
+    "minor": ("i iv V i", "i VI iv V", "i iio V i", "i VII III VII i iv V i", "i iv VII III VI iv V i"),
 }
 AMBIENT = {
     "major": ("Imaj7 Imaj7 IVmaj7 IVmaj7", "I iii vi IV", "Iadd9 vi7 IVmaj7 Iadd9"),
     "minor": ("i9 i9 VImaj7 VImaj7", "i VI i VII", "i7 iv7 VI III"),
 }
 EDM = {
-    "minor": ("i VI III VII", "i VI VII V", "VI VII i i", "i iv VI VII", "i VII VI VII", "i III VII VI"),
-    "major": ("vi IV I V", "I V vi IV", "IV V vi vi", "I IV vi V"),
+    "minor": ("i VI III VII i VI VII V", "i VI VII V i VI VII i", "i i VI VII i i iv V", "i iv VI VII i iv VI V",
+              "i VII VI VII i VII VI V", "i III VII VI i iv VI V", "VI VII i i VI VII i V"),
+    "major": ("I V vi IV I V IV I", "I IV vi V I IV V I", "vi IV I V vi IV V I", "I V IV IV I V IV V"),
 }
 
 # --- section templates (a block of four 8-bar sections after the intro) ------------------------
@@ -194,7 +195,8 @@ _g(name="disco", aliases=("disco", "nu disco", "nu-disco", "boogie"), bpm=(112, 
    kit=0, fill="toms", bass="octave", chords="chop8", form="song", humanize_ms=5, vel_var=8,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("guitar", C, 28), _p("strings", PD, 48),
           _p("piano", C, 0, "stab", pan=0.4)),
-   progressions={"major": ("ii7 V7 ii7 V7", "Imaj7 ii7 iii7 ii7", "vi7 ii7 V7 Imaj7", "IVmaj7 V7 iii7 vi7"),
+   progressions={"major": ("Imaj7 ii7 iii7 ii7", "vi7 ii7 V7 Imaj7", "IVmaj7 V7 iii7 vi7", "Imaj7 vi7 ii7 V7"),
+                 "dorian": ("i7 IV7 i7 IV7", "ii7 V7 ii7 V7"),
                  "minor": ("i7 iv7 i7 iv7", "i7 VII7 VI7 V7", "i7 iv7 VII7 IIImaj7")},
    modes=("major", "minor", "dorian"), intro_drums="kick",
    grooves=({"kick": "X...X...X...X...", "snare": "....X.......X...", "chat": "x.o.x.o.x.o.x.o.",
@@ -364,7 +366,7 @@ _g(name="waltz", aliases=("waltz", "valse", "vals"), bpm=(132, 180), meter=(3, 4
 #: generic grooves for meters a genre doesn't write out, by feel (acoustic or electronic)
 METER_GROOVES = {
     (3, 4): {"kick": "X...........", "snare": "....x...x...", "chat": "x.x.x.x.x.x."},
-    (6, 8): {"kick": "X...........", "snare": "......X.....", "chat": "x.x.x.x.x.x.", "kick2+": "....o......."},
+    (6, 8): {"kick": "X...........", "snare": "......X.....", "chat": "X.x.x.x.x.x.", "kick2+": "..........o."},
 }
 
 #: genre guessed from moods and instrument words when the prompt names none

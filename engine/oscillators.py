@@ -52,11 +52,11 @@ def _band_noise(sr: int, lo: float, hi: float, n: int = 1 << 16, seed: int = 7) 
 # model → (partial amplitudes, decay per s of the fundamental, extra decay per partial, sustain
 #          level, attack s, release s, detune cents, vibrato)
 MODELS = {
-    "piano": ([1.0, 0.5, 0.3, 0.18, 0.1, 0.06, 0.04], 1.6, 0.9, 0.0, 0.003, 0.25, 0.0, False),
-    "epiano": ([1.0, 0.25, 0.12, 0.05, 0.02], 1.2, 1.4, 0.0, 0.003, 0.3, 3.0, False),
-    "mallet": ([1.0, 0.0, 0.35, 0.0, 0.12, 0.0, 0.05], 2.5, 1.5, 0.0, 0.002, 0.4, 0.0, False),
+    "piano": ([1.0, 0.5, 0.3, 0.18, 0.1, 0.06, 0.04], 1.6, 0.9, 0.0, 0.003, 0.1, 0.0, False),
+    "epiano": ([1.0, 0.25, 0.12, 0.05, 0.02], 1.2, 1.4, 0.0, 0.003, 0.12, 3.0, False),
+    "mallet": ([1.0, 0.0, 0.35, 0.0, 0.12, 0.0, 0.05], 2.5, 1.5, 0.0, 0.002, 0.2, 0.0, False),
     "organ": ([1.0, 0.7, 0.5, 0.4, 0.0, 0.3, 0.0, 0.2], 0.0, 0.0, 1.0, 0.008, 0.08, 2.0, False),
-    "guitar": ([1.0, 0.6, 0.4, 0.25, 0.15, 0.1, 0.06, 0.04], 2.2, 1.2, 0.0, 0.002, 0.15, 0.0, False),
+    "guitar": ([1.0, 0.6, 0.4, 0.25, 0.15, 0.1, 0.06, 0.04], 2.2, 1.2, 0.0, 0.002, 0.08, 0.0, False),
     "bass": ([1.0, 0.45, 0.2, 0.08], 1.5, 1.0, 0.45, 0.004, 0.06, 0.0, False),
     "strings": ([1.0, 0.5, 0.33, 0.25, 0.2, 0.16, 0.13, 0.1, 0.08], 0.0, 0.0, 1.0, 0.18, 0.45, 7.0, False),
     "pad": ([1.0, 0.4, 0.25, 0.12, 0.08, 0.05], 0.0, 0.0, 1.0, 0.3, 0.6, 9.0, False),
@@ -64,7 +64,7 @@ MODELS = {
     "brass": ([1.0, 0.8, 0.6, 0.45, 0.3, 0.2, 0.12], 0.3, 0.4, 0.8, 0.03, 0.1, 0.0, True),
     "reed": ([1.0, 0.2, 0.55, 0.15, 0.35, 0.1, 0.2], 0.2, 0.3, 0.85, 0.025, 0.09, 0.0, True),
     "pipe": ([1.0, 0.12, 0.06, 0.02], 0.1, 0.2, 0.9, 0.03, 0.1, 0.0, True),
-    "synthlead": ([1.0, 0.5, 0.33, 0.25, 0.2, 0.16, 0.12], 0.2, 0.2, 0.8, 0.01, 0.08, 5.0, True),
+    "synthlead": ([1.0, 0.5, 0.33, 0.25, 0.2, 0.16, 0.12], 0.2, 0.2, 0.8, 0.01, 0.08, 0.0, True),
 }
 SUSTAINED = {"organ", "strings", "pad", "choir"}
 
@@ -74,6 +74,8 @@ def model_for(part: Part) -> str:
     prog = int(part.program) & 127
     if prog in (4, 5):
         return "epiano"
+    if prog in (6, 7):
+        return "guitar"             # harpsichord, clavinet: bright plucks
     if 52 <= prog <= 54:
         return "choir"
     return ["piano", "mallet", "organ", "guitar", "bass", "strings", "strings", "brass", "reed",
@@ -153,7 +155,7 @@ class OscInstrument:
 
     quantum = 1
     name = "oscillators"
-    MAX_VOICES = 48
+    MAX_VOICES = 32
 
     def __init__(self, sample_rate: int = 48000):
         self.sr = int(sample_rate)
@@ -167,7 +169,8 @@ class OscInstrument:
         self.comb_g = 0.8
         self.comb_buf = [np.zeros(d + 2, dtype=np.float32) for d in self.comb_d]
         self.comb_pos = [0] * len(ds)
-        self._tmp = {}
+        self._tone = None
+        self._tone_zi = None
 
     def setup(self, parts: list[Part]) -> None:
         self.parts = list(parts)
@@ -186,10 +189,10 @@ class OscInstrument:
         model = self.models[part]
         if model is None:
             d = _drum(int(key))
-            if d[0] == "hat" and int(key) in (42, 44):      # a closed hat chokes the open one
-                for v in self.voices:
-                    if v.part == part and v.key == 46 and v.off_age is None:
-                        self._release(v, 0.02)
+            for v in self.voices:          # a drum re-struck (or a closed hat over an open one) is choked
+                if v.part == part and v.off_age is None and (
+                        v.key == key or (v.key == 46 and d[0] == "hat" and int(key) in (42, 44))):
+                    self._release(v, 0.03)
             self.voices.append(_Voice(part, key, vel, d[1], None, d))
         else:
             if model in SUSTAINED:
@@ -213,7 +216,14 @@ class OscInstrument:
             self.bend[part] = max(-2.0, min(2.0, float(c.value)))
 
     def set_brightness(self, b: float) -> None:
+        """0 dark … 1 open: the partials' tilt, and a 2nd-order low-pass from 1.2 kHz (0) to 19 kHz (1)
+        over the whole instrument (drums too). ``[engine]``"""
+        from scipy.signal import butter
         self.bright = max(0.0, min(1.0, float(b)))
+        fc = min(1200.0 * 2 ** (4 * self.bright), 0.45 * self.sr)
+        self._tone = butter(2, fc, fs=self.sr, output="sos")
+        if self._tone_zi is None:
+            self._tone_zi = np.zeros((1, 2, 2))
 
     def _release(self, v: _Voice, rel_s: float) -> None:
         v.off_level = self._env_at(v, v.age)
@@ -268,13 +278,16 @@ class OscInstrument:
             right += sig * (g * gr)
             send += sig * (g * p.reverb)
             v.age += n
-            if v.off_age is None or env[-1] > 1e-4:
-                if v.drum is None or env[-1] > 1e-4:
-                    keep.append(v)
+            if env[-1] > 1e-3 or (v.off_age is None and v.age < 0.05 * sr):
+                keep.append(v)                 # a voice ends 60 dB down (held or released)
         self.voices = keep
         wet = self._reverb(send.astype(np.float32))
         out[:, 0] = left + wet[:, 0]
         out[:, 1] = right + wet[:, 1]
+        if self._tone is not None:
+            from scipy.signal import sosfilt
+            y, self._tone_zi = sosfilt(self._tone, out, axis=0, zi=self._tone_zi)
+            out[:] = y
 
     def _voice(self, v: _Voice, t: np.ndarray, k: np.ndarray, n: int) -> np.ndarray:
         sr = self.sr

@@ -31,9 +31,9 @@ import numpy as np
 
 from .score import Control, Score, TempoMap
 
-BLOCK = 1024                 # production block (frames); a multiple of FluidSynth's 64
+BLOCK = 4096                 # production block (frames); a multiple of FluidSynth's 64
 TARGET_LUFS = -14.0
-CEILING = 10 ** (-1.5 / 20)  # limiter ceiling on samples; leaves 0.5 dB for inter-sample peaks (≤ −1 dBTP)
+CEILING = 10 ** (-1.5 / 20)  # limiter ceiling on samples and 4×-interpolated peaks (≤ −1 dBTP with margin)
 
 # event kinds, in the order they apply on one frame: a note ends before the next one starts
 _OFF, _CTL, _ON = 0, 1, 2
@@ -96,6 +96,22 @@ def _shelf(kind: str, f0: float, db: float, sr: int) -> np.ndarray:
     return np.array([b0 / a0, b1 / a0, b2 / a0, 1.0, a1 / a0, a2 / a0])
 
 
+def _peak(f0: float, db: float, q: float, sr: int) -> np.ndarray:
+    """RBJ peaking biquad."""
+    a = 10 ** (db / 40)
+    w = 2 * math.pi * f0 / sr
+    cw, al = math.cos(w), math.sin(w) / (2 * q)
+    a0 = 1 + al / a
+    return np.array([(1 + al * a) / a0, -2 * cw / a0, (1 - al * a) / a0, 1.0, -2 * cw / a0, (1 - al / a) / a0])
+
+
+def _lowpass(f0: float, sr: int, q: float = 1 / math.sqrt(2)) -> np.ndarray:
+    w = 2 * math.pi * f0 / sr
+    cw, al = math.cos(w), math.sin(w) / (2 * q)
+    a0 = 1 + al
+    return np.array([(1 - cw) / 2 / a0, (1 - cw) / a0, (1 - cw) / 2 / a0, 1.0, -2 * cw / a0, (1 - al) / a0])
+
+
 def _highpass(f0: float, sr: int) -> np.ndarray:
     w = 2 * math.pi * f0 / sr
     cw, al = math.cos(w), math.sin(w) / 2 * math.sqrt(2)
@@ -104,11 +120,14 @@ def _highpass(f0: float, sr: int) -> np.ndarray:
 
 
 class Balance:
-    """Adaptive tonal balance: a 25 Hz high-pass, a low shelf (90 Hz) that cuts while more than
-    12 % of the energy sits below 60 Hz, and a high shelf (2 kHz) that lifts while the 2–8 kHz
-    presence band is under −15 dB of the total. Band shares come from slow running means (τ 3 s) of
-    the band powers of the balanced output (a feedback loop); the shelves move 0.2 dB per block for the
-    first 3 s, then ≤ 0.05 dB, within −12 / +15 dB, relaxing back when the music no longer needs
+    """Adaptive tonal balance: a 25 Hz high-pass and a 16 kHz low-pass (nothing harsh near
+    Nyquist), a low shelf (90 Hz) that cuts while more than 12 % of the energy sits below 60 Hz,
+    and a broad bell at 4 kHz (Q 0.7, about 2–8 kHz) that lifts while that presence band is under
+    −15 dB of the total; past +12 dB of lift a low shelf at 350 Hz also tilts the low mids down
+    (to −8 dB) for mixes with little above 2 kHz. Once the user sets ``brightness`` the presence
+    lift and tilt relax to flat (the low-end cleanup stays). Band shares come from slow running means (τ 3 s) of
+    the band powers of the balanced output (a feedback loop); the shelves move fast for the
+    first 3 s or while far off target (9 dB/s), else ≤ 2.3 dB/s, within −12 / +18 dB, relaxing back when the music no longer needs
     them.
     ``[engine]``
     """
@@ -121,24 +140,37 @@ class Balance:
         self.m_low, self.m_pres = f < 60, (f >= 2000) & (f < 8000)
         self.low_db = 0.0
         self.pres_db = 0.0
+        self.tilt_db = 0.0
+        self.auto_presence = True
         self.share_low = None
         self.share_pres = None
         self._p = None
         self.blocks = 0
+        # 4th-order Butterworth at 64 Hz: about the energy below 60 Hz
+        self.sos_low = np.stack([_lowpass(64.0, sr, 0.5412), _lowpass(64.0, sr, 1.3066)])
+        self.zi_low = np.zeros((2, 2))
         self.hp = _highpass(25.0, sr)
-        self.zi = np.zeros((3, 2, 2))
+        self.lp = _lowpass(min(16000.0, 0.4 * sr), sr)
+        self.zi = np.zeros((5, 2, 2))
         self._sos = self._make()
 
     def _make(self) -> np.ndarray:
         return np.stack([self.hp, _shelf("low", 90.0, self.low_db, self.sr),
-                         _shelf("high", 2000.0, self.pres_db, self.sr)])
+                         _shelf("low", 350.0, self.tilt_db, self.sr),
+                         _peak(4000.0, self.pres_db, 0.7, self.sr), self.lp])
 
-    def observe(self, power: np.ndarray) -> None:
-        """Update from a block's power spectrum *after* the shelves (a slow feedback loop)."""
+    def observe(self, power: np.ndarray, x: np.ndarray) -> None:
+        """Update from a block *after* the shelves (a slow feedback loop): ``power`` is its
+        spectrum (for the presence band), ``x`` the block itself (the sub-60 Hz share comes from a
+        4th-order Butterworth low-pass, finer than the block's 47 Hz bins)."""
         tot = float(power.sum())
         if tot <= 1e-12:
             return
-        lo, pr = float(power[self.m_low].sum()), float(power[self.m_pres].sum())
+        mono = x[:, 0] + x[:, 1]                      # (scale cancels in the ratio)
+        y, self.zi_low = self._sosfilt(self.sos_low, mono, zi=self.zi_low)
+        mono_tot = float(np.dot(mono, mono))
+        lo = tot * (float(np.dot(y, y)) / mono_tot) if mono_tot > 1e-20 else 0.0
+        pr = float(power[self.m_pres].sum())
         a = math.exp(-BLOCK / (3.0 * self.sr))
         if self._p is None:
             self._p = [tot, lo, pr]
@@ -147,19 +179,29 @@ class Balance:
                 self._p[i] = a * self._p[i] + (1 - a) * v
         self.share_low, self.share_pres = self._p[1] / self._p[0], self._p[2] / self._p[0]
         self.blocks += 1
-        step = 0.2 if self.blocks * BLOCK < 3 * self.sr else 0.05     # settle fast, then drift slowly
-        nl, npr = self.low_db, self.pres_db
+        early = self.blocks * BLOCK < 3 * self.sr                      # settle fast, then drift slowly
+        nl, npr, nt = self.low_db, self.pres_db, self.tilt_db
+        pres = 10 * math.log10(max(self.share_pres, 1e-12))
+        fast, slow = 9.0 * BLOCK / self.sr, 2.3 * BLOCK / self.sr       # dB per block (9 / 2.3 dB/s)
+        step = fast if early or self.share_low > 0.25 else slow            # far off: move fast
         if self.share_low > 0.12:
             nl = max(-12.0, nl - step)
         elif self.share_low < 0.08:
             nl = min(0.0, nl + step)
-        pres = 10 * math.log10(max(self.share_pres, 1e-12))
-        if pres < -15.0:
-            npr = min(15.0, npr + step)
+        step = fast if early or pres < -21.0 else slow
+        if not self.auto_presence:          # the user chose a tone (brightness): step aside
+            npr, nt = max(0.0, npr - step), min(0.0, nt + step)
+        elif pres < -15.0:
+            npr = min(18.0, npr + step)
+            if npr >= 12.0:                 # a dark mix the bell alone cannot lift: tilt the low mids down
+                nt = max(-8.0, nt - step)
         elif pres > -12.0:
-            npr = max(0.0, npr - step)
-        if nl != self.low_db or npr != self.pres_db:
-            self.low_db, self.pres_db = nl, npr
+            if nt < 0.0:
+                nt = min(0.0, nt + step)
+            else:
+                npr = max(0.0, npr - step)
+        if nl != self.low_db or npr != self.pres_db or nt != self.tilt_db:
+            self.low_db, self.pres_db, self.tilt_db = nl, npr, nt
             self._sos = self._make()
 
     def process(self, x: np.ndarray) -> None:
@@ -177,7 +219,8 @@ class Mix:
     the gain toward ``TARGET_LUFS − level`` by at most ``slew_db`` per block, ramped inside the
     block. ``initial_db`` is the renderer's calibrated guess for the score, so a stream starts near
     its level and a prompt change keeps it. The limiter delays by 64 frames and ramps its gain
-    down over the 64 frames before a peak, so samples never exceed :data:`CEILING`.
+    down over the 64 frames before a peak, so neither samples nor the 4×-interpolated waveform
+    between them exceed :data:`CEILING`.
     """
 
     SUB = 64
@@ -191,13 +234,15 @@ class Mix:
         self.gain_db = 0.0 if initial_db is None else float(initial_db)
         self.level_ms = None             # running K-weighted mean square (pre-gain)
         self.blocks = 0
-        self.slew_db = 0.06              # per block: ~2.8 dB/s at 48 kHz
+        self.slew_db = 2.8 * BLOCK / sr  # per block: 2.8 dB/s
         self._delay = np.zeros((self.SUB, 2), dtype=np.float32)
         self._r_last = 1.0
         self._g_last = 1.0
         self._buf = np.zeros((BLOCK + self.SUB, 2), dtype=np.float32)
         self._ramp = (np.arange(BLOCK, dtype=np.float32) / BLOCK)[:, None]
         self._gains = np.ones(BLOCK // self.SUB + 1)
+        self._tp_ext = np.zeros((BLOCK + self.SUB + 3, 2), dtype=np.float64)
+        self._tp_hist = np.zeros((3, 2), dtype=np.float64)
         self._knots = np.arange(BLOCK // self.SUB + 1, dtype=np.float64) * self.SUB
         self._t = np.arange(BLOCK, dtype=np.float64)
         self.user_gain = 1.0
@@ -215,8 +260,8 @@ class Mix:
             self.balance.process(x)
             spec = np.fft.rfft(x.astype(np.float64), axis=0)
             power = np.abs(spec) ** 2
-            self.balance.observe(power.sum(axis=1))
-        p = (power * self.kw[:, None]).sum()
+            self.balance.observe(power[:, 0] + power[:, 1], x)
+        p = float(np.dot(self.kw, power[:, 0] + power[:, 1]))
         ms = 2.0 * p / (BLOCK * BLOCK)   # Parseval on a one-sided spectrum, summed over channels
         lufs = -0.691 + 10 * math.log10(ms + 1e-20)
         self.blocks += 1
@@ -240,6 +285,31 @@ class Mix:
         step = min(max(want - self.gain_db, -self.slew_db), self.slew_db)
         return self.gain_db + step
 
+    # cubic Lagrange weights for x(n + t), t = 1/4, 1/2, 3/4, from x[n-1], x[n], x[n+1], x[n+2]
+    _TP = np.array([[-(t * (t - 1) * (t - 2)) / 6, (t + 1) * (t - 1) * (t - 2) / 2,
+                     -(t + 1) * t * (t - 2) / 2, (t + 1) * t * (t - 1) / 6] for t in (0.25, 0.5, 0.75)])
+
+    def _true_peaks(self, buf: np.ndarray, n_sub: int) -> np.ndarray:
+        """Per sub-block peak of the signal between samples too (4× cubic interpolation), so the
+        ceiling holds for the reconstructed waveform, not only the samples (≤ −1 dBTP)."""
+        a = np.maximum(np.abs(buf[:, 0]), np.abs(buf[:, 1]))        # (2-column reductions are slow)
+        ext = self._tp_ext
+        ext[:3] = self._tp_hist
+        ext[3:] = buf
+        self._tp_hist[:] = buf[-self.SUB - 3:-self.SUB]      # what precedes the next call's buf
+        # estimates between samples k and k+1 for k = −2 … len−2 (ext index k+2 … k+5)
+        m = np.zeros(buf.shape[0], dtype=np.float64)
+        w = self._TP
+        for c in range(2):
+            e = ext[:, c]
+            for r in range(3):
+                y = w[r, 0] * e[:-3] + w[r, 1] * e[1:-2] + w[r, 2] * e[2:-1] + w[r, 3] * e[3:]
+                np.maximum(m, np.abs(y), out=m)
+        # y[j] interpolates between ext[j+1] and ext[j+2] = buf[j-2] and buf[j-1], so the point
+        # after buf[k] is y[k+2]; the last pair of buf is checked next call (it is in its delay)
+        a[:-2] = np.maximum(a[:-2], m[2:])
+        return a.reshape(n_sub + 1, self.SUB).max(axis=1)
+
     def process(self, x: np.ndarray) -> np.ndarray:
         """Mix one raw ``(BLOCK, 2)`` block in place; returns it. ``[engine]``"""
         new_db = self._follow(x)
@@ -253,7 +323,7 @@ class Mix:
         buf[self.SUB:] = x
         self._delay[:] = x[-self.SUB:]
         n_sub = BLOCK // self.SUB
-        peaks = np.abs(buf.reshape(n_sub + 1, self.SUB * 2)).max(axis=1)
+        peaks = self._true_peaks(buf, n_sub)
         if self._g_last >= 1.0 and float(peaks.max()) <= CEILING:
             x[:] = buf[:BLOCK]                       # nothing to limit: a plain delay
             self._r_last = 1.0
@@ -299,7 +369,7 @@ class Performance:
         self._fifo_at = 0
         instrument.setup(score.parts)
         if brightness is not None:
-            instrument.set_brightness(brightness)
+            self.set_brightness(brightness)
 
     # --- events
     def _push(self, beat: float, kind: int, part: int, a, b=None) -> None:
@@ -388,6 +458,12 @@ class Performance:
     def set_bpm(self, bpm: float) -> None:
         """Tempo from the production frontier on (frames already produced keep theirs). ``[engine]``"""
         self.tempo.set_bpm(bpm, self.frame)
+
+    def set_brightness(self, b: float) -> None:
+        """The user's tone: the instrument's brightness; the mix's presence lift steps aside. ``[engine]``"""
+        self.inst.set_brightness(b)
+        if self.mix.balance is not None:
+            self.mix.balance.auto_presence = False
 
     def set_gain(self, gain: float) -> None:
         self.mix.user_gain = float(gain)

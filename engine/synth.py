@@ -28,7 +28,8 @@ log = logging.getLogger("wavebridge.synth")
 
 
 class SynthBackend(Backend):
-    """The embedded default backend (``renderer``: ``"auto"``, ``"fluidsynth"`` or ``"oscillators"``)."""
+    """The embedded default backend (``renderer``: ``"auto"``, ``"fluidsynth"`` or ``"oscillators"``;
+    default ``$WAVEBRIDGE_SYNTH_RENDERER`` or ``"auto"``: FluidSynth if it and a SoundFont are there)."""
 
     name = "synth"
     channels = 2
@@ -41,8 +42,10 @@ class SynthBackend(Backend):
         "top_k": (1.0, 2048.0, 250.0),
     }
 
-    def __init__(self, sample_rate: int = 48000, soundfont: str | None = None, renderer: str = "auto",
+    def __init__(self, sample_rate: int = 48000, soundfont: str | None = None, renderer: str | None = None,
                  pool_size: int = 16, workers: int | None = None, composer=None, **_ignored):
+        if renderer is None:             # the environment may pin one (benchmarks, comparisons)
+            renderer = os.environ.get("WAVEBRIDGE_SYNTH_RENDERER", "auto")
         if renderer not in ("auto", "fluidsynth", "oscillators"):
             raise BackendError(f"unknown renderer {renderer!r}: auto, fluidsynth or oscillators")
         self.sample_rate = int(sample_rate)
@@ -174,7 +177,7 @@ class SynthBackend(Backend):
         if name == "gain":
             perf.set_gain(float(value))
         elif name == "brightness" and value >= 0:
-            perf.inst.set_brightness(float(value))
+            perf.set_brightness(float(value))
 
     def set_tempo(self, bpm: float) -> None:
         """Global tempo: new jobs compose at it, running streams change from their frontier. ``[engine]``"""
@@ -210,3 +213,26 @@ class SynthBackend(Backend):
         self._live.pop(id(stream), None)
         if stream.state is not None:
             stream.state.close()
+
+
+_REF: dict = {}
+
+
+def render_stream(prompt: str, seed: int, frames: int, sample_rate: int = 48000, **backend_kwargs) -> np.ndarray:
+    """The first ``frames`` frames a fresh ``synth`` stream of (prompt, seed) plays, as ``(n, 2)``.
+
+    For references in tests and tools (a stream is deterministic, so this is exactly what the
+    daemon's backend produces for that job). Keeps one warm backend per configuration.
+    ``[engine]``
+    """
+    key = (int(sample_rate), tuple(sorted(backend_kwargs.items())))
+    b = _REF.get(key)
+    if b is None:
+        b = SynthBackend(sample_rate=sample_rate, pool_size=1, workers=1, **backend_kwargs)
+        b.warmup()
+        _REF[key] = b
+    s = b.start(0, prompt, seed)
+    try:
+        return b.generate([s], int(frames))[0]
+    finally:
+        b.end(s)

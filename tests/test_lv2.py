@@ -473,7 +473,7 @@ def test_slot_port_change_switches_rings(host, writers, tmp_path):
 def test_jalv_plays_what_the_daemon_wrote(host, tmp_path, daemon_proc, osc_client):
     """jalv hosting the stub on slot 1 of a real daemon: the capture is the synth's audio, exactly."""
     from dsp import soft_limit
-    from engine.synth import arrange, render
+    from engine.synth import render_stream
 
     d = daemon_proc("--slots", "1", "--metrics-port", "off")
     c = osc_client(d.host, d.port)
@@ -488,7 +488,7 @@ def test_jalv_plays_what_the_daemon_wrote(host, tmp_path, daemon_proc, osc_clien
     cap = cap[start:]
     assert cap.shape[0] > RATE and np.abs(cap).max() > 0.05
     # where in the stream the capture begins: the synth is a pure function of the frame index
-    ref = soft_limit(render([arrange(prompt, seed)], np.array([0]), 8 * RATE, RATE)[0])
+    ref = soft_limit(render_stream(prompt, seed, 8 * RATE, RATE))
     probe = cap[:2048, 0].astype(np.float64)
     corr = np.correlate(ref[:, 0].astype(np.float64), probe, mode="valid")
     off = int(np.argmax(corr))
