@@ -10,8 +10,9 @@ playing at that moment). The daemon turns that ring frame into the stream's own 
   rendered moves and the change is heard within a beat;
 - **bar phase** — the score's bar lines land on the host's bar lines (beat lines when the two
   meters differ). A small phase error is taken up smoothly over one beat (that beat is played a
-  little faster or slower, never more than ``max_slew`` apart from the host's tempo); a large
-  one (a relocate, a first lock) jumps at the next beat line;
+  little faster or slower, never more than ``max_slew`` faster); a large one (a relocate, a
+  first lock) holds one beat until the host's next line comes — the grid never skips or goes
+  back, so the renderer never fires skipped notes at once;
 - **start** — a stream that has rendered nothing yet starts in phase: its first frame is
   given the score beat that puts the score's bar lines on the host's (within ``start_slack``
   beats after a host bar line it starts in its first bar, otherwise its first bar begins at the
@@ -84,7 +85,8 @@ class HostSync:
 
     def update(self, pos: HostPosition, head: int) -> str:
         """Follow ``pos`` from the render head ``head`` on. Returns what was done: ``start``,
-        ``locked`` (nothing to do), ``slew``, ``jump`` or ``stopped`` (host not rolling)."""
+        ``locked`` (nothing to do), ``slew``, ``wait`` (one beat held until the host's line) or
+        ``stopped`` (host not rolling)."""
         if not (pos.bpm > 0 and math.isfinite(pos.bpm) and math.isfinite(pos.beat)):
             raise ValueError(f"bad host position {pos}")
         self.last = pos
@@ -115,17 +117,21 @@ class HostSync:
         if abs(err_frames) <= self.tolerance_frames and abs(bpm_there - pos.bpm) < 1e-3:
             self.last_action = "locked"
             return self.last_action
-        # slew: beat b_next → b_next + 1 spans [f_next, f1], landing on the host's grid at f1
-        f1 = pos.frame_at(b_next + 1 + offset, sr)
+        # slew: beat b_next → b_next + 1 spans [f_next, f1], landing on the host's grid at f1.
+        # The grid's beats only ever move forward and never skip (the tempo map and the
+        # renderer, which plays every note it passes, need that): a beat is played at most
+        # ``max_slew`` faster; when the host's line is nearer than that, the beat waits for the
+        # host's next line instead ("wait": one beat held longer)
         nominal = 60.0 * sr / pos.bpm
+        f1 = pos.frame_at(b_next + 1 + offset, sr)
+        if f1 - f_next < nominal / self.max_slew:
+            offset += unit
+            f1 = pos.frame_at(b_next + 1 + offset, sr)
         span = f1 - f_next
-        if nominal / self.max_slew <= span <= nominal * self.max_slew:
-            tempo.align(int(round(f_next)), b_next, 60.0 * sr / span)
-            tempo.align(int(round(f1)), b_next + 1, pos.bpm)
-            self.last_action = "slew"
-        else:
-            tempo.align(int(round(f_next)), h_next - offset, pos.bpm)
-            self.last_action = "jump"
+        action = "slew" if span <= nominal * self.max_slew else "wait"
+        tempo.align(int(round(f_next)), b_next, 60.0 * sr / span)
+        tempo.align(int(round(f1)), b_next + 1, pos.bpm)
+        self.last_action = action
         return self.last_action
 
     def next_boundary_frame(self, after: float, quantize: str) -> int:

@@ -120,7 +120,7 @@ def test_playing_stream_locks_to_the_host(score_bpm, host_bpm, origin):
     host = Host(host_bpm, origin=origin)
     head0 = 5 * SR                                       # it has rendered 5 s on its own
     actions = play(host, sync, 20 * SR, buffer=SR // 2, head0=head0)
-    assert actions[0] in ("slew", "jump")
+    assert actions[0] in ("slew", "wait")
     assert actions[-1] == "locked"                       # repeated reports change nothing
     lock_by = head0 + 2 * 60.0 * SR / min(score_bpm, host_bpm) + 2048
     assert_bars_on_host(tempo, host, lock_by, head0 + 20 * SR)
@@ -164,15 +164,34 @@ def test_tempo_change_is_followed_from_the_next_beat():
     np.testing.assert_allclose(beat_periods(tempo, 0, head), 60.0 * SR / 100.0, atol=1.0)
 
 
-def test_relocate_jumps_to_the_new_bar():
+def test_relocate_waits_for_the_new_bar():
     host = Host(120.0)
     tempo = TempoMap(120.0, SR)
     sync = HostSync(tempo, BPB)
     play(host, sync, 3 * SR)
     jumped = Host(120.0, origin=1.5 * 60 * SR / 120)     # the host relocated by a bar and a half
     act = sync.update(jumped.report(3 * SR), 3 * SR)
-    assert act == "jump"
-    assert_bars_on_host(tempo, jumped, 3 * SR + SR, 10 * SR)
+    assert act == "wait"
+    assert_bars_on_host(tempo, jumped, 3 * SR + 2 * SR, 10 * SR)
+    beats = [tempo.beat_at(f) for f in range(0, 10 * SR, 480)]
+    assert all(b1 >= b0 for b0, b1 in zip(beats, beats[1:])), "the grid went backwards"
+
+
+@pytest.mark.parametrize("shift_beats", [0.6, 1.0, 1.5, 2.0, 2.5, 3.4, -0.7, -1.9])
+def test_any_relocate_keeps_the_grid_monotonic_and_locks(shift_beats):
+    """Whatever the relocate, the tempo map's beats only move forward and skip nothing
+    (frame_at inverts beat_at) and the bars are on the host's three seconds later."""
+    host = Host(120.0)
+    tempo = TempoMap(120.0, SR)
+    sync = HostSync(tempo, BPB)
+    play(host, sync, 3 * SR)
+    moved = Host(120.0, origin=shift_beats * 60 * SR / 120)
+    play(moved, sync, 8 * SR, head0=3 * SR + 2048)
+    beats = [tempo.beat_at(f) for f in range(0, 11 * SR, 480)]
+    assert all(b1 >= b0 for b0, b1 in zip(beats, beats[1:])), "the grid went backwards"
+    for b in np.arange(1.0, tempo.beat_at(11 * SR), 0.37):     # no beat skipped: frame_at inverts
+        assert tempo.beat_at(tempo.frame_at(b)) == pytest.approx(b, abs=1e-6)
+    assert_bars_on_host(tempo, moved, 6 * SR, 11 * SR)
 
 
 def test_other_meter_locks_beats():
