@@ -57,6 +57,8 @@ def _serve_parser(sub):
     p.add_argument("--model", default=None, help="local model directory (musicgen)")
     p.add_argument("--device", default=None, help="backend device override (cpu, cuda)")
     p.add_argument("--dtype", default=None, help="backend dtype override (float32, float16, bfloat16)")
+    p.add_argument("--soundfont", default=None, metavar="FILE",
+                   help="SF2/SF3 SoundFont for the synth (default: Debian's FluidR3_GM)")
     p.add_argument("--slots", type=int, default=None, help="number of slots (rings), 1..64 (default 8)")
     p.add_argument("--target-s", type=float, default=None, help="seconds of audio kept ahead of the reader (1.0)")
     p.add_argument("--xfade-ms", type=float, default=None, help="prompt-change crossfade (50)")
@@ -74,6 +76,9 @@ def _serve_parser(sub):
                    help="connect to this existing MIDI output instead (exact name, its port part, or a "
                         "unique substring; waits for it to appear)")
     p.add_argument("--midi-map", default=None, metavar="FILE", help="TOML MIDI map (see examples/midi-map.toml)")
+    p.add_argument("--midi-out", action="store_true", default=False,
+                   help="open a virtual MIDI output 'wavebridge out' carrying the synth's notes as they "
+                        "reach the read head (channel = slot, 1..16)")
     p.add_argument("--metrics-port", type=_metrics_port, default=None, metavar="PORT",
                    help="Prometheus /metrics on this TCP port (default 9464; 0 = a free port; 'off' = none)")
     p.add_argument("--metrics-host", default=None, help="address for /metrics (default 127.0.0.1)")
@@ -91,7 +96,7 @@ def _serve_parser(sub):
     return p
 
 
-_CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "slots", "target_s", "xfade_ms",
+_CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "soundfont", "slots", "target_s", "xfade_ms",
                "first_chunk", "max_chunk", "splice", "price_per_hour", "allow", "midi", "midi_port", "midi_map",
                "metrics_host", "metrics_allow", "resume", "log_level", "http", "state_dir", "storage")
 
@@ -128,6 +133,8 @@ def build_config(s):
         kw["device"] = s.device
     if s.dtype:
         kw["dtype"] = s.dtype
+    if s.soundfont and s.backend == "synth":
+        kw["soundfont"] = s.soundfont
     return Config(slots=s.slots, backend=s.backend, backend_kwargs=kw, target_s=s.target_s,
                   xfade_ms=s.xfade_ms, first_chunk=s.first_chunk, max_chunk=s.max_chunk, splice=s.splice,
                   price_per_hour=s.price_per_hour,
@@ -358,6 +365,14 @@ async def serve_async(args, ready_cb=None) -> int:
         svc.midi.open(loop)
         print(f"wavebridge: {svc.midi.summary()}"
               + (f" via {svc.midi.api}" if svc.midi.connected else f" — {svc.midi.last_error}"), flush=True)
+    if getattr(args, "midi_out", False):
+        from .midiout import MidiOutput
+
+        try:
+            daemon.midi_out = MidiOutput(daemon).open()
+            print(f"wavebridge: MIDI out on '{daemon.midi_out.port_name}' via {daemon.midi_out.api}", flush=True)
+        except RuntimeError as e:     # optional: the audio carries on without it
+            log.warning("MIDI out: %s", e)
     for job in resume:
         from .commands import parse_osc
 
@@ -371,7 +386,9 @@ async def serve_async(args, ready_cb=None) -> int:
             print(f"wavebridge: resuming slot {job['slot']}: {job['prompt']}", flush=True)
         except Exception as e:  # noqa: BLE001
             log.warning("could not resume slot %s: %s", job["slot"], getattr(e, "message", e))
-    log.info("backend %s warm in %.0f ms", daemon.backend.name, daemon.warmup_s * 1000)
+    renderer = getattr(daemon.backend, "describe", None)
+    log.info("backend %s%s warm in %.0f ms", daemon.backend.name, f" ({renderer()})" if renderer else "",
+             daemon.warmup_s * 1000)
     loop.add_signal_handler(signal.SIGHUP, svc.reload)
     print(f"wavebridge: listening for OSC on {host}:{port} ({cfg.slots} slots, backend {daemon.backend.name}, "
           f"ready in {(time.perf_counter() - t0) * 1000:.0f} ms)", flush=True)
@@ -394,6 +411,8 @@ async def serve_async(args, ready_cb=None) -> int:
         await svc.http.close()
     server.close()
     await loop.run_in_executor(None, daemon.close)
+    if daemon.midi_out is not None:
+        daemon.midi_out.close()
     if svc.metrics is not None:
         svc.metrics.close()
     notifier.close()
@@ -438,7 +457,8 @@ def cmd_status(args) -> int:
         print(f"no answer from {args.host}:{args.port} (is `wavebridge serve` running?)", file=sys.stderr)
         return 1
     if engine:
-        print(f"backend {engine[0]}, stitching on {engine[1]}, {engine[2]} slots")
+        print(f"backend {engine[0]}" + (f" ({engine[3]})" if len(engine) > 3 and engine[3] != engine[0] else "")
+              + f", stitching on {engine[1]}, {engine[2]} slots")
     print(f"{'slot':>4}  {'state':<8} {'buffered':>8} {'underruns':>10}  prompt")
     for slot, state, prompt, buf, ur in rows:
         print(f"{slot:>4}  {state:<8} {buf:>7.2f}s {ur:>10}  {prompt}")
@@ -579,9 +599,12 @@ def main(argv=None) -> int:
     p.add_argument("--port", type=int, default=9137)
     p = sub.add_parser("demo", help="start a daemon, play, change the prompt, record demo.wav")
     p.add_argument("--wav", default="demo.wav")
-    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--prompt", default="deep house in A minor with piano, warm bass and drums, 122 bpm")
     p.add_argument("--prompt2", default="dreamy ambient pads and a slow bell melody in D major")
+    p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont for the synth")
+    from .render import add_parser as _add_render
+    _add_render(sub)
     p = sub.add_parser("bench", help="measure latency, real-time slots and costs")
     p.add_argument("--backend", default="synth")
     p.add_argument("--model", default=None)
@@ -589,6 +612,7 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="shorter runs (for tests)")
     p.add_argument("--http", action="store_true", help="the HTTP/WebSocket figures instead (first audio, "
                                                        "prompt change at a client, concurrent streams, tracks)")
+    p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont for the synth")
     p.add_argument("--price-per-hour", type=float, default=None, help="device price for the cost figures")
     p = sub.add_parser("install-service", help="install the systemd unit (user or system)",
                        description="Write wavebridge.service for this installation. Settings belong in "
@@ -632,6 +656,10 @@ def main(argv=None) -> int:
         from .demo import run_demo
 
         return run_demo(args)
+    if args.cmd == "render":
+        from .render import run_render
+
+        return run_render(args)
     if args.cmd == "bench":
         from .bench import run_bench
 

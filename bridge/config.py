@@ -11,7 +11,7 @@ Sections (``examples/config.toml`` shows every key)::
     resume = true                  # restart: carry on what a crashed daemon was playing
     tempo = 122                    # /wb/tempo at start and on reload
     [osc]      host, port, allow
-    [engine]   backend, model, device, dtype, slots, slot_names, target_s, xfade_ms, first_chunk, max_chunk, splice
+    [engine]   backend, model, device, dtype, soundfont, slots, slot_names, target_s, xfade_ms, first_chunk, max_chunk, splice
     [midi]     enabled, port, map  # map: relative to the config file
     [metrics]  enabled, host, port # port 0 = a free port
     [http]     listen ("HOST:PORT" | "off"), state_dir, storage ("DIR" | "s3://bucket/prefix"),
@@ -51,6 +51,7 @@ class Settings:
     model: str | None = None
     device: str | None = None
     dtype: str | None = None
+    soundfont: str | None = None
     slots: int = 8
     slot_names: list | None = None                   # ring names instead of 1..slots
     target_s: float = 1.0
@@ -91,7 +92,7 @@ SCHEMA = {
     "": {"resume": ("resume", bool), "tempo": ("tempo", float)},
     "osc": {"host": ("osc_host", str), "port": ("osc_port", int), "allow": ("allow", list)},
     "engine": {"backend": ("backend", str), "model": ("model", str), "device": ("device", str), "dtype": ("dtype", str),
-               "slots": ("slots", int), "target_s": ("target_s", float), "xfade_ms": ("xfade_ms", float),
+               "soundfont": ("soundfont", str), "slots": ("slots", int), "target_s": ("target_s", float), "xfade_ms": ("xfade_ms", float),
                "first_chunk": ("first_chunk", int), "max_chunk": ("max_chunk", int),
                "splice": ("splice", bool), "price_per_hour": ("price_per_hour", float),
                "slot_names": ("slot_names", list)},
@@ -104,7 +105,7 @@ SCHEMA = {
 }
 #: fields that SIGHUP applies without a restart
 LIVE_FIELDS = {"tempo", "params", "slot_params", "midi_map", "tiers"}
-PATH_FIELDS = {"midi_map", "model", "state_dir"}
+PATH_FIELDS = {"midi_map", "model", "state_dir", "soundfont"}
 
 
 def search_path(environ=None) -> list[str]:

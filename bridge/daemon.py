@@ -34,6 +34,7 @@ from engine.backend import Backend
 from engine.scheduler import Chunk, Job, Scheduler
 
 from .commands import COMMON_PARAMS, Command
+from .hostlink import HostLink
 from .protocol import RingError, RingFault, WavebridgeError
 from .ring import RingWriter
 
@@ -110,9 +111,11 @@ class EngineThread(threading.Thread):
         self.alive_ns = time.monotonic_ns()     # watchdog: last loop iteration
         self._halt = threading.Event()
         self.step_ema: float | None = None      # seconds per generating step (recent average)
+        self.hostlink = HostLink(self)          # the DAW's transport: tempo/bar lock, quantize
 
     def stop(self) -> None:
         self._halt.set()
+        self.hostlink.close()
         try:
             self.q.put_nowait(Command("wake"))
         except queue.Full:
@@ -143,6 +146,8 @@ class EngineThread(threading.Thread):
             try:
                 self._check_slots()
                 self._fill()
+                if d.midi_out is not None:
+                    d.midi_out.collect(self.hostlink)
             except Exception as e:  # noqa: BLE001 — keep the engine alive, report the fault
                 log.exception("engine step failed")
                 d.emit(Event("error", code="internal", message=f"engine step failed: {e}"))
@@ -225,6 +230,7 @@ class EngineThread(threading.Thread):
         if cmd.kind == "play":
             self._play(cmd)
         elif cmd.kind == "stop":
+            self.hostlink.stopped(cmd.slot)
             self._stop_slot(d.slots[cmd.slot], cmd.fade_s, cmd.reply_to)
         elif cmd.kind == "param":
             slot = d.slots[cmd.slot]
@@ -245,12 +251,17 @@ class EngineThread(threading.Thread):
             if slot.job is not None or slot.old_job is not None or slot.tail_job is not None:
                 self._stop_slot(slot, 0.0, now=True)
             d._drop_private_slot(cmd.slot)
+        elif cmd.kind == "transport":
+            self.hostlink.transport(cmd)
         elif cmd.kind == "wake":
             pass
 
     def _play(self, cmd: Command) -> None:
         d = self.d
         slot = d.slots[cmd.slot]
+        if self.hostlink.stale(cmd) or self.hostlink.defer(cmd):
+            return                              # superseded, or held for its beat/bar line
+        cmd.prompt = self.hostlink.prompt_for(cmd.slot, cmd.prompt)
         if slot.ring.recover():                 # raises RingError while the slot has no ring
             slot.gpu_reg = None                 # the new mapping is not registered with CUDA
         try:
@@ -293,6 +304,7 @@ class EngineThread(threading.Thread):
             old, replacing = None, False
         slot.old_job = old
         slot.pending = "splice" if replacing else "append"
+        self.hostlink.started(slot, job, replacing, cmd)
         if replacing:                           # the first chunk holds the whole crossfade
             xf = self._xfade_frames(slot)
             job.next_chunk = max(d.scheduler.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
@@ -314,6 +326,8 @@ class EngineThread(threading.Thread):
                 "started_unix": slot.job_started}
         meta.update(extra)
         slot.ring.set_meta(meta)
+        if "start_at" in extra:
+            self.hostlink.published(slot, job, extra["start_at"])
 
     def _xfade_frames(self, slot: Slot) -> int:
         ms = slot.xfade_ms if slot.xfade_ms is not None else self.d.config.xfade_ms
@@ -494,7 +508,8 @@ class EngineThread(threading.Thread):
             old = slot.old_job
             # crossfade material beyond what the ring holds (not when resampling: rates differ)
             tail = self._old_tail(old) if old is not None and slot.resampler is None else None
-            s, _ = ring.splice(audio, self._xfade_frames(slot), tail, d.config.guard_ms)
+            s, _ = ring.splice(audio, self._xfade_frames(slot), tail, d.config.guard_ms,
+                               at=self.hostlink.splice_frame(job))
             if old is not None:
                 d.scheduler.end(old)
                 self._done(slot, old, "replaced")
@@ -623,6 +638,7 @@ class Daemon:
         self.errors_by_code: dict[str, int] = {}
         self.on_step = None           # metrics hook: callable(StepResult)
         self.on_apply = None          # metrics hook: callable(Command) as the engine takes it [engine]
+        self.midi_out = None          # bridge.midiout.MidiOutput (serve --midi-out), fed by the engine
         self.started_at = time.time()
         self.ready = False
         self.dsp_path = "numpy"

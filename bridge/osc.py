@@ -334,7 +334,9 @@ class OscServer:
         for r in d.status():
             rows.append([r["slot"], r["state"], cut_utf8(r["prompt"], MAX_STATUS_PROMPT), float(r["buffered_s"]),
                          int(min(r["underrun_frames"], 2 ** 31 - 1))])
-        engine = (d.backend.name, getattr(d, "dsp_path", "numpy"), len(d.slots))
+        renderer = getattr(d.backend, "describe", None)     # e.g. the synth's "fluidsynth:FluidR3_GM.sf2"
+        engine = (d.backend.name, getattr(d, "dsp_path", "numpy"), len(d.slots),
+                  str(renderer() if renderer else d.backend.name)[:120])
         budget = self._budget.left if self._budget is not None else 1 << 30
         more_size = osc_size("/wb/status_page", 0, 0)
         last_size = osc_size("/wb/engine", *engine)

@@ -622,7 +622,7 @@ class RingWriter:
         self._publish(w + n)
         return n
 
-    def splice(self, new: np.ndarray, xfade_frames: int, old_tail=None, min_guard_ms: float = 10.0):
+    def splice(self, new: np.ndarray, xfade_frames: int, old_tail=None, min_guard_ms: float = 10.0, at=None):
         """Replace not-yet-read audio from ``read_index + guard`` with ``new``. ``[engine]``
 
         The first ``xfade_frames`` of ``new`` are crossfaded (equal power) against what is in
@@ -636,6 +636,8 @@ class RingWriter:
         s = r + self.guard_frames(min_guard_ms)
         if w < s:
             s = max(w, r)
+        if at is not None and s < at <= w:      # a quantized change: exactly at its frame (bridge.hostlink)
+            s = int(at)
         n = new.shape[0]
         xf = min(xfade_frames, n)
         have = max(0, w - s)

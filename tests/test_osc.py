@@ -44,7 +44,9 @@ def test_ping_play_first_audio_status_with_an_independent_client(served):
         s.sendto(msg("/wb/status", 0, b"\0" * 64), (d.host, d.port))
         rows = [parse_reply(s.recv(2048)) for _ in range(3)]
         assert [r[0] for r in rows] == ["/wb/slot"] * 3
-        assert parse_reply(s.recv(2048)) == ("/wb/engine", ["synth", "numpy", 3])
+        eng = parse_reply(s.recv(2048))
+        assert eng[0] == "/wb/engine" and eng[1][:3] == ["synth", "numpy", 3]
+        assert eng[1][3] == "oscillators" or eng[1][3].startswith("fluidsynth:")   # the renderer in use
         by_slot = {r[1][0]: r[1] for r in rows}
         assert by_slot[2][1] == "playing" and by_slot[2][2] == "jazz trio with brushes"
         assert by_slot[1][1] == "idle"
@@ -60,7 +62,8 @@ def test_ping_play_first_audio_status_with_an_independent_client(served):
 BAD = [
     (("/wb/play",), -1, "bad_args"),
     (("/wb/play", 1), -1, "bad_args"),
-    (("/wb/play", 1, "x", 1.0, 2, 3), -1, "bad_args"),
+    (("/wb/play", 1, "x", 1.0, 2, "bar", 3), -1, "bad_args"),
+    (("/wb/play", 1, "x", 1.0, 2, 3), 1, "bad_type"),
     (("/wb/play", "one", "x"), -1, "bad_type"),
     (("/wb/play", 0, "x"), -1, "bad_slot"),
     (("/wb/play", 4, "x"), -1, "bad_slot"),
