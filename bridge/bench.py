@@ -12,6 +12,8 @@ It drives real daemon processes over OSC and reads their rings with the stub rea
   blocks in real time, with zero underrun frames over the measuring window.
 - ``rtf_single`` / ``aggregate_audio_s_per_s``: the backend alone, one stream and a batch;
   baseline: the same streams generated one at a time.
+- synth only: the same figures for the oscillator fallback renderer (``oscillators``,
+  ``max_realtime_slots_oscillators``) and ``render_command`` — ``wavebridge render``'s speed.
 - ``reader_us_per_block``: the Python reader's cost per 128-frame read (and the C plugin's, if
   ``build/lv2/bench_read`` exists).
 - ``cost_per_audio_minute``: compute seconds per audio second × ``--price-per-hour``.
@@ -197,10 +199,11 @@ def bench_realtime_slots(start_daemon, counts, window_s: float) -> tuple[int, di
     return best, detail
 
 
-def bench_backend(backend_name: str, model: str | None, streams: int) -> dict:
+def bench_backend(backend_name: str, model: str | None, streams: int, **kw) -> dict:
     from engine import get_backend
 
-    kw = {"model": model} if model else {}
+    if model:
+        kw["model"] = model
     b = get_backend(backend_name, **kw)
     b.warmup()
     rate = b.sample_rate
@@ -225,10 +228,22 @@ def bench_backend(backend_name: str, model: str | None, streams: int) -> dict:
                         frames += b.generate([x], n)[0].shape[0]
             v = frames / rate / (time.perf_counter() - t0)
             (agg if mode == "batched" else naive)[n] = v
+    what = b.describe() if hasattr(b, "describe") else b.name
     b.close()
-    return {"rtf_single": rtf, "aggregate_audio_s_per_s": agg[chunk], "aggregate_naive_audio_s_per_s": naive[chunk],
+    return {"renderer": what, "rtf_single": rtf, "aggregate_audio_s_per_s": agg[chunk], "aggregate_naive_audio_s_per_s": naive[chunk],
             "aggregate_small_chunks_audio_s_per_s": agg[1024],
             "aggregate_small_chunks_naive_audio_s_per_s": naive[1024], "aggregate_streams": streams}
+
+
+def bench_render_command(seconds: float, soundfont: str | None) -> dict:
+    """``wavebridge render``'s speed (in process, same code path): audio seconds per wall/CPU second."""
+    from bridge.render import render_take
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    audio, _, what = render_take("jazz trio with brushes and upright bass", seconds, soundfont=soundfont)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"seconds": seconds, "renderer": what, "x_realtime_wall": round(seconds / wall, 1),
+            "x_realtime_cpu": round(seconds / max(cpu, 1e-9), 1)}
 
 
 def bench_reader() -> dict:
@@ -269,18 +284,26 @@ def bench_reader() -> dict:
 
 
 def run_bench(args) -> int:
+    if getattr(args, "http", False):              # the web side's figures (bridge/bench_http.py)
+        from .bench_http import run_http_bench
+
+        return run_http_bench(args)
     from bridge.demo import DaemonProcess
     from bridge.osc import OscClient
 
     quick = bool(getattr(args, "quick", False))
     backend = args.backend
     extra = ["--backend", backend] + (["--model", args.model] if args.model else [])
+    soundfont = getattr(args, "soundfont", None)
+    if soundfont and backend == "synth":
+        extra += ["--soundfont", soundfont]
     price = float(getattr(args, "price_per_hour", None) or 1.0)
     t_all = time.monotonic()
     res: dict = {"backend": backend, "machine": machine_info(), "block_frames": BLOCK}
 
     _say("backend throughput (in process) …")
-    be = bench_backend(backend, args.model, 16 if quick else 64)
+    be = bench_backend(backend, args.model, 16 if quick else 64,
+                       **({"soundfont": soundfont} if soundfont and backend == "synth" else {}))
     res.update({k: round(v, 2) if isinstance(v, float) else v for k, v in be.items()})
     res["aggregate_ratio_vs_naive"] = round(be["aggregate_audio_s_per_s"] / be["aggregate_naive_audio_s_per_s"], 2)
     res["aggregate_small_chunks_ratio_vs_naive"] = round(
@@ -289,6 +312,13 @@ def run_bench(args) -> int:
     res["price_per_hour"] = price
     res["cost_per_audio_minute"] = round(compute_per_audio_s * 60.0 * price / 3600.0, 6)
     res["cost_per_audio_minute_batched"] = round(60.0 / be["aggregate_audio_s_per_s"] * price / 3600.0, 6)
+
+    if backend == "synth":
+        _say("the oscillator fallback renderer (in process) …")
+        osc = bench_backend("synth", None, 4 if quick else 16, renderer="oscillators")
+        res["oscillators"] = {k: round(v, 2) if isinstance(v, float) else v for k, v in osc.items()}
+        _say("wavebridge render speed …")
+        res["render_command"] = bench_render_command(5.0 if quick else 30.0, soundfont)
 
     _say("reader cost per 128-frame block …")
     rd = bench_reader()
@@ -331,6 +361,13 @@ def run_bench(args) -> int:
     best, detail = bench_realtime_slots(lambda *a: DaemonProcess(*extra, *a), counts, window)
     res["max_realtime_slots"] = best
     res["realtime_trials"] = detail
+    if backend == "synth":
+        _say("real-time slots with the oscillator fallback …")
+        env = dict(os.environ, WAVEBRIDGE_SYNTH_RENDERER="oscillators")
+        ocounts = [2, 4] if quick else [2, 4, 6, 8, 12, 16]
+        obest, odetail = bench_realtime_slots(lambda *a: DaemonProcess(*extra, *a, env=env), ocounts, window)
+        res["max_realtime_slots_oscillators"] = obest
+        res["realtime_trials_oscillators"] = odetail
     res["bench_seconds"] = round(time.monotonic() - t_all, 1)
 
     print(f"wavebridge bench — {backend} on {res['machine']['cpu']} ({res['machine']['cores']} cores)")
@@ -341,11 +378,19 @@ def run_bench(args) -> int:
           f"{res['prompt_change_speedup_vs_naive']}× faster)")
     if res["stop_ms"] is not None:
         print(f"  stop               {res['stop_ms']:7.2f} ms to the fade-out at the read head (≥ 1 s buffered)")
-    print(f"  real-time slots    {best} with 0 underruns ({BLOCK}-frame blocks, {window:.0f} s)")
+    print(f"  real-time slots    {best} with 0 underruns ({BLOCK}-frame blocks, {window:.0f} s)"
+          + (f"; oscillator fallback: {res['max_realtime_slots_oscillators']}"
+             if "max_realtime_slots_oscillators" in res else ""))
     print(f"  single stream RTF  {res['rtf_single']:.1f}×   batch of {res['aggregate_streams']}: "
           f"{res['aggregate_audio_s_per_s']:.1f} audio-s/s ({res['aggregate_ratio_vs_naive']}× one-at-a-time); "
           f"1024-frame chunks: {res['aggregate_small_chunks_audio_s_per_s']:.1f} "
           f"({res['aggregate_small_chunks_ratio_vs_naive']}×)")
+    if "render_command" in res:
+        rc = res["render_command"]
+        print(f"  renderer           {res.get('renderer')}; oscillator fallback RTF {res['oscillators']['rtf_single']:.1f}×,"
+              f" batch {res['oscillators']['aggregate_audio_s_per_s']:.1f} audio-s/s")
+        print(f"  wavebridge render  {rc['x_realtime_wall']:.0f}× real time wall, {rc['x_realtime_cpu']:.0f}× per CPU second"
+              f" ({rc['seconds']:.0f} s take)")
     print(f"  reader per block   Python {res['reader_us_per_block'].get('python_us', float('nan')):.2f} µs"
           + (f", C {res['reader_us_per_block']['c_us']:.3f} µs" if "c_us" in res["reader_us_per_block"] else ""))
     print(f"  cost per audio min {res['cost_per_audio_minute']:.6f} at {price}/h (batched "

@@ -57,6 +57,8 @@ def _serve_parser(sub):
     p.add_argument("--model", default=None, help="local model directory (musicgen)")
     p.add_argument("--device", default=None, help="backend device override (cpu, cuda)")
     p.add_argument("--dtype", default=None, help="backend dtype override (float32, float16, bfloat16)")
+    p.add_argument("--soundfont", default=None, metavar="FILE",
+                   help="SF2/SF3 SoundFont for the synth (default: Debian's FluidR3_GM)")
     p.add_argument("--slots", type=int, default=None, help="number of slots (rings), 1..64 (default 8)")
     p.add_argument("--target-s", type=float, default=None, help="seconds of audio kept ahead of the reader (1.0)")
     p.add_argument("--xfade-ms", type=float, default=None, help="prompt-change crossfade (50)")
@@ -66,25 +68,37 @@ def _serve_parser(sub):
                    help="naive mode: a new prompt waits behind the buffered audio (for benchmarks)")
     p.add_argument("--price-per-hour", type=float, default=None, help="device price for cost metering (1.0)")
     p.add_argument("--allow", action="append", default=None, metavar="CIDR",
-                   help="accept OSC from this network (repeatable); default loopback only")
+                   help="accept OSC from this network (repeatable); default loopback only, even when "
+                        "--osc-host binds every interface")
     p.add_argument("--midi", action=argparse.BooleanOptionalAction, default=None,
                    help="open a virtual MIDI input named 'wavebridge' (MIDO_BACKEND picks ALSA or JACK)")
     p.add_argument("--midi-port", default=None, metavar="NAME",
                    help="connect to this existing MIDI output instead (exact name, its port part, or a "
                         "unique substring; waits for it to appear)")
     p.add_argument("--midi-map", default=None, metavar="FILE", help="TOML MIDI map (see examples/midi-map.toml)")
+    p.add_argument("--midi-out", action="store_true", default=False,
+                   help="open a virtual MIDI output 'wavebridge out' carrying the synth's notes as they "
+                        "reach the read head (channel = slot, 1..16)")
     p.add_argument("--metrics-port", type=_metrics_port, default=None, metavar="PORT",
                    help="Prometheus /metrics on this TCP port (default 9464; 0 = a free port; 'off' = none)")
     p.add_argument("--metrics-host", default=None, help="address for /metrics (default 127.0.0.1)")
+    p.add_argument("--metrics-allow", action="append", default=None, metavar="CIDR",
+                   help="accept /metrics connections from this network (repeatable); default loopback only")
     p.add_argument("--resume", action=argparse.BooleanOptionalAction, default=None,
                    help="after a crash, carry on what the dead daemon's rings were playing (default on)")
+    p.add_argument("--http", default=None, metavar="HOST:PORT",
+                   help="HTTP/WebSocket API and web page (default 127.0.0.1:8137; port 0 = a free one; 'off')")
+    p.add_argument("--state-dir", default=None, metavar="DIR",
+                   help="API keys, usage and the track queue (default ~/.local/state/wavebridge)")
+    p.add_argument("--storage", default=None, metavar="DIR|s3://BUCKET/PREFIX",
+                   help="where finished tracks go (default <state-dir>/tracks)")
     p.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING, ERROR")
     return p
 
 
-_CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "slots", "target_s", "xfade_ms",
+_CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "soundfont", "slots", "target_s", "xfade_ms",
                "first_chunk", "max_chunk", "splice", "price_per_hour", "allow", "midi", "midi_port", "midi_map",
-               "metrics_host", "resume", "log_level")
+               "metrics_host", "metrics_allow", "resume", "log_level", "http", "state_dir", "storage")
 
 
 def cli_values(args) -> dict:
@@ -121,9 +135,12 @@ def build_config(s):
         kw["device"] = s.device
     if s.dtype:
         kw["dtype"] = s.dtype
+    if s.soundfont and s.backend == "synth":
+        kw["soundfont"] = s.soundfont
     cfg = Config(slots=s.slots, backend=s.backend, backend_kwargs=kw, target_s=s.target_s,
                  xfade_ms=s.xfade_ms, first_chunk=s.first_chunk, max_chunk=s.max_chunk, splice=s.splice,
-                 price_per_hour=s.price_per_hour)
+                 price_per_hour=s.price_per_hour,
+                 slot_names=list(s.slot_names) if getattr(s, "slot_names", None) else None)
     try:
         validate_config(cfg)
     except ValueError as e:
@@ -154,6 +171,7 @@ class Service:
         self.osc = None
         self.midi = None
         self.metrics = None
+        self.http = None
         self.watchdog = None
         self.reloads = 0
 
@@ -206,6 +224,8 @@ class Service:
                 log.warning("reload: %s %s: %s", c.kind, c.name, getattr(e, "message", e))
         if midi_map is not None:
             self.midi.set_map(midi_map)
+        if self.http is not None:
+            self.http.set_tiers(new.tiers)
         if restart:
             log.warning("reload: %s changed; these take effect at the next restart", ", ".join(restart))
         keep = {f: getattr(self.s, f) for f in restart}
@@ -249,17 +269,36 @@ def _quietly(what: str, fn, *args) -> None:
         log.exception("closing %s failed", what)
 
 
+async def _quietly_async(what: str, fn, *args) -> None:
+    """:func:`_quietly` for a coroutine close (the HTTP service). ``[control]``"""
+    try:
+        await fn(*args)
+    except Exception:  # noqa: BLE001
+        log.exception("closing %s failed", what)
+
+
+def _warn_exposure(what: str, host: str, port: int, allow, flag: str) -> None:
+    """One clear line (stdout and the log) for a listener bound beyond loopback."""
+    from .netguard import exposure_warnings
+
+    for line in exposure_warnings(what, host, port, allow, flag):
+        print(f"wavebridge: {line}", flush=True)
+        log.warning("%s", line.removeprefix("WARNING: "))
+
+
 async def serve_async(args, ready_cb=None) -> int:
     """Start every component in order over one exit stack, serve until SIGTERM/SIGINT, unwind. ``[control]``
 
     Each component registers its own close as soon as it exists (the notifier first, so it
     closes last); a failure at any step prints one line naming the step and unwinds what
-    was started, in reverse order.
+    was started, in reverse order. Optional listeners (metrics, HTTP, MIDI out) that cannot
+    start log why and the audio carries on without them.
     """
     import contextlib
 
     from .config import ConfigError, resolve
     from .daemon import Daemon
+    from .netguard import AllowList
     from .osc import OscServer
     from .systemd import Notifier, Watchdog, interrupted_jobs
 
@@ -284,6 +323,11 @@ async def serve_async(args, ready_cb=None) -> int:
         logging.getLogger().setLevel(getattr(logging, str(s.log_level).upper(), logging.INFO))
         if s.config_path:
             log.info("config: %s", s.config_path)
+        for what, nets in (("--allow", s.allow), ("--metrics-allow", s.metrics_allow)):
+            try:
+                AllowList(nets)
+            except ValueError as e:
+                return fail(f"{what}: {e}")
         svc = Service(s, cli, notifier)
         midi_map = None
         step = "checking the settings"
@@ -309,6 +353,9 @@ async def serve_async(args, ready_cb=None) -> int:
                 loop.add_signal_handler(sig, stop.set)
             loop.add_signal_handler(signal.SIGHUP, lambda: None)   # not fatal while warming up
             t0 = time.perf_counter()
+            # closed after the daemon (the engine feeds them until it stops): MIDI out
+            after_daemon = contextlib.ExitStack()
+            stack.callback(after_daemon.close)
             step = f"warming up the {s.backend} backend"
             notifier.status(step)
             await loop.run_in_executor(None, daemon.open)
@@ -319,6 +366,7 @@ async def serve_async(args, ready_cb=None) -> int:
             step = "applying the configured parameters"
             for c in svc.param_commands(s):
                 daemon.submit(c)
+            _warn_exposure("OSC", host, port, server.allow_list, "--allow")
             if s.metrics:
                 from .metrics import Metrics
 
@@ -326,11 +374,24 @@ async def serve_async(args, ready_cb=None) -> int:
                 svc.metrics = Metrics(daemon, server).attach()
                 stack.callback(_quietly, "metrics", svc.metrics.close)
                 try:
-                    mport = svc.metrics.start_http(s.metrics_host, s.metrics_port)
+                    mport = svc.metrics.start_http(s.metrics_host, s.metrics_port, allow=s.metrics_allow)
                     print(f"wavebridge: metrics on http://{s.metrics_host}:{mport}/metrics", flush=True)
+                    _warn_exposure("/metrics", s.metrics_host, mport, svc.metrics.httpd.allow, "--metrics-allow")
                 except OSError as e:  # metrics are optional: a taken port must not cost the audio
                     log.warning("metrics: cannot listen on %s:%s (%s); running without /metrics",
                                 s.metrics_host, s.metrics_port, e)
+            step = "starting the HTTP API"
+            try:
+                from .http import serve as serve_http
+
+                svc.http = await serve_http(daemon, s, server, svc.metrics)
+                if svc.http is not None:
+                    stack.push_async_callback(_quietly_async, "the HTTP API", svc.http.close)
+                    print(f"wavebridge: HTTP API and web page on http://{svc.http.host}:{svc.http.port}/",
+                          flush=True)
+            except (OSError, ValueError) as e:   # the web side is optional: a taken port must not cost the audio
+                log.warning("http: not serving on %s (%s)", s.http, e)
+                print(f"wavebridge: HTTP API not started: {e}", file=sys.stderr, flush=True)
             if s.midi:
                 from .midi import MidiInput
 
@@ -342,6 +403,17 @@ async def serve_async(args, ready_cb=None) -> int:
                 svc.midi.open(loop)
                 print(f"wavebridge: {svc.midi.summary()}"
                       + (f" via {svc.midi.api}" if svc.midi.connected else f" — {svc.midi.last_error}"), flush=True)
+            if getattr(args, "midi_out", False):
+                from .midiout import MidiOutput
+
+                step = "opening MIDI out"
+                try:
+                    daemon.midi_out = MidiOutput(daemon).open()
+                    after_daemon.callback(_quietly, "MIDI out", daemon.midi_out.close)
+                    print(f"wavebridge: MIDI out on '{daemon.midi_out.port_name}' via {daemon.midi_out.api}",
+                          flush=True)
+                except RuntimeError as e:     # optional: the audio carries on without it
+                    log.warning("MIDI out: %s", e)
         except OSError as e:
             return fail(f"could not start ({step}): {e}")
         except Exception as e:  # noqa: BLE001 — one line, then the stack unwinds what exists
@@ -359,12 +431,24 @@ async def serve_async(args, ready_cb=None) -> int:
                 print(f"wavebridge: resuming slot {job['slot']}: {job['prompt']}", flush=True)
             except Exception as e:  # noqa: BLE001
                 log.warning("could not resume slot %s: %s", job["slot"], getattr(e, "message", e))
-        log.info("backend %s warm in %.0f ms", daemon.backend.name, daemon.warmup_s * 1000)
+        renderer = getattr(daemon.backend, "describe", None)
+        log.info("backend %s%s warm in %.0f ms", daemon.backend.name, f" ({renderer()})" if renderer else "",
+                 daemon.warmup_s * 1000)
         loop.add_signal_handler(signal.SIGHUP, svc.reload)
         print(f"wavebridge: listening for OSC on {host}:{port} ({cfg.slots} slots, backend {daemon.backend.name}, "
               f"ready in {(time.perf_counter() - t0) * 1000:.0f} ms)", flush=True)
         notifier.ready(svc.summary())
-        svc.watchdog = Watchdog(notifier, daemon.engine, svc.summary).start()
+        probe = None
+        if notifier.enabled:
+            from .osc import ServingProbe
+
+            try:
+                probe = await ServingProbe(server).start()   # WATCHDOG=1 only when OSC really serves
+                stack.callback(_quietly, "the watchdog probe", probe.close)
+            except OSError as e:      # then the watchdog pings on the engine's liveness alone
+                log.warning("watchdog: no OSC self-probe (%s)", e)
+                probe = None
+        svc.watchdog = Watchdog(notifier, daemon.engine, svc.summary, probe=probe).start()
         stack.callback(_quietly, "the watchdog", svc.watchdog.stop)
         if ready_cb is not None:
             ready_cb(daemon, server)
@@ -375,6 +459,9 @@ async def serve_async(args, ready_cb=None) -> int:
 
 
 def cmd_serve(args) -> int:
+    import faulthandler
+
+    faulthandler.enable()   # a fatal signal (SIGBUS from a ring truncated under us, …) leaves a traceback
     return asyncio.run(serve_async(args))
 
 
@@ -404,22 +491,13 @@ def cmd_status(args) -> int:
     from .osc import OscClient
 
     c = OscClient(args.host, args.port, timeout=1.0)
-    c.send("/wb/status")
-    rows, engine = [], None
-    while True:
-        r = c.recv(0.5 if rows else 2.0)
-        if r is None:
-            break
-        if r[0] == "/wb/slot":
-            rows.append(r[1])
-        elif r[0] == "/wb/engine":
-            engine = r[1]
-            break
+    rows, engine = c.status(timeout=2.0)        # pages through /wb/status (padded requests)
     if not rows:
         print(f"no answer from {args.host}:{args.port} (is `wavebridge serve` running?)", file=sys.stderr)
         return 1
     if engine:
-        print(f"backend {engine[0]}, stitching on {engine[1]}, {engine[2]} slots")
+        print(f"backend {engine[0]}" + (f" ({engine[3]})" if len(engine) > 3 and engine[3] != engine[0] else "")
+              + f", stitching on {engine[1]}, {engine[2]} slots")
     print(f"{'slot':>4}  {'state':<8} {'buffered':>8} {'underruns':>10}  prompt")
     for slot, state, prompt, buf, ur in rows:
         print(f"{slot:>4}  {state:<8} {buf:>7.2f}s {ur:>10}  {prompt}")
@@ -503,6 +581,47 @@ def cmd_install_service(args) -> int:
     return 0
 
 
+def cmd_keys(args) -> int:
+    """``wavebridge keys add|list|revoke``: API keys in the state directory's SQLite database."""
+    from .config import ConfigError, resolve
+    from .store import DEFAULT_TIERS, Store, StoreError, default_state_dir
+
+    try:
+        s = resolve({"config": args.config, "state_dir": args.state_dir})
+    except ConfigError as e:
+        print(f"wavebridge: {e.message}", file=sys.stderr)
+        return 2
+    store = Store(s.state_dir or default_state_dir())
+    try:
+        if args.action == "add":
+            tiers = {**DEFAULT_TIERS, **(s.tiers or {})}
+            if args.tier not in tiers:
+                print(f"keys add: unknown tier {args.tier!r}; known: {', '.join(sorted(tiers))}", file=sys.stderr)
+                return 2
+            try:
+                key = store.add_key(args.name, args.tier)
+            except StoreError as e:
+                print(f"keys add: {e}", file=sys.stderr)
+                return 1
+            print(key)
+            print(f"# key {args.name!r} (tier {args.tier}); shown once, keep it safe", file=sys.stderr)
+        elif args.action == "list":
+            rows = store.list_keys()
+            print(f"{'id':<12}  {'name':<20} {'tier':<8} {'state':<8} {'audio s today':>13}  created")
+            for r in rows:
+                created = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["created"]))
+                print(f"{r['id']:<12}  {r['name']:<20} {r['tier']:<8} {'revoked' if r['revoked'] else 'active':<8} "
+                      f"{r['audio_s_today']:>13.1f}  {created}")
+        elif args.action == "revoke":
+            if not store.revoke(args.name):
+                print(f"keys revoke: no active key named {args.name!r}", file=sys.stderr)
+                return 1
+            print(f"revoked {args.name}")
+    finally:
+        store.close()
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="wavebridge", description="Generated music, live, inside your DAW.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -519,14 +638,20 @@ def main(argv=None) -> int:
     p.add_argument("--port", type=int, default=9137)
     p = sub.add_parser("demo", help="start a daemon, play, change the prompt, record demo.wav")
     p.add_argument("--wav", default="demo.wav")
-    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--prompt", default="deep house in A minor with piano, warm bass and drums, 122 bpm")
     p.add_argument("--prompt2", default="dreamy ambient pads and a slow bell melody in D major")
+    p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont for the synth")
+    from .render import add_parser as _add_render
+    _add_render(sub)
     p = sub.add_parser("bench", help="measure latency, real-time slots and costs")
     p.add_argument("--backend", default="synth")
     p.add_argument("--model", default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--quick", action="store_true", help="shorter runs (for tests)")
+    p.add_argument("--http", action="store_true", help="the HTTP/WebSocket figures instead (first audio, "
+                                                       "prompt change at a client, concurrent streams, tracks)")
+    p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont for the synth")
     p.add_argument("--price-per-hour", type=float, default=None, help="device price for the cost figures")
     p = sub.add_parser("install-service", help="install the systemd unit (user or system)",
                        description="Write wavebridge.service for this installation. Settings belong in "
@@ -540,6 +665,16 @@ def main(argv=None) -> int:
     p.add_argument("--unit-dir", default=None, help="write the unit into this directory instead")
     p.add_argument("--watchdog-s", type=int, default=20, help="WatchdogSec= (default 20)")
     p.add_argument("serve_args", nargs=argparse.REMAINDER, help="-- then extra `wavebridge serve` flags")
+    p = sub.add_parser("keys", help="API keys of the HTTP API: add, list, revoke")
+    p.add_argument("--state-dir", default=None, metavar="DIR", help="default ~/.local/state/wavebridge")
+    p.add_argument("--config", default=None, metavar="FILE", help="config file (for [http] tiers/state_dir)")
+    ks = p.add_subparsers(dest="action", required=True)
+    k = ks.add_parser("add", help="create a key and print it (once)")
+    k.add_argument("name")
+    k.add_argument("--tier", default="free", help="free (default), pro or a tier from the config")
+    ks.add_parser("list", help="list keys with today's usage")
+    k = ks.add_parser("revoke", help="revoke a key by name or id")
+    k.add_argument("name")
     args = ap.parse_args(argv)
     level = getattr(args, "log_level", "WARNING")
     logging.basicConfig(level=getattr(logging, str(level).upper(), logging.INFO),
@@ -552,12 +687,18 @@ def main(argv=None) -> int:
         return cmd_play(args)
     if args.cmd == "status":
         return cmd_status(args)
+    if args.cmd == "keys":
+        return cmd_keys(args)
     if args.cmd == "install-service":
         return cmd_install_service(args)
     if args.cmd == "demo":
         from .demo import run_demo
 
         return run_demo(args)
+    if args.cmd == "render":
+        from .render import run_render
+
+        return run_render(args)
     if args.cmd == "bench":
         from .bench import run_bench
 

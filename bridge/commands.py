@@ -36,7 +36,7 @@ COMMON_PARAMS = {
 class Command:
     """One validated request. ``arrival_ns`` is CLOCK_MONOTONIC at the datagram's arrival."""
 
-    kind: str                         # play | stop | param | tempo | status | ping
+    kind: str                         # play | stop | param | tempo | transport | status | ping
     slot: int = -1
     prompt: str = ""
     seconds: float = 0.0
@@ -102,11 +102,46 @@ def clean_prompt(v, address: str = "/wb/play") -> str:
     return p
 
 
+QUANTIZE = ("off", "beat", "bar")
+
+
+def _quantize(v, address):
+    if not isinstance(v, str):
+        raise WavebridgeError("bad_type", f"{address}: quantize must be a string (off, beat or bar)")
+    if v not in QUANTIZE:
+        raise WavebridgeError("bad_value", f"{address}: quantize {v[:16]!r} is not off, beat or bar")
+    return v
+
+
+def _transport(args, nslots: int, address: str) -> Command:
+    """``/wb/transport i slot, f speed, f bpm, f beats_per_bar, i bar, f bar_beat, h read_index
+    [, h host_frame]``: the host's position at the ring frame ``read_index`` (-1: unknown)."""
+    _need(args, 7, 8, address)
+    slot = check_slot(args[0], nslots, address)
+    try:
+        speed = _float(args[1], "speed", address, -16.0, 16.0)
+        bpm = _float(args[2], "bpm", address, 20.0, 400.0)
+        bpb = _float(args[3], "beats_per_bar", address, 1.0, 64.0)
+        bar = _int(args[4], "bar", address)
+        bar_beat = _float(args[5], "bar_beat", address, 0.0, 64.0)
+        read_index = _int(args[6], "read_index", address)
+        host_frame = _int(args[7], "host_frame", address) if len(args) > 7 else -1
+        if bar < 0 or read_index < -1 or bar_beat > bpb:
+            raise WavebridgeError("bad_value", f"{address}: bar, bar_beat or read_index out of range")
+    except WavebridgeError as e:
+        e.slot = slot
+        raise
+    return Command("transport", slot=slot, value=bpm,
+                   extra={"speed": speed, "bpm": bpm, "beats_per_bar": bpb, "bar": bar,
+                          "bar_beat": bar_beat, "beat": bar * bpb + bar_beat,
+                          "read_index": read_index, "host_frame": host_frame})
+
+
 def parse_osc(address: str, args: list, nslots: int, params: dict | None = None) -> Command:
     """Validate one OSC message into a Command; raises ``WavebridgeError``. ``[control]``"""
     params = params or COMMON_PARAMS
     if address == "/wb/play":
-        _need(args, 2, 4, address)
+        _need(args, 2, 5, address)
         slot = check_slot(args[0], nslots, address)
         try:
             prompt = clean_prompt(args[1], address)
@@ -114,10 +149,14 @@ def parse_osc(address: str, args: list, nslots: int, params: dict | None = None)
             seed = _int(args[3], "seed", address) if len(args) > 3 else None
             if seed is not None and not (-(2 ** 31) <= seed < 2 ** 32):
                 raise WavebridgeError("bad_value", f"{address}: seed out of range")
+            quantize = _quantize(args[4], address) if len(args) > 4 else "off"
         except WavebridgeError as e:
             e.slot = slot
             raise
-        return Command("play", slot=slot, prompt=prompt, seconds=seconds, seed=seed)
+        return Command("play", slot=slot, prompt=prompt, seconds=seconds, seed=seed,
+                       extra={"quantize": quantize})
+    if address == "/wb/transport":
+        return _transport(args, nslots, address)
     if address == "/wb/stop":
         _need(args, 1, 2, address)
         slot = check_slot(args[0], nslots, address)
@@ -147,8 +186,14 @@ def parse_osc(address: str, args: list, nslots: int, params: dict | None = None)
         _need(args, 1, 1, address)
         return Command("tempo", value=_float(args[0], "bpm", address, 20.0, 400.0))
     if address == "/wb/status":
-        _need(args, 0, 0, address)
-        return Command("status")
+        # [i page [, b|s padding]]: a bigger request may be answered with a bigger page
+        _need(args, 0, 2, address)
+        page = _int(args[0], "page", address) if args else 0
+        if not 0 <= page < 2 ** 16:
+            raise WavebridgeError("bad_value", f"{address}: page {page} is out of range")
+        if len(args) > 1 and not isinstance(args[1], (bytes, bytearray, str)):
+            raise WavebridgeError("bad_type", f"{address}: padding must be a blob or a string")
+        return Command("status", extra={"page": page})
     if address == "/wb/ping":
         _need(args, 0, 0, address)
         return Command("ping")

@@ -11,14 +11,16 @@ Sections (``examples/config.toml`` shows every key)::
     resume = true                  # restart: carry on what a crashed daemon was playing
     tempo = 122                    # /wb/tempo at start and on reload
     [osc]      host, port, allow
-    [engine]   backend, model, device, dtype, slots, target_s, xfade_ms, first_chunk, max_chunk, splice
+    [engine]   backend, model, device, dtype, soundfont, slots, slot_names, target_s, xfade_ms, first_chunk, max_chunk, splice
     [midi]     enabled, port, map  # map: relative to the config file
     [metrics]  enabled, host, port # port 0 = a free port
+    [http]     listen ("HOST:PORT" | "off"), state_dir, storage ("DIR" | "s3://bucket/prefix"),
+               track_workers; [http.tiers.NAME] audio_s_per_day, concurrent, max_request_s
     [log]      level
     [params]   gain = 0.8 …        # every slot; [params.3] for slot 3 only
 
-``SIGHUP`` re-reads the same file: ``[params]``, ``tempo`` and the MIDI map apply live, other
-changes are reported as needing a restart. Pure ``[control]`` code; no I/O besides reading files.
+``SIGHUP`` re-reads the same file: ``[params]``, ``tempo``, the MIDI map and ``[http.tiers]`` apply
+live, other changes are reported as needing a restart. Pure ``[control]`` code; no I/O besides reading files.
 """
 from __future__ import annotations
 
@@ -49,7 +51,9 @@ class Settings:
     model: str | None = None
     device: str | None = None
     dtype: str | None = None
+    soundfont: str | None = None
     slots: int = 8
+    slot_names: list | None = None                   # ring names instead of 1..slots
     target_s: float = 1.0
     xfade_ms: float = 50.0
     first_chunk: int = 2048
@@ -62,11 +66,17 @@ class Settings:
     metrics: bool = True
     metrics_host: str = "127.0.0.1"
     metrics_port: int = 9464
+    metrics_allow: list | None = None
     log_level: str = "INFO"
     resume: bool = True
     tempo: float | None = None
     params: dict = field(default_factory=dict)       # name → value (every slot)
     slot_params: dict = field(default_factory=dict)  # slot → {name → value}
+    http: str = "127.0.0.1:8137"                     # HOST:PORT of the HTTP API, or "off"
+    state_dir: str | None = None                     # keys, usage, track queue (~/.local/state/wavebridge)
+    storage: str | None = None                       # finished tracks: a directory or s3://bucket/prefix
+    track_workers: int = 2
+    tiers: dict = field(default_factory=dict)        # tier name → limits (over bridge.store.DEFAULT_TIERS)
     config_path: str | None = None
 
     def live_params(self) -> list[tuple[int | None, str, float]]:
@@ -82,16 +92,20 @@ SCHEMA = {
     "": {"resume": ("resume", bool), "tempo": ("tempo", float)},
     "osc": {"host": ("osc_host", str), "port": ("osc_port", int), "allow": ("allow", list)},
     "engine": {"backend": ("backend", str), "model": ("model", str), "device": ("device", str), "dtype": ("dtype", str),
-               "slots": ("slots", int), "target_s": ("target_s", float), "xfade_ms": ("xfade_ms", float),
+               "soundfont": ("soundfont", str), "slots": ("slots", int), "target_s": ("target_s", float), "xfade_ms": ("xfade_ms", float),
                "first_chunk": ("first_chunk", int), "max_chunk": ("max_chunk", int),
-               "splice": ("splice", bool), "price_per_hour": ("price_per_hour", float)},
+               "splice": ("splice", bool), "price_per_hour": ("price_per_hour", float),
+               "slot_names": ("slot_names", list)},
     "midi": {"enabled": ("midi", bool), "port": ("midi_port", str), "map": ("midi_map", str)},
-    "metrics": {"enabled": ("metrics", bool), "host": ("metrics_host", str), "port": ("metrics_port", int)},
+    "metrics": {"enabled": ("metrics", bool), "host": ("metrics_host", str), "port": ("metrics_port", int),
+                "allow": ("metrics_allow", list)},
     "log": {"level": ("log_level", str)},
+    "http": {"listen": ("http", str), "state_dir": ("state_dir", str), "storage": ("storage", str),
+             "track_workers": ("track_workers", int), "tiers": ("tiers", dict)},
 }
 #: fields that SIGHUP applies without a restart
-LIVE_FIELDS = {"tempo", "params", "slot_params", "midi_map"}
-PATH_FIELDS = {"midi_map", "model"}
+LIVE_FIELDS = {"tempo", "params", "slot_params", "midi_map", "tiers"}
+PATH_FIELDS = {"midi_map", "model", "state_dir", "soundfont"}
 
 
 def search_path(environ=None) -> list[str]:
@@ -165,8 +179,23 @@ def parse(data: dict, base_dir: str = ".") -> dict:
         raise ConfigError("metrics.port must be 0..65535 (0 = a free port; metrics.enabled = false turns it off)")
     if "tempo" in out and not 20.0 <= out["tempo"] <= 400.0:
         raise ConfigError("tempo must be 20..400 bpm")
-    if "allow" in out and not all(isinstance(a, str) for a in out["allow"]):
-        raise ConfigError("osc.allow must be a list of CIDR strings")
+    for f_, where in (("allow", "osc.allow"), ("metrics_allow", "metrics.allow")):
+        if f_ in out and not all(isinstance(a, str) for a in out[f_]):
+            raise ConfigError(f"{where} must be a list of CIDR strings")
+    if "tiers" in out:
+        from .store import validate_tiers
+
+        try:
+            out["tiers"] = validate_tiers(out["tiers"])
+        except ValueError as e:
+            raise ConfigError(f"http.tiers: {e}") from None
+    if "slot_names" in out:
+        from .protocol import SLOT_NAME_RE
+
+        names = out["slot_names"]
+        if not names or len(names) > 64 or len(set(map(str, names))) != len(names) or not all(
+                isinstance(n, str) and SLOT_NAME_RE.match(n) for n in names):
+            raise ConfigError("engine.slot_names must be 1..64 distinct names of [A-Za-z0-9_-]{1,32}")
     return out
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections
 import logging
 import math
+import os
 import queue
 import threading
 import time
@@ -36,12 +37,13 @@ from engine.backend import Backend
 from engine.scheduler import Chunk, Job, Scheduler
 
 from .commands import COMMON_PARAMS, Command
-from .protocol import OFF_READER_PID, WavebridgeError
+from .hostlink import HostLink
+from .protocol import OFF_READER_PID, RingError, RingFault, WavebridgeError
 from .ring import RingWriter
 from .slotstate import (DRAINING, ERROR, FADING, IDLE, QUICK_FADE_S, REPLACING, STARTING, SWITCHING, ChunkReady,
-                        Drop, End, Envelope, Error, Failed, FadeRing, FirstAudio, Flush, Hold, Param, Play, Progress,
-                        Reattach, Release, RingView, SetParam, SetPlaying, SetRate, SlotMachine, Stop, Tail,
-                        Write)
+                        Close, Drop, End, Envelope, Error, Failed, FadeRing, FirstAudio, Flush, Fault, Hold, Param,
+                        Play, Progress, Reattach, Release, RingView, SetParam, SetPlaying, SetRate, SlotMachine, Stop,
+                        Tail, Write)
 
 log = logging.getLogger("wavebridge")
 
@@ -183,6 +185,7 @@ class Slot:
         self.fast_windows = 0
         self.readers = 1
         self.readers_since = 0
+        self.private = False                         # a web stream's slot: privately named ring, read in-process
 
     # views for status, metrics and tests
     @property
@@ -197,6 +200,17 @@ class Slot:
     @property
     def tail_job(self) -> Job | None:
         return self.sm.tail
+
+    @property
+    def pending(self) -> str:
+        """The current job's first audio is not out yet: ``append`` (a silent slot) or ``splice``
+        (it replaces what is audible); ``""`` otherwise (for :mod:`bridge.hostlink`)."""
+        st = self.sm.state
+        if st == REPLACING:
+            return "splice"
+        if st == STARTING or (st == SWITCHING and not self.sm.sounded):
+            return "append"
+        return ""
 
 
 class EngineThread(threading.Thread):
@@ -220,9 +234,11 @@ class EngineThread(threading.Thread):
         self._halt = threading.Event()
         self.step_ema: float | None = None       # seconds per generating step (recent average)
         self.store_s = 0.0                       # slowest read-index-to-publish of a splice (decaying)
+        self.hostlink = HostLink(self)           # the DAW's transport: tempo/bar lock, quantize
 
     def stop(self) -> None:
         self._halt.set()
+        self.hostlink.close()
         try:
             self.q.put_nowait(Command("wake"))
         except queue.Full:
@@ -256,6 +272,8 @@ class EngineThread(threading.Thread):
         try:
             self._progress_all()
             self._fill()
+            if d.midi_out is not None:
+                d.midi_out.collect(self.hostlink)
         except Exception as e:  # noqa: BLE001 — keep the engine alive, report the fault
             log.exception("engine step failed")
             d.emit(Event("error", code="internal", message=f"engine step failed: {e}"))
@@ -370,14 +388,43 @@ class EngineThread(threading.Thread):
 
     # --------------------------------------------------------------------- per turn
     def _progress_all(self) -> None:
-        """Every slot's machine hears where its ring's heads are; held audio is offered again."""
+        """Every slot's ring is checked (a shrunk segment, overwritten header fields), its machine
+        hears where the ring's heads are, and held audio is offered again."""
         now = self.clock_ns()
         for slot in self.d.slots.values():
+            try:
+                slot.ring.check()
+            except RingFault as e:
+                self._ring_fault(slot, e)
             view = self._view(slot)
             self._watch_reader(slot, view, now)
             self._handle(slot, Progress(view))
             if slot.held:
                 self._offer(slot)
+
+    def _ring_fault(self, slot: Slot, e: RingFault) -> None:
+        """Answer a ring problem (already logged by the ring). A fatal one (the segment shrank: the
+        ring now runs on private memory) is the machine's :class:`~bridge.slotstate.Fault`: every
+        job ends at once, the slot is in error, and its next play gets a fresh ring
+        (``RingWriter.recover`` in :meth:`_play`). ``[engine]``"""
+        self.d.emit(Event("error", slot=slot.number, code=e.code, message=e.message, reply_to=slot.reply_to))
+        if e.fatal:
+            self._unregister(slot)
+            slot.held, slot.gate_ns = [], None
+            self._handle(slot, Fault(slot.reply_to))
+
+    def _unregister(self, slot: Slot) -> None:
+        """The ring's mapping changed (retired to private memory, or recovered): its CUDA
+        registration is stale; the slot writes on the host path from now on. ``[engine]``"""
+        Daemon._unregister_slot(slot)
+
+    def _mapped(self, slot: Slot) -> None:
+        """Before the pipeline stores into ``ring.data`` directly: ``fstat`` the segment (one that
+        shrank is retired to private memory before anything touches it). ``[engine]``"""
+        ring = slot.ring
+        ring.probe()
+        if ring.fault is not None and slot.gpu_reg is not None:
+            self._unregister(slot)
 
     def _watch_reader(self, slot: Slot, view: RingView, now: int) -> None:
         """Two readers advancing one ring: the reader pid flipping back and forth, or ``read_index``
@@ -433,6 +480,7 @@ class EngineThread(threading.Thread):
         if cmd.kind == "play":
             self._play(cmd)
         elif cmd.kind == "stop":
+            self.hostlink.stopped(cmd.slot)     # a held quantized play is dropped
             slot = d.slots[cmd.slot]
             n = max(int(0.001 * slot.ring.sample_rate), int(cmd.fade_s * slot.ring.sample_rate))
             self._handle(slot, Stop(n, cmd.reply_to, self._view(slot)))
@@ -440,6 +488,14 @@ class EngineThread(threading.Thread):
             self._handle(d.slots[cmd.slot], Param(cmd.name, cmd.value))
         elif cmd.kind == "tempo":
             d.backend.set_tempo(cmd.value)
+        elif cmd.kind == "close_slot":          # a private slot: end its jobs now (no fade), then drop it
+            slot = d.slots.get(cmd.slot)
+            if slot is not None and slot.private:
+                slot.held, slot.gate_ns = [], None
+                self._handle(slot, Close())
+                d._drop_private_slot(cmd.slot)
+        elif cmd.kind == "transport":
+            self.hostlink.transport(cmd)
 
     def _open_jobs(self) -> list[Job]:
         """Jobs holding a backend stream now (current, being replaced)."""
@@ -453,6 +509,11 @@ class EngineThread(threading.Thread):
         slot = d.slots[cmd.slot]
         sm = slot.sm
         job_id = cmd.extra["job"]
+        if self.hostlink.stale(cmd) or self.hostlink.defer(cmd):
+            return                              # superseded, or held for its beat/bar line
+        cmd.prompt = self.hostlink.prompt_for(cmd.slot, cmd.prompt)
+        if slot.ring.recover():                 # an error slot's ring: raises RingError while it has none
+            self._unregister(slot)              # the new mapping is not registered with CUDA
         if len(self._open_jobs()) >= sched.max_batch:
             # at capacity: this slot's own streams go first (a crossfade then fades from the ring)
             own = [j for j in (sm.old, sm.job) if j is not None and not j.done]
@@ -477,6 +538,7 @@ class EngineThread(threading.Thread):
         slot.arrival_ns = cmd.arrival_ns or self.clock_ns()
         slot.reply_to = cmd.reply_to
         self._handle(slot, Play(job, self._view(slot)))
+        self.hostlink.started(slot, job, sm.state == REPLACING, cmd)
         if sm.state == REPLACING:               # the first chunk holds the whole crossfade
             xf = self._xfade_frames(slot)
             job.next_chunk = max(sched.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
@@ -490,6 +552,8 @@ class EngineThread(threading.Thread):
                 "started_unix": slot.job_started}
         meta.update(extra)
         slot.ring.set_meta(meta)
+        if "start_at" in extra:
+            self.hostlink.published(slot, job, extra["start_at"])
 
     def _xfade_frames(self, slot: Slot) -> int:
         ms = slot.xfade_ms if slot.xfade_ms is not None else self.d.config.xfade_ms
@@ -612,6 +676,7 @@ class EngineThread(threading.Thread):
         stay there: the resampler and the shaping run as CuPy too).
         """
         ch = w.chunk
+        self._mapped(slot)
         audio = self._frames(slot, ch.audio)
         audio = self._resample(slot, ch.job, audio, ch.last)
         audio = self._shape(slot, audio, w.fade_in, ch.last)
@@ -696,9 +761,12 @@ class EngineThread(threading.Thread):
         d = self.d
         ring = slot.ring
         xf = min(self._xfade_frames(slot), int(new.shape[0]))
+        at = self.hostlink.splice_frame(job)   # a quantized change: its crossfade starts exactly there
         # 1. the old stream's continuation beyond the ring's end, as it would have been heard
         r0, w = ring.read_index, ring.write_index
         s0 = max(r0, min(w, r0 + self.guard(slot)))
+        if at is not None and s0 < at <= w:
+            s0 = at
         margin = int(ring.sample_rate * max(0.05, 3 * (d.scheduler.call_s or 0.0)))
         need = s0 + xf - w + margin
         material = None
@@ -711,6 +779,8 @@ class EngineThread(threading.Thread):
         s = r + self.guard(slot)
         if w < s:
             s = max(w, r)
+        if at is not None and s < at <= w:
+            s = int(at)
         have = max(0, min(xf, w - s))
         prev = np.zeros((xf, ring.channels), dtype=np.float32)
         if have:
@@ -722,6 +792,9 @@ class EngineThread(threading.Thread):
         n = min(int(new.shape[0]), ring.capacity - (s - r))
         k = min(xf, n)
         pv = np.ascontiguousarray(prev[:k].T)
+        self._mapped(slot)
+        if array_module(new) is not np and slot.gpu_reg is None:   # the mapping was retired just now
+            new = array_module(new).asnumpy(new)
         if self._on_device(slot, new):
             pv = array_module(new).asarray(pv)
         stitch_and_publish(new[:n].T, ring.data, s, g0, g1, prev=pv, publish=ring.publish)
@@ -765,6 +838,7 @@ class EngineThread(threading.Thread):
         """Rescale ring frames ``[at, write)`` from envelope ``a.old`` to ``a.new`` and end the stream
         at the new envelope's end. Frames nearer the read head than the guard are never touched."""
         ring = slot.ring
+        self._mapped(slot)
         w = ring.write_index
         at = a.at
         end = min(w, a.new.end)
@@ -821,11 +895,13 @@ class Daemon:
         self._hb_stop = threading.Event()
         self._hb: threading.Thread | None = None
         self._job_counter = 0
+        self._private_counter = 0     # names of private (web stream) slots
         self.first_audio_ms: collections.deque = collections.deque(maxlen=1000)   # recent, for status
         self.counters = {"commands": 0, "errors": 0}
         self.errors_by_code: dict[str, int] = {}
         self.on_step = None           # metrics hook: callable(StepResult)
         self.on_apply = None          # metrics hook: callable(Command) as the engine takes it [engine]
+        self.midi_out = None          # bridge.midiout.MidiOutput (serve --midi-out), fed by the engine
         self.started_at = time.time()
         self.ready = False
         self.dsp_path = "numpy"
@@ -849,15 +925,27 @@ class Daemon:
         cap = 1 << math.ceil(math.log2(max(2 * target + 2 * cfg.max_chunk, rate)))
         names = cfg.slot_names or list(range(1, cfg.slots + 1))
         try:
+            refused = {}
             for n in names:
-                ring = RingWriter.open(n, rate, self.backend.channels, cap)
+                try:
+                    ring = RingWriter.open(n, rate, self.backend.channels, cap)
+                except RingError as e:          # that slot only: the others start
+                    log.error("slot %s refused: %s", n, e.message)
+                    refused[n] = e
+                    ring = RingWriter.unavailable(n, rate, self.backend.channels, cap, e)
                 self.slots[n] = Slot(n, ring)
-                log.info("slot %s: %s %s (%d frames, %d Hz, %d ch)", n,
-                         "created" if ring.created else "re-attached", ring.path, cap, rate, ring.channels)
+                if n in refused:                # in error until a play gets it a ring (no job: no actions)
+                    self.slots[n].sm.handle(Fault())
+                else:
+                    log.info("slot %s: %s %s (%d frames, %d Hz, %d ch)", n,
+                             "created" if ring.created else "re-attached", ring.path, cap, rate, ring.channels)
+            if refused and all(e.code == "ring_busy" for e in refused.values()) and len(refused) == len(names):
+                raise next(iter(refused.values()))  # every ring held by a live daemon: that one serves
         except BaseException:
             for s in self.slots.values():
                 s.ring.close(unlink=s.ring.created)
             raise
+        self.ring_capacity = cap
         self.dsp_path = self._choose_dsp_path()
         self.scheduler = Scheduler(self.backend, target_frames=target, first_chunk=cfg.first_chunk,
                                    max_chunk=cfg.max_chunk, clock=lambda: self.clock_ns() / 1e9)
@@ -929,6 +1017,48 @@ class Daemon:
                 log.exception("backend close failed")
         self.ready = False
 
+    # ------------------------------------------------------------------ private slots [control]
+    def open_private_slot(self, prefix: str = "web") -> Slot:
+        """A slot for a web stream: a ring under a private name (``web<pid>-<n>``, unknown to any
+        DAW) whose one reader is in this process. It plays like any slot (same scheduler, batching,
+        splices, state machine) but :meth:`status` leaves it out and OSC cannot address it. Close
+        it with :meth:`close_private_slot`. ``[control]``"""
+        self._private_counter += 1
+        name = f"{prefix}{os.getpid()}-{self._private_counter}"
+        ring = RingWriter.open(name, int(self.backend.sample_rate), self.backend.channels, self.ring_capacity)
+        slot = Slot(name, ring)
+        slot.private = True
+        self.slots = {**self.slots, name: slot}   # copy on write: other threads iterate the old dict
+        return slot
+
+    def close_private_slot(self, name) -> None:
+        """Stop a private slot's job at once and drop the slot; done on the engine thread. ``[control]``"""
+        slot = self.slots.get(name)
+        if slot is None or not slot.private:
+            return
+        try:
+            self.engine.q.put_nowait(Command("close_slot", slot=name, source="http"))
+        except queue.Full:                      # retried by the caller's cleanup; the slot stays
+            raise WavebridgeError("busy", "engine queue is full; try again", slot=-1) from None
+
+    def _drop_private_slot(self, name) -> None:
+        """Remove a private slot and close its ring. ``[engine]`` (after its jobs ended)"""
+        slot = self.slots.get(name)
+        if slot is None or not slot.private:
+            return
+        self.slots = {k: v for k, v in self.slots.items() if k != name}
+        self._unregister_slot(slot)
+        slot.ring.close(unlink=True)
+
+    @staticmethod
+    def _unregister_slot(slot: Slot) -> None:
+        reg, slot.gpu_reg = slot.gpu_reg, None
+        if reg is not None:
+            try:
+                reg.close()
+            except Exception:  # noqa: BLE001
+                log.exception("unregistering slot %s from CUDA failed", slot.number)
+
     def _heartbeat(self) -> None:
         while not self._hb_stop.wait(0.05):
             for s in list(self.slots.values()):
@@ -974,11 +1104,15 @@ class Daemon:
         self.counters["commands"] += 1
         return job
 
-    def status(self) -> list[dict]:
-        """One dict per slot: state, prompt, buffered seconds, underruns, job, age. ``[control]``"""
+    def status(self, private: bool = False) -> list[dict]:
+        """One dict per slot: state, prompt, buffered seconds, underruns, job, age. ``[control]``
+
+        Private (web stream) slots are left out unless ``private``."""
         out = []
         now = time.time()
         for n, s in self.slots.items():
+            if s.private and not private:
+                continue
             ring = s.ring
             job = s.job or s.tail_job
             out.append({

@@ -15,18 +15,31 @@ What is measured where:
 
 The registry is private (not prometheus_client's global one), so several daemons can live in one
 process (tests). ``start_http`` binds ``host:port``; port 0 takes a free port.
+
+HTTP (:class:`MetricsHTTP`): aiohttp's low-level server on the control loop — no thread per
+connection (prometheus_client's own server starts one per connection, so 2000 held connections
+were 2000 threads). Each accepted connection passes a gate first: peers outside ``allow``
+(loopback by default, ``--metrics-allow``) and connections beyond ``MAX_CONNECTIONS`` are closed
+at once; an idle connection closes after ``KEEPALIVE_S`` and any connection after
+``MAX_CONNECTION_S``. The exposition text is rendered in one worker thread (a bounded pool of
+one), so a scrape never runs the collectors on the loop. Used outside a running loop (tests,
+library use), the server runs on a loop of its own in one thread.
 """
 from __future__ import annotations
 
+import asyncio
 import collections
+import concurrent.futures
 import logging
+import socket
 import threading
 import time
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
 
 from . import __version__
+from .netguard import AllowList
 
 log = logging.getLogger("wavebridge.metrics")
 
@@ -35,6 +48,9 @@ LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.25
 STEP_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 WAIT_BUCKETS = (0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1.0)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+MAX_CONNECTIONS = 64          # open HTTP connections at once; more are closed as they arrive
+KEEPALIVE_S = 5.0             # an idle connection (before or between requests) closes after this
+MAX_CONNECTION_S = 30.0       # any connection closes after this
 
 
 class Metrics:
@@ -120,34 +136,155 @@ class Metrics:
         return overall, (a / c if c > 0 else 0.0)
 
     # ------------------------------------------------------------------ HTTP
-    def start_http(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> int:
-        """Serve ``/metrics`` on ``host:port`` (0 = a free port); returns the port. Raises OSError."""
-        self.httpd, self._http_thread = start_http_server(port, addr=host, registry=self.registry)
+    def start_http(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, allow=None) -> int:
+        """Serve ``/metrics`` on ``host:port`` (0 = a free port) to peers in ``allow`` (loopback
+        by default); returns the port. Raises OSError when the address cannot be bound. ``[control]``"""
+        self.httpd = MetricsHTTP(self.registry, allow)
+        self.port = self.httpd.start(host, port)
         self.host = host
-        self.port = int(self.httpd.server_address[1])
         return self.port
 
     def close(self, wait: bool = False) -> None:
-        """Stop the HTTP endpoint. Its loop polls every 0.5 s, so by default the stop runs in the
-        background and a shutting-down daemon does not wait for it."""
+        """Stop the HTTP endpoint: the listening socket closes at once, open connections are
+        dropped. ``[control]``"""
         httpd, self.httpd = self.httpd, None
-        if httpd is None:
-            return
-
-        def stop():
-            httpd.shutdown()
-            httpd.server_close()
-
-        if wait:
-            stop()
-        else:
-            threading.Thread(target=stop, name="wavebridge-metrics-stop", daemon=True).start()
+        if httpd is not None:
+            httpd.close()
 
     def text(self) -> str:
         """The exposition text (what an HTTP scrape returns)."""
-        from prometheus_client import generate_latest
-
         return generate_latest(self.registry).decode()
+
+
+class _Gate(asyncio.Protocol):
+    """First protocol of every accepted connection: admits it to aiohttp's handler or closes it."""
+
+    def __init__(self, http: "MetricsHTTP"):
+        self.http = http
+
+    def connection_made(self, transport):  # noqa: D401 — asyncio hook
+        http = self.http
+        peer = transport.get_extra_info("peername")
+        if not peer or not http.allow.allows(peer[0]):
+            http.stats["denied"] += 1
+            transport.abort()
+            return
+        if http.web is None or len(http.web.connections) >= http.max_connections:
+            http.stats["refused"] += 1
+            transport.abort()
+            return
+        http.stats["accepted"] += 1
+        handler = http.web()                       # aiohttp's protocol for this connection
+        transport.set_protocol(handler)
+        handler.connection_made(transport)
+        http.loop.call_later(MAX_CONNECTION_S, _expire, transport)
+
+    def data_received(self, data):  # noqa: D401 — never reached: the handler takes over
+        pass
+
+
+def _expire(transport) -> None:
+    if not transport.is_closing():
+        transport.abort()
+
+
+class MetricsHTTP:
+    """``/metrics`` over HTTP/1.1 with aiohttp on an asyncio loop. ``[control]``"""
+
+    def __init__(self, registry, allow=None, max_connections: int = MAX_CONNECTIONS):
+        self.registry = registry
+        self.allow = AllowList(allow)
+        self.max_connections = max_connections
+        self.stats = {"accepted": 0, "denied": 0, "refused": 0, "scrapes": 0}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.web = None
+        self._server = None
+        self._thread: threading.Thread | None = None
+        self._own_loop = False
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="wavebridge-scrape")
+
+    def start(self, host: str, port: int) -> int:
+        """Bind now (OSError if not possible), serve on the running loop or on one of its own.
+
+        aiohttp is imported here, before the daemon says it listens: importing it later, on the
+        loop, would hold every OSC datagram for the import's duration (~0.5 s on a busy machine)."""
+        from aiohttp import web  # noqa: F401 — imported now, used by _serve and _handle
+
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        if not infos:
+            raise OSError(f"cannot resolve {host!r}")
+        family, _, _, _, addr = infos[0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(addr)
+            sock.listen(128)
+            sock.setblocking(False)
+        except BaseException:
+            sock.close()
+            raise
+        bound = sock.getsockname()[1]
+        try:
+            self.loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.loop = asyncio.new_event_loop()
+            self._own_loop = True
+            self._thread = threading.Thread(target=self.loop.run_forever, name="wavebridge-metrics", daemon=True)
+            self._thread.start()
+            asyncio.run_coroutine_threadsafe(self._serve(sock), self.loop).result(10)
+            return bound
+        self.loop.create_task(self._serve(sock), name="wavebridge-metrics")
+        return bound
+
+    async def _serve(self, sock) -> None:
+        from aiohttp import web
+
+        self.web = web.Server(self._handle, keepalive_timeout=KEEPALIVE_S, access_log=None)
+        self._server = await self.loop.create_server(lambda: _Gate(self), sock=sock)
+
+    async def _handle(self, request):
+        from aiohttp import web
+
+        if request.method not in ("GET", "HEAD") or request.path not in ("/metrics", "/"):
+            return web.Response(status=404, text="wavebridge serves /metrics\n")
+        self.stats["scrapes"] += 1
+        body = await self.loop.run_in_executor(self._pool, generate_latest, self.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    def _close_now(self) -> None:
+        if self._server is not None:
+            self._server.close()                   # the listening socket closes here
+            self._server = None
+        web, self.web = self.web, None
+        if web is not None:
+            for h in web.connections:
+                t = h.transport
+                h.force_close()
+                if t is not None:
+                    t.abort()
+
+    def close(self) -> None:
+        """Close the listener and every connection; the scrape worker ends after its scrape."""
+        loop = self.loop
+        if loop is None:
+            return
+        if self._own_loop:
+            if not loop.is_closed():
+                async def shut():
+                    self._close_now()
+
+                try:
+                    asyncio.run_coroutine_threadsafe(shut(), loop).result(5)
+                except Exception:  # noqa: BLE001 — closing must not fail the caller
+                    log.debug("metrics close", exc_info=True)
+                loop.call_soon_threadsafe(loop.stop)
+                if self._thread is not None:
+                    self._thread.join(5)
+                loop.close()
+        else:
+            self._close_now()
+        self.loop = None
+        self._pool.shutdown(wait=False)
 
 
 class _Collector:
@@ -175,6 +312,8 @@ class _Collector:
                                     "(underrun_frames of the ring header)", labels=["slot"])
         now = time.monotonic_ns()
         for n, s in list(d.slots.items()):
+            if getattr(s, "private", False):    # web streams come and go: their usage is metered per key
+                continue
             try:
                 ring = s.ring
                 b = ring.buffered() / max(1, ring.sample_rate)
@@ -227,6 +366,24 @@ class _Collector:
             msgs = CounterMetricFamily("wavebridge_osc_messages", "OSC messages handled (bundles unpacked)")
             msgs.add_metric([], float(st.get("messages", 0)))
             yield msgs
+            lim = CounterMetricFamily("wavebridge_osc_limited", "OSC datagrams refused or replies left out by a "
+                                      "per-host budget", labels=["budget"])
+            for key, label in (("rate_limited", "rate"), ("cpu_limited", "cpu"), ("replies_capped", "reply_bytes")):
+                lim.add_metric([label], float(st.get(key, 0)))
+            yield lim
+            limiter = getattr(m.osc, "limiter", None)
+            if limiter is not None:
+                hosts = GaugeMetricFamily("wavebridge_osc_limiter_hosts",
+                                          "Hosts the OSC limiter tracks now (bounded, idle ones expire)")
+                hosts.add_metric([], float(len(limiter)))
+                yield hosts
+        http = m.httpd
+        if http is not None:
+            hc = CounterMetricFamily("wavebridge_metrics_connections", "Connections to /metrics by outcome",
+                                     labels=["result"])
+            for key in ("accepted", "denied", "refused"):
+                hc.add_metric([key], float(http.stats.get(key, 0)))
+            yield hc
         midi = m.midi
         if midi is not None:
             mm = CounterMetricFamily("wavebridge_midi_messages", "MIDI messages by outcome", labels=["result"])

@@ -7,8 +7,10 @@ map 1:1 to ``/wb/error`` codes. No threads; pure data and checks.
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import struct
 import time
 
@@ -45,6 +47,13 @@ FLAG_PLAYING = 1 << 1
 
 MAX_CAPACITY = 1 << 24     # frames; 16 Mi frames is ~5.8 min at 48 kHz
 MAX_CHANNELS = 8
+MIN_RATE, MAX_RATE = 8000, 384000   # plausible sample_rate / reader_sample_rate (0 = unknown)
+MAX_READER_BLOCK = 16384   # plausible reader_block_frames; larger values are clamped
+MAX_INDEX = 1 << 62        # plausible write_index/read_index/epoch (2⁶² frames: ~3 million years)
+PID_MAX = 1 << 22          # Linux PID_MAX_LIMIT: a larger writer_pid/reader_pid is garbage
+RING_MODE = 0o600
+U64_MASK = (1 << 64) - 1
+U32_MASK = (1 << 32) - 1
 SHM_DIR = "/dev/shm"
 SLOT_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
@@ -75,10 +84,23 @@ class RingError(WavebridgeError):
     """A shared-memory ring is missing, malformed or of another protocol version.
 
     Codes: ``ring_missing``, ``ring_magic``, ``ring_version``, ``ring_size``, ``ring_layout``,
-    ``ring_name``, ``ring_exists``, ``ring_busy``.
+    ``ring_name``, ``ring_exists``, ``ring_busy``, ``ring_type`` (not a regular file: a symlink,
+    FIFO, directory …), ``ring_owner`` (owned by another user), ``ring_mode`` (not mode 0600),
+    ``ring_space`` (no room in /dev/shm), ``ring_io`` (another system error opening it),
+    ``ring_fault`` (see :class:`RingFault`).
     """
 
     code = "ring"
+
+
+class RingFault(RingError):
+    """A live ring went bad under its writer: a shrunk segment (``fatal``: the slot stops and
+    gets a fresh ring at its next play) or a header field someone overwrote with a value out of
+    range (not fatal: the writer clamped or rewrote it and the slot plays on)."""
+
+    def __init__(self, code: str, message: str, slot: int = -1, fatal: bool = False):
+        super().__init__(code, message, slot)
+        self.fatal = fatal
 
 
 def shm_name(slot: int | str) -> str:
@@ -126,11 +148,99 @@ def validate_header(buf, size: int) -> tuple[int, int, int]:
         raise RingError("ring_version", f"ring protocol version {version}, this reader speaks {VERSION}")
     if data_off != DATA_OFFSET:
         raise RingError("ring_layout", f"data_offset {data_off}, expected {DATA_OFFSET}")
-    if not (1 <= ch <= MAX_CHANNELS) or not is_pow2(cap) or cap > MAX_CAPACITY or rate == 0:
+    if not (1 <= ch <= MAX_CHANNELS) or not is_pow2(cap) or cap > MAX_CAPACITY or not MIN_RATE <= rate <= MAX_RATE:
         raise RingError("ring_layout", f"implausible header: rate={rate} channels={ch} capacity={cap}")
     if size < ring_bytes(cap, ch):
         raise RingError("ring_size", f"segment is {size} bytes, header needs {ring_bytes(cap, ch)}")
     return rate, ch, cap
+
+
+_KIND = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a directory",
+         stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}
+
+
+def _kind(mode: int) -> str:
+    return _KIND.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def _owner(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def check_segment(st: os.stat_result, path: str, *, mode: bool = True) -> None:
+    """Refuse anything but a regular file owned by our effective uid with mode 0600.
+
+    Raises ``RingError`` (``ring_type``, ``ring_owner``, ``ring_mode``) with one clear sentence.
+    """
+    if not stat.S_ISREG(st.st_mode):
+        raise RingError("ring_type", f"{path} is {_kind(st.st_mode)}, not a ring: refusing it")
+    euid = os.geteuid()
+    if st.st_uid != euid:
+        raise RingError("ring_owner", f"{path} belongs to {_owner(st.st_uid)}, not to us ({_owner(euid)}): "
+                                      "refusing it")
+    if mode and stat.S_IMODE(st.st_mode) != RING_MODE:
+        raise RingError("ring_mode", f"{path} has mode {stat.S_IMODE(st.st_mode):04o}, not 0600: refusing it")
+
+
+def open_segment(path: str, writable: bool = True, *, mode: bool = True) -> tuple[int, os.stat_result]:
+    """Open an existing ring without following links or blocking on a FIFO, and check it.
+
+    Returns ``(fd, fstat)``; the checks run on the opened descriptor (no check-then-open race).
+    Raises ``RingError``: ``ring_missing``, ``ring_type``, ``ring_owner``, ``ring_mode``.
+    """
+    flags = (os.O_RDWR if writable else os.O_RDONLY) | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise RingError("ring_missing", f"{path} does not exist (is the daemon running with this slot?)") from None
+    except OSError as e:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            st = None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise RingError("ring_type", f"{path} is {_kind(st.st_mode)}, not a ring: refusing it") from None
+        if e.errno in (errno.EACCES, errno.EPERM) and st is not None:
+            raise RingError("ring_owner", f"{path} belongs to {_owner(st.st_uid)} and is not ours to open "
+                                          f"(mode {stat.S_IMODE(st.st_mode):04o}): refusing it") from None
+        raise RingError("ring_type", f"{path} cannot be opened ({e.strerror}): refusing it") from None
+    try:
+        st = os.fstat(fd)
+        check_segment(st, path, mode=mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def same_file(path: str, ident: tuple[int, int]) -> bool:
+    """True if ``path`` (not following links) is still the regular file ``(st_dev, st_ino)``, ours."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == tuple(ident)
+            and st.st_uid == os.geteuid())
+
+
+def unlink_if_same(path: str, ident) -> bool:
+    """Unlink ``path`` only if it is still the file we created (same inode, our uid, regular).
+
+    Between the check and the unlink another process could swap the name (no unlink-by-inode
+    exists); /dev/shm's sticky bit keeps other users from doing so with our own files.
+    """
+    if ident is None or not same_file(path, ident):
+        return False
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def monotonic_ns() -> int:

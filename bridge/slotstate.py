@@ -20,7 +20,8 @@ error      the slot's job failed (its backend raised); behaves as idle for the n
 
 :class:`SlotMachine` takes events (:class:`Play`, :class:`Stop`, :class:`Param`,
 :class:`ChunkReady`, :class:`Progress` — the read/write heads, the reader's rate and liveness,
-sent every engine turn and after every write — and :class:`Failed`) and returns the actions
+sent every engine turn and after every write —, :class:`Failed`, and :class:`Fault` / :class:`Close`
+— the ring is lost, or the slot is removed: everything ends at once) and returns the actions
 (small named tuples below) the engine thread executes, in order. It holds no ring, no backend,
 no clock and no lock: jobs are opaque objects, positions are ring frames, so every transition
 is a plain function of its inputs and can be tested exhaustively without threads.
@@ -154,6 +155,18 @@ class Progress(NamedTuple):
 class Failed(NamedTuple):
     job: object
     ring: RingView
+
+
+class Fault(NamedTuple):
+    """The slot's ring is gone under the writer (a segment that shrank, now private memory) or
+    could not be had at all: every job ends now, no fade (nobody can hear one); the slot is in
+    error until a play gets it a ring again."""
+    reply_to: object = None
+
+
+class Close(NamedTuple):
+    """The slot is going away (a web stream's private slot): every job ends now, no fade."""
+    reply_to: object = None
 
 
 # ----------------------------------------------------------------------------- actions
@@ -453,3 +466,22 @@ class SlotMachine:
         out.append(SetPlaying(False))
         self._set(ERROR)
         return out
+
+    # ring lost / slot closed ---------------------------------------------
+    def _end_now(self, state: str, reply_to) -> list:
+        """Every job of the slot (generating, being replaced, draining) ends at once."""
+        out, seen = [], set()
+        for j in (self.job, self.old, self.tail):
+            if j is not None and id(j) not in seen:
+                seen.add(id(j))
+                out.append(End(j, "stopped", reply_to))
+        out.append(SetPlaying(False))
+        self._set(state)
+        self.sounded, self.fade_in, self.held = False, False, 0
+        return out
+
+    def _on_fault(self, ev: Fault) -> list:
+        return self._end_now(ERROR, ev.reply_to)
+
+    def _on_close(self, ev: Close) -> list:
+        return self._end_now(IDLE, ev.reply_to)

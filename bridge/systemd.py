@@ -4,10 +4,14 @@
   ``KEY=VALUE`` lines to the ``AF_UNIX`` socket named by ``NOTIFY_SOCKET`` (a leading ``@``
   means the abstract namespace). Without ``NOTIFY_SOCKET`` every call is a no-op, so the
   daemon runs the same in a terminal. Sending never blocks and never raises.
-- :class:`Watchdog` is an asyncio task on the control loop. Every half ``WATCHDOG_USEC`` it
-  sends ``WATCHDOG=1`` — but only while the engine thread's ``alive_ns`` (stamped once per
-  engine loop iteration) is fresh, so a stuck engine stops the pings and systemd restarts the
-  daemon, even though the control loop itself is fine. It also keeps a one-line ``STATUS=``.
+- :class:`Watchdog` is an asyncio task on the control loop. ``WATCHDOG=1`` is sent only on
+  proof that the daemon works: the engine thread's ``alive_ns`` (stamped once per engine loop
+  iteration) is fresh, *and*, with a ``probe`` (``serve`` always has one:
+  :class:`bridge.osc.ServingProbe`), the control loop has just served a command — the watchdog
+  sends a ``/wb/ping`` from its own socket to the OSC port and pings systemd from the handler of
+  the ``/wb/pong`` that comes back through the same decode → validate → reply path as everyone's.
+  A stuck engine, a stuck or starved loop, or an OSC socket that is no longer read stops the
+  pings, and systemd restarts the daemon. It also keeps a one-line ``STATUS=``.
 - :func:`interrupted_jobs` reads the rings a dead daemon left behind (writer pid gone, the
   ``playing`` flag still set) and returns what they were playing, so a restarted daemon can
   carry on where the crashed one stopped; readers keep their mapping throughout (the new
@@ -114,14 +118,17 @@ class Notifier:
 
 
 class Watchdog:
-    """Pings systemd while the engine lives; keeps ``STATUS=`` current. ``[control]``
+    """Pings systemd on proof that the daemon serves; keeps ``STATUS=`` current. ``[control]``
 
     ``engine`` is anything with ``alive_ns`` (CLOCK_MONOTONIC ns of its last loop iteration)
-    and ``is_alive()``; ``summary`` returns the one-line status.
+    and ``is_alive()``; ``summary`` returns the one-line status. ``probe`` (optional) has
+    ``send()``, ``answered_ns`` and an ``on_answer`` hook: with it, each round sends a probe
+    and ``WATCHDOG=1`` goes out from :meth:`proof` when the answer arrives, never from the timer.
+    Without it the ping comes from the round itself (which runs on the loop).
     """
 
     def __init__(self, notifier: Notifier, engine, summary=None, stale_s: float | None = None,
-                 status_every_s: float = 5.0):
+                 status_every_s: float = 5.0, probe=None):
         self.n = notifier
         self.engine = engine
         self.summary = summary or (lambda: "")
@@ -129,10 +136,16 @@ class Watchdog:
         # the engine loop turns at least every 50 ms when idle and once per batch when busy
         self.stale_s = stale_s if stale_s is not None else max(0.5, self.interval_s or 5.0)
         self.status_every_s = status_every_s
+        self.probe = probe
+        if probe is not None:
+            probe.on_answer = self.proof
         self.pings = 0
         self.withheld = 0
+        self.proofs = 0
         self._task: asyncio.Task | None = None
         self._last_status = ""
+        self._was_fresh = True
+        self._started_ns = time.monotonic_ns()
 
     def engine_fresh(self, now_ns: int | None = None) -> bool:
         e = self.engine
@@ -141,35 +154,67 @@ class Watchdog:
         now = time.monotonic_ns() if now_ns is None else now_ns
         return (now - e.alive_ns) <= self.stale_s * 1e9
 
-    def tick(self, now_ns: int | None = None) -> bool:
-        """One round: WATCHDOG=1 if the engine is fresh (and a watchdog is wanted), plus STATUS."""
-        fresh = self.engine_fresh(now_ns)
+    def serving(self, now_ns: int | None = None) -> bool:
+        """True without a probe; with one, whether it was answered within ``stale_s``."""
+        if self.probe is None:
+            return True
+        now = time.monotonic_ns() if now_ns is None else now_ns
+        last = max(self.probe.answered_ns, self._started_ns)     # grace until the first answer
+        return (now - last) <= self.stale_s * 1e9
+
+    def _state(self, now_ns: int | None) -> tuple[bool, str]:
+        now = time.monotonic_ns() if now_ns is None else now_ns
+        e = self.engine
+        if not self.engine_fresh(now):
+            if e is not None and e.is_alive():
+                return False, f"engine stalled for {(now - e.alive_ns) / 1e9:.1f} s"
+            return False, "engine thread is not running"
+        if not self.serving(now):
+            return False, (f"control loop has not served its own probe for "
+                           f"{(now - self.probe.answered_ns) / 1e9:.1f} s" if self.probe.answered_ns
+                           else "control loop has not served its own probe yet")
+        return True, self.summary()
+
+    def _notify(self, fresh: bool, status: str, ping: bool) -> None:
         lines = []
-        if fresh:
-            status = self.summary()
-        else:
-            e = self.engine
-            age = ((time.monotonic_ns() if now_ns is None else now_ns) - e.alive_ns) / 1e9 if e else 0.0
-            status = (f"engine stalled for {age:.1f} s" if e is not None and e.is_alive()
-                      else "engine thread is not running")
-            if self._last_status != status:
-                log.error("watchdog: %s; not pinging systemd", status)
-        if self.interval_s > 0:
+        if fresh != self._was_fresh:            # the log gets the transitions, STATUS= the detail
             if fresh:
+                log.warning("watchdog: healthy again; pinging systemd")
+            else:
+                log.error("watchdog: %s; not pinging systemd", status)
+            self._was_fresh = fresh
+        if self.interval_s > 0:
+            if fresh and ping:
                 lines.append("WATCHDOG=1")
                 self.pings += 1
-            else:
+            elif not fresh:
                 self.withheld += 1
         if status and status != self._last_status:
             lines.append(f"STATUS={status}")
             self._last_status = status
         if lines:
             self.n.notify(*lines)
+
+    def tick(self, now_ns: int | None = None) -> bool:
+        """One round: STATUS, and WATCHDOG=1 if all is fresh — from here only without a probe;
+        with one, this sends the next probe and :meth:`proof` pings when it is answered."""
+        fresh, status = self._state(now_ns)
+        self._notify(fresh, status, ping=self.probe is None)
+        if self.probe is not None:
+            self.probe.send()
         return fresh
+
+    def proof(self, now_ns: int | None = None) -> None:
+        """The probe was answered: commands are being served. Ping if the engine is fresh too."""
+        self.proofs += 1
+        fresh, status = self._state(now_ns)
+        self._notify(fresh, status, ping=True)
 
     async def run(self) -> None:
         period = self.interval_s if self.interval_s > 0 else self.status_every_s
         period = min(period, self.status_every_s)
+        if self.probe is not None:
+            period /= 2                     # a probe lost in a flood costs half a ping period
         while True:
             self.tick()
             await asyncio.sleep(period)
@@ -183,6 +228,8 @@ class Watchdog:
         if self._task is not None:
             self._task.cancel()
             self._task = None
+        if self.probe is not None:
+            self.probe.close()
 
 
 # --------------------------------------------------------------------------- restart recovery
@@ -194,11 +241,11 @@ def read_ring_state(slot) -> dict | None:
     """
     try:
         path = P.shm_path(slot)
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd, st = P.open_segment(path, writable=False)   # no links or FIFOs; ours, 0600
     except (OSError, P.RingError):
         return None
     try:
-        size = os.fstat(fd).st_size
+        size = st.st_size
         if size < P.DATA_OFFSET:
             return None
         mm = mmap.mmap(fd, P.DATA_OFFSET, mmap.MAP_SHARED, mmap.PROT_READ)
@@ -310,7 +357,8 @@ RestartSec=2
 # warm-up loads the model; READY=1 is sent when the engine is warm and the rings exist
 TimeoutStartSec=300
 TimeoutStopSec=15
-# WATCHDOG=1 is sent every WatchdogSec/2 while the engine loop turns; a stuck engine is restarted
+# WATCHDOG=1 is sent while the engine loop turns and the control loop answers its own OSC probe
+# (every WatchdogSec/4); a stuck engine or control loop is restarted
 WatchdogSec={watchdog_s}
 Environment=PYTHONUNBUFFERED=1
 EnvironmentFile=-%E/wavebridge/environment

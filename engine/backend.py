@@ -73,6 +73,21 @@ class Backend:
     def set_tempo(self, bpm: float) -> None:
         """Global tempo for backends that use it. ``[engine]``"""
 
+    def beat_grid(self, stream: Stream):
+        """The stream's beat grid as an :class:`engine.hostsync.HostSync` bound to its tempo map
+        (host tempo and bar lock, quantized changes), or ``None`` for a backend without one
+        (musicgen). ``[engine]``"""
+        return None
+
+    def notes_between(self, stream: Stream, f0: float, f1: float) -> list[tuple[float, float, int, int]]:
+        """Notes of ``stream`` starting in frames ``[f0, f1)``: ``(frame_on, frame_off, pitch,
+        velocity)``, for MIDI out; ``[]`` for a backend without notes. ``[engine]``"""
+        return []
+
+    def render_head(self, stream: Stream) -> int:
+        """The first frame of ``stream`` not yet rendered: tempo edits act from here. ``[engine]``"""
+        return stream.frames_done
+
     def end(self, stream: Stream) -> None:
         """Release a stream's resources. ``[engine]``"""
 

@@ -173,6 +173,13 @@ class TempoMap:
             self._bpm.append(bpm)
         self._trim()
 
+    def discard_after(self, frame: int) -> None:
+        """Forget tempo changes planned after ``frame`` (not yet rendered), so a newer plan can
+        replace them; the segment holding ``frame`` keeps going. ``[engine]``"""
+        k = bisect.bisect_right(self._frames, int(frame))
+        if k >= 1:
+            del self._frames[k:], self._beats[k:], self._bpm[k:]
+
     def _trim(self) -> None:
         if len(self._frames) > 256:         # keep the recent past only (bounded memory)
             del self._frames[:128], self._beats[:128], self._bpm[:128]

@@ -188,6 +188,8 @@ def play_soundcard(reader: RingReader, seconds: float = 0.0, block: int = 256, d
         while stream.is_active() and (end is None or time.monotonic() < end):
             if stop is not None and stop.is_set():
                 break
+            if not reader.check():             # the segment shrank: silence, not a SIGBUS
+                raise RuntimeError(f"slot {reader.slot}: {reader.broken}")
             time.sleep(0.02)
     finally:
         if stream is not None:

@@ -6,7 +6,13 @@ buffers (the output buffer is preallocated at attach time; NumPy slices are view
 and make no system call. Attaching is not real-time work: do it from a worker or the main thread.
 
 The segment is opened with ``os.open`` + ``mmap``, never through ``SharedMemory``, so the
-resource tracker cannot unlink the daemon's rings when this process exits.
+resource tracker cannot unlink the daemon's rings when this process exits. It is opened with
+``O_NOFOLLOW`` and must be a regular file of our own uid with mode 0600 (a ring someone else
+planted under the name is refused, as the C stub's ``shm_open`` refuses links). Every header
+value the read path uses is bounded: a ``write_index`` beyond a ring from ours resyncs, a
+heartbeat from the future is not "alive", the underrun counter wraps instead of overflowing.
+A segment truncated under a mapping faults on the next access; :meth:`RingReader.check`
+(not ``[audio]``: one ``fstat``) notices a shrink and switches the reader to silence.
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ _RHB = P.OFF_READER_HEARTBEAT // 8
 _WHB = P.OFF_WRITER_HEARTBEAT // 8
 _FL = P.OFF_FLAGS // 4
 _PLAYING_ALIVE = P.FLAG_PLAYING | P.FLAG_WRITER_ALIVE
+_U64 = P.U64_MASK
 
 
 class RingReader:
@@ -44,22 +51,26 @@ class RingReader:
         self._mm = None
         self._fd = -1
         self.resyncs = 0
+        self.broken = ""              # why the mapping was given up (check()), "" while healthy
 
     # ------------------------------------------------------------ attach [control/worker]
     def attach(self) -> "RingReader":
         """Map the slot's ring and validate its header; raises ``RingError``. Not ``[audio]``."""
         path = P.shm_path(self.slot)
+        fd, st = P.open_segment(path, writable=True)   # no links, FIFOs or foreign files
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
-            raise RingError("ring_missing", f"{path} does not exist (is the daemon running with this slot?)") from None
-        try:
-            size = os.fstat(fd).st_size
+            size = st.st_size
             if size < P.DATA_OFFSET:
                 raise RingError("ring_size", f"{path} is {size} bytes, smaller than the header")
-            mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            mm = mmap.mmap(fd, P.DATA_OFFSET, mmap.MAP_SHARED, mmap.PROT_READ)
             try:
-                self.sample_rate, self.channels, self.capacity = P.validate_header(mm, size)
+                rate, ch, cap = P.validate_header(mm, size)
+            finally:
+                mm.close()
+            want = P.ring_bytes(cap, ch)                 # map what the header says, not the file
+            mm = mmap.mmap(fd, want, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            try:
+                layout = P.validate_header(mm, want)
             except RingError:
                 mm.close()
                 raise
@@ -67,7 +78,9 @@ class RingReader:
             os.close(fd)
             raise
         self.detach()
-        self._fd, self._mm = fd, mm
+        self._fd, self._mm, self._size = fd, mm, want
+        self.sample_rate, self.channels, self.capacity = layout
+        self.broken = ""
         self.mask = self.capacity - 1
         self._u64 = np.frombuffer(mm, dtype="<u8", count=P.DATA_OFFSET // 8)
         self._u32 = np.frombuffer(mm, dtype="<u4", count=P.DATA_OFFSET // 4)
@@ -85,6 +98,32 @@ class RingReader:
         self._u32[P.OFF_READER_BLOCK // 4] = 0
         self._block_max = 0
         return self
+
+    def check(self) -> bool:
+        """Is the mapping still whole? One ``fstat``: call it from a worker, not ``[audio]``.
+
+        A segment that shrank under us (someone truncated it) would fault on the next read; the
+        reader then switches to private silence at once (``broken`` says why) and the caller
+        re-attaches when the daemon has made a new ring.
+        """
+        if self._mm is None:
+            return False
+        if self.broken:
+            return False
+        try:
+            size = os.fstat(self._fd).st_size
+        except OSError:
+            size = -1
+        if size >= self._size:
+            return True
+        anon = mmap.mmap(-1, self._size)
+        self._u64 = np.frombuffer(anon, dtype="<u8", count=P.DATA_OFFSET // 8)
+        self._u32 = np.frombuffer(anon, dtype="<u4", count=P.DATA_OFFSET // 4)
+        self._data = np.frombuffer(anon, dtype=np.float32, count=self.capacity * self.channels,
+                                   offset=P.DATA_OFFSET).reshape(self.capacity, self.channels)
+        self._r = 0
+        self.broken = f"{P.shm_path(self.slot)} shrank to {size} bytes (mapped {self._size})"
+        return False
 
     def detach(self) -> None:
         """Unmap (never unlinks). Not ``[audio]``."""
@@ -147,7 +186,9 @@ class RingReader:
         if ep != self._epoch or w < r or w - r > self.capacity:
             if ep != self._epoch:
                 self._epoch = ep
-                self.sample_rate = int(self._u32[P.OFF_SAMPLE_RATE // 4])  # may change on reset
+                sr = int(self._u32[P.OFF_SAMPLE_RATE // 4])   # may change on reset
+                if P.MIN_RATE <= sr <= P.MAX_RATE:
+                    self.sample_rate = sr
             r = w
             self.resyncs += 1
         k = w - r
@@ -165,8 +206,8 @@ class RingReader:
         if k < n:
             out[k:] = 0.0
             # an underrun while a live writer says it is playing (a dead writer's flag counts nothing)
-            if (self._u32[_FL] & _PLAYING_ALIVE) == _PLAYING_ALIVE and now - int(u64[_WHB]) < 1_000_000_000:
-                u64[_UR] += n - k
+            if (self._u32[_FL] & _PLAYING_ALIVE) == _PLAYING_ALIVE and 0 <= now - int(u64[_WHB]) < 1_000_000_000:
+                u64[_UR] = (int(u64[_UR]) + n - k) & _U64   # wraps, never overflows
         r += k
         self._r = r
         u64[_RI] = r                              # release (x86-64 TSO)
@@ -198,7 +239,7 @@ class RingReader:
         """``writer_alive`` flag set and heartbeat younger than 1 s."""
         if not self._u32[_FL] & P.FLAG_WRITER_ALIVE:
             return False
-        return time.monotonic_ns() - int(self._u64[_WHB]) < 1_000_000_000
+        return 0 <= time.monotonic_ns() - int(self._u64[_WHB]) < 1_000_000_000
 
     @property
     def epoch(self) -> int:

@@ -107,7 +107,7 @@ def test_status_rows_have_the_normative_types(served):
     p = peer()
     p.send(msg("/wb/play", 3, "funk with slap bass"))
     assert p.wait("/wb/first_audio", 3.0)[0]
-    p.send(msg("/wb/status"))
+    p.send(msg("/wb/status", 0, b"\0" * 64))           # padded: room for every row in one page
     rows = []
     for _ in range(3):
         r = p.recv(2.0)
@@ -188,7 +188,7 @@ def rss_kb(pid: int) -> int:
 def test_ten_thousand_hostile_datagrams_and_the_daemon_still_answers_and_plays(served):
     d, peer, mport = served
     rng = random.Random(20261130)
-    senders = [peer() for _ in range(8)]                  # 8 senders: each stays under its rate limit
+    senders = [peer() for _ in range(8)]                  # 8 sockets of one host: one budget
     rss0 = rss_kb(d.proc.pid)
     m0 = scrape(mport)
     n = 10_000
@@ -199,10 +199,14 @@ def test_ten_thousand_hostile_datagrams_and_the_daemon_still_answers_and_plays(s
         if i % 200 == 199:
             # flow control: a ping behind the last 200 datagrams; its pong means the daemon caught up
             # (without it the kernel drops what a slow CI machine cannot read in time)
+            # (all senders share one host's budget: a ping refused for the rate is sent again)
             b = senders[barrier % len(senders)]
             barrier += 1
-            b.send(msg("/wb/ping"))
-            b.wait("/wb/pong", 5.0)
+            end = time.monotonic() + 5.0
+            while time.monotonic() < end:
+                b.send(msg("/wb/ping"))
+                if b.wait("/wb/pong", 0.2)[0] is not None:
+                    break
             for s in senders:
                 s.drain()
     # timetagged bundles far ahead that would pile up timers: refused beyond the cap
@@ -218,7 +222,7 @@ def test_ten_thousand_hostile_datagrams_and_the_daemon_still_answers_and_plays(s
     fresh.send(msg("/wb/play", 2, "still alive: house groove with piano"))
     assert fresh.wait("/wb/started", 3.0)[0] is not None
     assert fresh.wait("/wb/first_audio", 5.0)[0] is not None
-    fresh.send(msg("/wb/status"))
+    fresh.send(msg("/wb/status", 0, b"\0" * 64))
     rows = [fresh.wait("/wb/slot", 2.0)[0] for _ in range(3)]
     assert {r[0]: r[1] for r in rows}[2] == "playing"
     m1 = scrape(mport)

@@ -344,7 +344,8 @@ def test_lv2info_shows_ports_and_worker(lv2_env):
     ports = {}
     for m in re.finditer(r"Port (\d+):(.*?)(?=\n\s*Port \d+:|\Z)", out, re.S):
         ports[re.search(r"Symbol:\s+(\S+)", m.group(2)).group(1)] = m.group(2)
-    assert list(ports) == ["slot", "out_l", "out_r", "buffered_ms", "underruns"]
+    assert list(ports) == ["slot", "out_l", "out_r", "buffered_ms", "underruns", "control", "notify",
+                           "play", "seed", "quantize", "sync", "gain", "osc_port"]
     assert "ControlPort" in ports["slot"] and "InputPort" in ports["slot"]
     assert re.search(r"Minimum:\s+1\.0+\b", ports["slot"]) and re.search(r"Maximum:\s+64\.0+", ports["slot"])
     assert re.search(r"Default:\s+1\.0+", ports["slot"]) and "lv2core#integer" in ports["slot"]
@@ -472,7 +473,7 @@ def test_slot_port_change_switches_rings(host, writers, tmp_path):
 def test_jalv_plays_what_the_daemon_wrote(host, tmp_path, daemon_proc, osc_client):
     """jalv hosting the stub on slot 1 of a real daemon: the capture is the synth's audio, exactly."""
     from dsp import soft_limit
-    from engine.synth import arrange, render
+    from engine.synth import render_stream
 
     d = daemon_proc("--slots", "1", "--metrics-port", "off")
     c = osc_client(d.host, d.port)
@@ -487,7 +488,7 @@ def test_jalv_plays_what_the_daemon_wrote(host, tmp_path, daemon_proc, osc_clien
     cap = cap[start:]
     assert cap.shape[0] > RATE and np.abs(cap).max() > 0.05
     # where in the stream the capture begins: the synth is a pure function of the frame index
-    ref = soft_limit(render([arrange(prompt, seed)], np.array([0]), 8 * RATE, RATE)[0])
+    ref = soft_limit(render_stream(prompt, seed, 8 * RATE, RATE))
     probe = cap[:2048, 0].astype(np.float64)
     corr = np.correlate(ref[:, 0].astype(np.float64), probe, mode="valid")
     off = int(np.argmax(corr))

@@ -357,15 +357,9 @@ def jack_connections(env) -> str:
 
 
 def slot_rows(client, nslots=2):
-    """{slot: /wb/slot args} from one /wb/status round trip."""
-    client.send("/wb/status")
-    rows = {}
-    while len(rows) < nslots:
-        r = client.wait_for("/wb/slot", 2.0)
-        if r is None:
-            break
-        rows[r[0]] = r
-    return rows
+    """{slot: /wb/slot args} from /wb/status (all its pages)."""
+    rows, _ = client.status()
+    return {r[0]: r for r in rows}
 
 
 def wait_state(client, slot, state, timeout=5.0):

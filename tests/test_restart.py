@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 
@@ -86,7 +87,9 @@ def test_reader_survives_sigkill_and_a_new_daemon_feeds_the_same_mapping(daemon_
         t_launch = time.monotonic()
         b = daemon_proc("--slots", "2", "--metrics-port", "off", *extra)
         t_up = time.monotonic()
-        assert os.stat(shm_path(1)).st_ino == inode      # the same segment: re-attached, not recreated
+        st = os.stat(shm_path(1))
+        assert st.st_ino == inode                         # the same segment: re-attached, not recreated
+        assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid()   # still ours alone
         assert wait(lambda: host.reader.epoch > epoch, 2.0), "the new writer bumps the epoch"
         c2 = osc_client(b.host, b.port)
         if resume:

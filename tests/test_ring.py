@@ -149,36 +149,51 @@ def test_writer_never_overruns_the_reader(slot_name):
         w.close()
 
 
+@contextmanager
+def _ring_file(path):
+    """Rewrite ``path`` as a mode-0600 file (what a ring of ours looks like from outside)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        yield f
+
+
 def test_bad_segments_raise_ring_error_with_code(slot_name):
     path = P.shm_path(slot_name)
     with pytest.raises(RingError) as e:
         RingReader(slot_name).attach()
     assert e.value.code == "ring_missing"
-    with open(path, "wb") as f:
+    with open(path, "wb") as f:                 # a plain 0644 file: not a ring we made
+        f.write(b"\0" * 8192)
+    with pytest.raises(RingError) as e:
+        RingReader(slot_name).attach()
+    assert e.value.code == "ring_mode"
+    os.unlink(path)
+    with _ring_file(path) as f:
         f.write(b"\0" * 100)
     with pytest.raises(RingError) as e:
         RingReader(slot_name).attach()
     assert e.value.code == "ring_size"
-    with open(path, "wb") as f:
+    with _ring_file(path) as f:
         f.write(b"NOTARING" + b"\0" * 8192)
     with pytest.raises(RingError) as e:
         RingReader(slot_name).attach()
     assert e.value.code == "ring_magic"
     hdr = bytearray(P.pack_fixed(48000, 2, 1024, 1, 1, 1, 0)) + bytearray(4096 - 56)
     struct.pack_into("<I", hdr, 8, 2)
-    with open(path, "wb") as f:
+    with _ring_file(path) as f:
         f.write(bytes(hdr) + b"\0" * (1024 * 8))
     with pytest.raises(RingError) as e:
         RingReader(slot_name).attach()
     assert e.value.code == "ring_version"
     hdr = bytearray(P.pack_fixed(48000, 2, 1000, 1, 1, 1, 0)) + bytearray(4096 - 56)  # not a power of two
-    with open(path, "wb") as f:
+    with _ring_file(path) as f:
         f.write(bytes(hdr) + b"\0" * (1000 * 8))
     with pytest.raises(RingError) as e:
         RingReader(slot_name).attach()
     assert e.value.code == "ring_layout"
     hdr = bytearray(P.pack_fixed(48000, 2, 1 << 20, 1, 1, 1, 0)) + bytearray(4096 - 56)  # truncated data
-    with open(path, "wb") as f:
+    with _ring_file(path) as f:
         f.write(bytes(hdr) + b"\0" * 64)
     with pytest.raises(RingError) as e:
         RingReader(slot_name).attach()

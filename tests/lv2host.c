@@ -1,0 +1,223 @@
+/*
+ * lv2host.c — a minimal LV2 host for tests/test_daw.py: what a DAW's generic UI does with the
+ * stub's prompt parameter, without a DAW.
+ *
+ *   lv2host URI SAVE_DIR OSC_PORT SLOT PROMPT
+ *
+ * Instantiates the plugin through lilv at 48 kHz with urid:map/unmap and a synchronous worker
+ * (work() runs inside schedule_work, as a host without a worker thread may do), sets play = 1,
+ * slot and osc_port, then, one 256-frame run() each:
+ *   1. sends patch:Set <URI#prompt> "PROMPT" on the control port (the plugin's worker then
+ *      sends /wb/play to 127.0.0.1:OSC_PORT);
+ *   2. sends patch:Get and prints the patch:Set the plugin answers on notify as
+ *      "notify prompt=<string>" (stdout);
+ *   3. saves the plugin's state and port values with lilv into SAVE_DIR/state.ttl, as a host
+ *      saves a session (jalv -l SAVE_DIR reopens it).
+ * Exit status 0 on success; messages on stderr otherwise. Single-threaded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lilv/lilv.h>
+#include <lv2/atom/atom.h>
+#include <lv2/atom/forge.h>
+#include <lv2/atom/util.h>
+#include <lv2/patch/patch.h>
+#include <lv2/state/state.h>
+#include <lv2/urid/urid.h>
+#include <lv2/worker/worker.h>
+
+#define MAX_URIS 256
+#define MAX_PORTS 32
+#define ATOM_BYTES 8192
+#define FRAMES 256
+
+static char* uris[MAX_URIS];
+static uint32_t n_uris;
+
+static LV2_URID map_uri(LV2_URID_Map_Handle h, const char* uri)
+{
+    (void)h;
+    for (uint32_t i = 0; i < n_uris; ++i)
+        if (!strcmp(uris[i], uri)) return i + 1;
+    if (n_uris == MAX_URIS) return 0;
+    uris[n_uris] = strdup(uri);
+    return ++n_uris;
+}
+
+static const char* unmap_uri(LV2_URID_Unmap_Handle h, LV2_URID urid)
+{
+    (void)h;
+    return urid >= 1 && urid <= n_uris ? uris[urid - 1] : NULL;
+}
+
+static LilvInstance* instance;
+static const LV2_Worker_Interface* worker;
+
+static LV2_Worker_Status respond(LV2_Worker_Respond_Handle h, uint32_t size, const void* data)
+{
+    (void)h;
+    return worker->work_response(lilv_instance_get_handle(instance), size, data);
+}
+
+static LV2_Worker_Status schedule(LV2_Worker_Schedule_Handle h, uint32_t size, const void* data)
+{
+    (void)h;
+    return worker->work(lilv_instance_get_handle(instance), respond, NULL, size, data);
+}
+
+static const LilvPlugin* plugin;
+static float controls[MAX_PORTS];
+
+static const void* port_value(const char* symbol, void* user, uint32_t* size, uint32_t* type)
+{
+    LV2_URID_Map* map = user;
+    for (uint32_t i = 0; i < lilv_plugin_get_num_ports(plugin); ++i) {
+        const LilvPort* p = lilv_plugin_get_port_by_index(plugin, i);
+        if (!strcmp(lilv_node_as_string(lilv_port_get_symbol(plugin, p)), symbol)) {
+            *size = sizeof(float);
+            *type = map->map(map->handle, LV2_ATOM__Float);
+            return &controls[i];
+        }
+    }
+    *size = *type = 0;
+    return NULL;
+}
+
+int main(int argc, char** argv)
+{
+    if (argc != 6) {
+        fprintf(stderr, "usage: lv2host URI SAVE_DIR OSC_PORT SLOT PROMPT\n");
+        return 2;
+    }
+    const char *uri = argv[1], *dir = argv[2], *prompt = argv[5];
+    LilvWorld* world = lilv_world_new();
+    lilv_world_load_all(world);
+    LilvNode* uri_node = lilv_new_uri(world, uri);
+    plugin = lilv_plugins_get_by_uri(lilv_world_get_all_plugins(world), uri_node);
+    if (!plugin) {
+        fprintf(stderr, "plugin %s not found (LV2_PATH?)\n", uri);
+        return 1;
+    }
+    LV2_URID_Map map = { NULL, map_uri };
+    LV2_URID_Unmap unmap = { NULL, unmap_uri };
+    LV2_Worker_Schedule sched = { NULL, schedule };
+    const LV2_Feature f_map = { LV2_URID__map, &map }, f_unmap = { LV2_URID__unmap, &unmap },
+                      f_sched = { LV2_WORKER__schedule, &sched };
+    const LV2_Feature* features[] = { &f_map, &f_unmap, &f_sched, NULL };
+    instance = lilv_plugin_instantiate(plugin, 48000.0, features);
+    if (!instance) {
+        fprintf(stderr, "instantiate failed\n");
+        return 1;
+    }
+    worker = lilv_instance_get_extension_data(instance, LV2_WORKER__interface);
+    if (!worker) {
+        fprintf(stderr, "no worker interface\n");
+        return 1;
+    }
+
+    /* ports: control inputs at their defaults (then ours), audio and control outputs to scratch */
+    const uint32_t n_ports = lilv_plugin_get_num_ports(plugin);
+    if (n_ports > MAX_PORTS) return 1;
+    float mins[MAX_PORTS], maxs[MAX_PORTS], defs[MAX_PORTS];
+    lilv_plugin_get_port_ranges_float(plugin, mins, maxs, defs);
+    static float audio[MAX_PORTS][FRAMES];
+    static uint8_t atoms[MAX_PORTS][ATOM_BYTES] __attribute__((aligned(8)));
+    LilvNode* atom_port = lilv_new_uri(world, LV2_ATOM__AtomPort);
+    LilvNode* audio_port = lilv_new_uri(world, LILV_URI_AUDIO_PORT);
+    LilvNode* input = lilv_new_uri(world, LILV_URI_INPUT_PORT);
+    int control_in = -1, notify_out = -1;
+    for (uint32_t i = 0; i < n_ports; ++i) {
+        const LilvPort* p = lilv_plugin_get_port_by_index(plugin, i);
+        const char* sym = lilv_node_as_string(lilv_port_get_symbol(plugin, p));
+        controls[i] = defs[i] == defs[i] ? defs[i] : 0.0f;
+        if (!strcmp(sym, "play")) controls[i] = 1.0f;
+        if (!strcmp(sym, "osc_port")) controls[i] = (float)atoi(argv[3]);
+        if (!strcmp(sym, "slot")) controls[i] = (float)atoi(argv[4]);
+        if (lilv_port_is_a(plugin, p, atom_port)) {
+            if (lilv_port_is_a(plugin, p, input)) control_in = (int)i;
+            else notify_out = (int)i;
+            lilv_instance_connect_port(instance, i, atoms[i]);
+        } else if (lilv_port_is_a(plugin, p, audio_port)) {
+            lilv_instance_connect_port(instance, i, audio[i]);
+        } else {
+            lilv_instance_connect_port(instance, i, &controls[i]);
+        }
+    }
+    if (control_in < 0 || notify_out < 0) {
+        fprintf(stderr, "no atom ports\n");
+        return 1;
+    }
+
+    LV2_Atom_Forge forge;
+    lv2_atom_forge_init(&forge, &map);
+    const LV2_URID prompt_urid = map_uri(NULL, "urn:wavebridge:stub#prompt");
+    const LV2_URID patch_Set = map_uri(NULL, LV2_PATCH__Set), patch_Get = map_uri(NULL, LV2_PATCH__Get);
+    const LV2_URID patch_property = map_uri(NULL, LV2_PATCH__property);
+    const LV2_URID patch_value = map_uri(NULL, LV2_PATCH__value);
+    const LV2_URID atom_String = map_uri(NULL, LV2_ATOM__String);
+    const LV2_URID atom_Chunk = map_uri(NULL, LV2_ATOM__Chunk);
+
+    lilv_instance_activate(instance);
+    for (int step = 0; step < 2; ++step) {
+        LV2_Atom_Forge_Frame seq, obj;
+        lv2_atom_forge_set_buffer(&forge, atoms[control_in], ATOM_BYTES);
+        lv2_atom_forge_sequence_head(&forge, &seq, 0);
+        lv2_atom_forge_frame_time(&forge, 0);
+        if (step == 0) {
+            lv2_atom_forge_object(&forge, &obj, 0, patch_Set);
+            lv2_atom_forge_key(&forge, patch_property);
+            lv2_atom_forge_urid(&forge, prompt_urid);
+            lv2_atom_forge_key(&forge, patch_value);
+            lv2_atom_forge_string(&forge, prompt, (uint32_t)strlen(prompt));
+        } else {
+            lv2_atom_forge_object(&forge, &obj, 0, patch_Get);
+        }
+        lv2_atom_forge_pop(&forge, &obj);
+        lv2_atom_forge_pop(&forge, &seq);
+        /* the output: an empty chunk of the buffer's capacity, as hosts hand it */
+        LV2_Atom* out = (LV2_Atom*)atoms[notify_out];
+        out->type = atom_Chunk;
+        out->size = ATOM_BYTES - sizeof(LV2_Atom);
+        lilv_instance_run(instance, FRAMES);
+        if (step == 1) {
+            const LV2_Atom_Sequence* s = (const LV2_Atom_Sequence*)atoms[notify_out];
+            int found = 0;
+            LV2_ATOM_SEQUENCE_FOREACH (s, ev) {
+                const LV2_Atom_Object* o = (const LV2_Atom_Object*)&ev->body;
+                if (o->body.otype != patch_Set) continue;
+                const LV2_Atom *prop = NULL, *val = NULL;
+                lv2_atom_object_get(o, patch_property, &prop, patch_value, &val, 0);
+                if (prop && ((const LV2_Atom_URID*)prop)->body == prompt_urid && val
+                    && val->type == atom_String) {
+                    printf("notify prompt=%s\n", (const char*)LV2_ATOM_BODY_CONST(val));
+                    found = 1;
+                }
+            }
+            if (!found) {
+                fprintf(stderr, "no patch:Set of the prompt on notify\n");
+                return 1;
+            }
+        }
+    }
+
+    LilvState* state = lilv_state_new_from_instance(plugin, instance, &map, NULL, NULL, NULL, dir,
+                                                    port_value, &map,
+                                                    LV2_STATE_IS_POD | LV2_STATE_IS_PORTABLE, features);
+    if (!state || lilv_state_save(world, &map, &unmap, state, NULL, dir, "state.ttl") != 0) {
+        fprintf(stderr, "saving the state failed\n");
+        return 1;
+    }
+    printf("saved %s/state.ttl\n", dir);
+    lilv_state_free(state);
+    lilv_instance_deactivate(instance);
+    lilv_instance_free(instance);
+    lilv_node_free(atom_port);
+    lilv_node_free(audio_port);
+    lilv_node_free(input);
+    lilv_node_free(uri_node);
+    lilv_world_free(world);
+    for (uint32_t i = 0; i < n_uris; ++i) free(uris[i]);
+    return 0;
+}

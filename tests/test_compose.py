@@ -1,0 +1,574 @@
+"""The composer (prompt → Score) and the MIDI writer: properties of the notes, not golden data."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from engine import genres as G
+from engine.compose import compose, composer_of, read_prompt
+from engine.midifile import write_midi
+from engine.score import DRUM_CHANNEL
+
+GENRE_NAMES = sorted(G.GENRES)
+DRUM_GENRES = [g for g in GENRE_NAMES if any(p.role == "drums" for p in G.GENRES[g].parts)]
+
+
+def notes_of(score, b0, b1):
+    out = []
+    for i in range(b0, b1):
+        out.extend(score.bar(i)[0])
+    return out
+
+
+def drum_part(score):
+    return next(i for i, p in enumerate(score.parts) if p.is_drums)
+
+
+def bars_of_kind(score, kinds, n=400, skip_fills=True):
+    """Bars whose section kind is in ``kinds`` (not a section's fill bars, unless asked)."""
+    out = []
+    for i in range(n):
+        if score.section_of(i) in kinds and (not skip_fills or i % 8 not in (3, 7)):
+            out.append(i)
+    return out
+
+
+# --- reading the prompt ---------------------------------------------------------------------------
+@pytest.mark.parametrize("prompt,bpm,key,meter,genre", [
+    ("deep house in A minor with piano 124 bpm", 124, "A minor", (4, 4), "house"),
+    ("lofi hip hop beat with rhodes in F# dorian", None, "F# dorian", (4, 4), "lofi"),
+    ("a jazz waltz in Bb major", None, "Bb major", (3, 4), "jazz"),
+    ("waltz in E minor", None, "E minor", (3, 4), "waltz"),
+    ("cinematic piece in 6/8, key of D minor, 90 bpm", 90, "D minor", (6, 8), "cinematic"),
+    ("techno at 133 bpm in eb phrygian", 133, "Eb phrygian", (4, 4), "techno"),
+    ("drum & bass in C#m", None, "C# minor", (4, 4), "drum and bass"),
+    ("string quartet in G major 3/4", None, "G major", (3, 4), "classical"),
+    ("reggae one drop tempo 76", 76, None, (4, 4), "reggae"),
+    ("metal in a dark mood", None, None, (4, 4), "metal"),
+])
+def test_prompt_is_read(prompt, bpm, key, meter, genre):
+    s = compose(prompt, 0)
+    if bpm:
+        assert s.bpm == pytest.approx(bpm)
+    if key:
+        assert s.key_name == key
+    assert s.meter == meter
+    assert s.genre == genre
+    lo, hi = G.GENRES[genre].bpm
+    if not bpm:
+        assert lo * 0.8 <= s.bpm <= hi * 1.15
+
+
+def test_bpm_argument_overrides_the_prompt_and_in_a_is_not_a_key():
+    assert compose("house 124 bpm", 0, bpm=100).bpm == 100
+    assert read_prompt("rock in a garage").key_root is None
+    assert read_prompt("pop in a minor").key_root == 9
+    assert read_prompt("pop in A").key_root == 9
+    with pytest.raises(ValueError):
+        compose("house", 0, bpm=-3)
+    with pytest.raises(TypeError):
+        compose(None)  # type: ignore[arg-type]
+
+
+def test_open_choices_come_from_the_hash_and_bad_words_are_harmless():
+    a, b = compose("purple elephant staircase", 0), compose("purple elephant staircase", 1)
+    for s in (a, b):
+        assert 30 <= s.bpm <= 300 and s.parts and s.genre in G.GENRES
+        assert s.bar(0)[0] or s.bar(1)[0]
+    assert (a.genre, a.key_name, a.bpm) != (b.genre, b.key_name, b.bpm)
+    s = compose("", 0)
+    assert notes_of(s, 0, 8)
+    with pytest.raises(ValueError):
+        s.make_bar(-1)
+
+
+def test_negations_remove_roles():
+    s = compose("house with no drums and without bass", 0)
+    assert not any(p.role in ("drums", "bass") for p in s.parts)
+    s = compose("solo piano in C major", 0)
+    assert [p.program for p in s.parts] == [0]
+
+
+# --- determinism, purity, performance-shaped API --------------------------------------------------
+def test_same_prompt_and_seed_give_identical_notes_in_any_order():
+    a = compose("funk with slap bass and clavinet", 7)
+    b = compose("funk with slap bass and clavinet", 7)
+    order = [37, 5, 200, 0, 1, 36, 37]
+    got_b = {i: b.make_bar(i) for i in order}
+    for i in order:
+        assert a.make_bar(i) == got_b[i]
+    assert a.parts == b.parts and a.bpm == b.bpm and a.key_name == b.key_name
+    c = compose("funk with slap bass and clavinet", 8)
+    assert notes_of(a, 8, 24) != notes_of(c, 8, 24)
+
+
+def test_bars_far_into_an_endless_stream_work():
+    s = compose("trance in F minor", 2)
+    notes, _ = s.make_bar(1_000_003)
+    bpb = s.beats_per_bar
+    assert notes and all(1_000_003 * bpb - 0.1 <= n.start < 1_000_004 * bpb for n in notes)
+
+
+# --- notes are well formed -------------------------------------------------------------------------
+@pytest.mark.parametrize("genre", GENRE_NAMES)
+def test_notes_are_well_formed_and_never_overlap_on_one_pitch(genre):
+    for seed in (0, 1):
+        s = compose(f"{genre} song", seed)
+        bpb = s.beats_per_bar
+        by: dict = {}
+        for i in range(0, 96):
+            notes, controls = s.bar(i)
+            for n in notes:
+                assert n.dur > 0 and 1 <= n.vel <= 127 and 0 <= n.pitch <= 127
+                assert i * bpb - 0.1 <= n.start < (i + 1) * bpb, (genre, i, n)
+                assert 0 <= n.part < len(s.parts)
+                by.setdefault((n.part, n.pitch), []).append(n)
+            for c in controls:
+                assert c.kind in ("cc", "bend")
+                if c.kind == "bend":
+                    assert -2 <= c.value <= 2
+                else:
+                    assert 0 <= c.value <= 127 and 0 <= c.number <= 127
+        for key, ns in by.items():
+            ns.sort(key=lambda n: n.start)
+            for x, y in zip(ns, ns[1:]):
+                assert x.start + x.dur < y.start, (genre, seed, s.parts[key[0]].name, x, y)
+
+
+def test_every_genre_names_itself_and_has_its_tempo_meter_and_kit():
+    for name, g in G.GENRES.items():
+        s = compose(g.aliases[0], 0)
+        assert s.genre == name
+        assert s.meter == g.meter
+        lo, hi = g.bpm
+        assert lo * 0.85 - 1 <= s.bpm <= hi * 1.1 + 1
+        drums = [p for p in s.parts if p.is_drums]
+        if drums:
+            assert drums[0].program == g.kit
+    assert len(G.GENRES) >= 21
+
+
+# --- meter --------------------------------------------------------------------------------------
+def beat_strength(score, bars):
+    """Drum and bass onset strength per beat (velocity-weighted onsets near each beat)."""
+    bpb = score.beats_per_bar
+    nb = int(round(bpb))
+    out = np.zeros(len(bars) * nb)
+    for k, i in enumerate(bars):
+        for n in score.bar(i)[0]:
+            role = score.parts[n.part].role
+            if role not in ("drums", "bass"):
+                continue
+            pos = n.start - i * bpb
+            b = int(round(pos))
+            if abs(pos - b) < 0.08 and 0 <= b < nb:
+                w = 2.0 if n.pitch in (35, 36) or role == "bass" else 1.0
+                out[k * nb + b] += n.vel * w
+    return out
+
+
+def autocorr(x, lag):
+    x = x - x.mean()
+    return float(np.dot(x[:-lag], x[lag:]) / (len(x) - lag))
+
+
+@pytest.mark.parametrize("prompt", ["waltz in D major", "jazz waltz", "folk ballad in 3/4 with acoustic guitar",
+                                    "pop song in 3/4"])
+def test_three_four_repeats_every_three_beats(prompt):
+    s = compose(prompt, 0)
+    assert s.beats_per_bar == 3
+    x = beat_strength(s, list(range(8, 72)))
+    ac = {lag: autocorr(x, lag) for lag in range(1, 9)}
+    assert ac[3] > ac[4] and ac[3] > ac[2] and ac[6] > ac[4], ac
+
+
+def test_four_four_repeats_every_four_beats():
+    s = compose("rock in E minor", 0)
+    x = beat_strength(s, list(range(8, 72)))
+    ac = {lag: autocorr(x, lag) for lag in range(1, 9)}
+    assert ac[4] > ac[3], ac
+
+
+def test_six_eight_groups_in_dotted_quarters():
+    s = compose("cinematic ballad in 6/8", 0)
+    assert s.beats_per_bar == 3
+    d = drum_part(s) if any(p.is_drums for p in s.parts) else None
+    if d is not None:
+        onsets = [round((n.start - i * 3) * 2) % 6 for i in range(8, 40) for n in s.bar(i)[0]
+                  if n.part == d and n.pitch in (35, 36)]
+        assert onsets and onsets.count(0) >= len(onsets) / 2
+
+
+# --- instruments ----------------------------------------------------------------------------------
+def test_the_instrument_table_is_large_and_uses_gm_programs():
+    assert len(G.INSTRUMENTS) >= 60
+    assert all(0 <= prog <= 127 and role in ("bass", "chords", "pad", "lead", "arp", "perc")
+               for prog, role, _ in G.INSTRUMENTS.values())
+    named = {"rhodes": 4, "wurlitzer": 5, "clavinet": 7, "organ": 16, "piano": 0, "nylon guitar": 24,
+             "steel guitar": 25, "distorted guitar": 30, "electric guitar": 27, "upright bass": 32,
+             "slap bass": 36, "808": 38, "synth bass": 38, "strings": 48, "violin": 40, "cello": 42,
+             "choir": 52, "brass": 61, "trumpet": 56, "sax": 65, "flute": 73, "clarinet": 71, "vibes": 11,
+             "marimba": 12, "bells": 14, "celesta": 8, "harp": 46, "sitar": 104, "koto": 107, "taiko": 116,
+             "pad": 89, "lead": 81, "pluck": 84}
+    for w, prog in named.items():
+        assert G.INSTRUMENTS[w][0] == prog, w
+
+
+@pytest.mark.parametrize("word", sorted(G.INSTRUMENTS))
+def test_each_instrument_word_gets_its_program_and_plays(word):
+    prog = G.INSTRUMENTS[word][0]
+    s = compose(f"pop song with {word}", 0)
+    parts = [k for k, p in enumerate(s.parts) if p.name == word and p.program == prog and not p.is_drums]
+    assert parts, (word, s.describe())
+    played = {n.part for n in notes_of(s, 0, 48)}
+    assert played & set(parts), (word, s.describe())
+
+
+def test_drum_words_change_the_kit_and_the_groove():
+    s = compose("lofi beat with brushes", 0)
+    assert s.parts[drum_part(s)].program == 40
+    s = compose("pop song with 808s", 0)
+    assert s.parts[drum_part(s)].program == 25
+    assert any(p.role == "bass" and p.program == 38 for p in s.parts)
+    s = compose("ambient with congas and shaker", 0)
+    d = drum_part(s)
+    pitches = {n.pitch for n in notes_of(s, 8, 40) if n.part == d}
+    assert {63, 64, 70} <= pitches
+    plain = compose("pop song", 0)
+    hats = compose("pop song with hats", 0)
+
+    def n_hats(sc):
+        dd = drum_part(sc)
+        return sum(1 for n in notes_of(sc, 8, 24) if n.part == dd and n.pitch == 42)
+    assert n_hats(hats) > n_hats(plain)
+    brk = compose("pop song with breakbeat", 0)
+    assert composer_of(brk).groove == G.SPECIAL_GROOVES["break"]
+
+
+# --- grooves --------------------------------------------------------------------------------------
+def groove_signature(score):
+    """The drum onsets of a main-groove bar: (pitch, position on a 1/12-beat grid), accents only."""
+    d = drum_part(score)
+    for i in bars_of_kind(score, ("A", "B", "drop")):
+        bpb = score.beats_per_bar
+        sig = frozenset((n.pitch, round((n.start - i * bpb) * 12) % int(bpb * 12))
+                        for n in score.bar(i)[0] if n.part == d and n.vel > 60 and n.pitch != 49)
+        if sig:
+            return sig
+    raise AssertionError("no groove bar")
+
+
+def test_genre_grooves_differ_pairwise():
+    sigs = {g: groove_signature(compose(g, 0)) for g in DRUM_GENRES}
+    for a, b in itertools.combinations(sigs, 2):
+        assert sigs[a] != sigs[b], (a, b)
+
+
+def onsets(score, pitches, part=None, bars=None):
+    d = drum_part(score) if part is None else part
+    bpb = score.beats_per_bar
+    out = []
+    for i in bars:
+        out.extend(n.start - i * bpb for n in score.bar(i)[0] if n.part == d and n.pitch in pitches and n.vel > 45)
+    return out
+
+
+def near(xs, t, tol=0.08):
+    return [x for x in xs if abs(x - t) < tol]
+
+
+def test_jazz_swings_on_the_ride_with_the_hat_on_two_and_four():
+    for seed in range(3):
+        s = compose("jazz trio", seed)
+        bars = bars_of_kind(s, ("A", "B", "solo"))[:8]
+        ride = onsets(s, (51,), bars=bars)
+        assert len(near(ride, 0.0)) >= len(bars) - 1 and len(near(ride, 1.0)) >= len(bars) - 1
+        assert len(near(ride, 1.667, 0.06)) >= len(bars) // 2       # the swung "and" of two
+        assert not near(ride, 1.5, 0.04)
+        hat = onsets(s, (44,), bars=bars)
+        assert len(near(hat, 1.0, 0.06)) + len(near(hat, 3.0, 0.06)) >= len(bars)
+
+
+def test_reggae_is_a_one_drop():
+    for seed in range(4):
+        s = compose("roots reggae", seed)
+        bars = bars_of_kind(s, ("A", "B"))[:10]
+        kick = onsets(s, (35, 36), bars=bars)
+        assert not near(kick, 0.0, 0.1), seed
+        assert len(near(kick, 2.0, 0.06)) >= len(bars) - 1
+        snare = onsets(s, (37, 38), bars=bars)
+        assert len(near(snare, 2.0, 0.06)) >= len(bars) - 1
+
+
+def test_four_on_the_floor_only_where_it_belongs():
+    def four(prompt, seed=0):
+        s = compose(prompt, seed)
+        bars = bars_of_kind(s, ("A", "B", "drop"))[:8]
+        kick = onsets(s, (35, 36), bars=bars)
+        return all(len(near(kick, float(b))) >= len(bars) - 1 for b in range(4))
+    assert four("deep house") and four("techno") and four("disco")
+    for g in ("drum and bass", "trap", "dubstep", "reggae", "jazz", "bossa nova", "lofi", "funk"):
+        assert not four(g), g
+
+
+def test_trap_has_hat_rolls_and_gliding_808():
+    s = compose("dark trap beat", 0)
+    d = drum_part(s)
+    hats = sorted(n.start for n in notes_of(s, 8, 40) if n.part == d and n.pitch == 42)
+    gaps = np.diff(hats)
+    assert (gaps < 0.2).sum() >= 4                                  # 32nd / triplet rolls
+    bass = next(k for k, p in enumerate(s.parts) if p.role == "bass")
+    bends = [c for i in range(8, 40) for c in s.bar(i)[1] if c.part == bass and c.kind == "bend"]
+    assert bends and min(c.value for c in bends) < 0 or max(c.value for c in bends) > 0
+    assert s.parts[d].program == 25
+
+
+def test_metal_double_kick_and_dubstep_half_time():
+    s = compose("thrash metal", 0)
+    bars = bars_of_kind(s, ("A", "B"))[:4]
+    assert len(onsets(s, (35, 36), bars=bars)) >= 8 * len(bars)
+    s = compose("dubstep", 0)
+    bars = bars_of_kind(s, ("A", "B", "drop"))[:6]
+    snare = onsets(s, (38, 39, 40), bars=bars)
+    assert len(near(snare, 2.0)) >= len(bars) - 1 and not near(snare, 1.0) and not near(snare, 3.0)
+
+
+def test_bossa_plays_the_clave_on_the_rim():
+    s = compose("bossa nova", 0)
+    bars = bars_of_kind(s, ("A", "B"), skip_fills=False)[:8]
+    rim = onsets(s, (37,), bars=[b for b in bars if b % 8 not in (3, 7)])
+    assert rim and any(abs((x % 1) - 0.5) < 0.05 for x in rim)       # off-beat clave strokes
+
+
+def test_walking_bass_in_jazz_plays_every_beat():
+    s = compose("jazz in F major", 0)
+    bass = next(k for k, p in enumerate(s.parts) if p.role == "bass")
+    bars = bars_of_kind(s, ("A", "B"))[:8]
+    for i in bars:
+        ns = [n for n in s.bar(i)[0] if n.part == bass]
+        assert len(ns) == 4
+        assert len({n.pitch for n in ns}) >= 3
+
+
+# --- harmony --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("genre", ["pop", "trance", "rock", "house", "cinematic", "jazz", "classical", "lofi",
+                                   "synthwave", "metal", "waltz"])
+def test_minor_keys_have_a_major_v_with_the_raised_seventh(genre):
+    s = compose(f"{genre} in A minor", 0)
+    assert s.mode == "minor"
+    c = composer_of(s)
+    chords = [ch for i in range(0, 64) for _, _, ch in c.chords_of_bar(i)]
+    assert any(ch.root == 4 and 8 in ch.pcs for ch in chords)           # E major: G# is A minor's raised 7th
+    assert sum(ch.root == 9 and 0 in ch.pcs for ch in chords) >= 4       # and the tonic is A minor
+
+
+def test_melody_over_the_major_v_uses_the_raised_seventh():
+    for seed in range(6):
+        s = compose("cinematic in A minor with violin", seed)
+        c = composer_of(s)
+        lead = next(k for k, p in enumerate(s.parts) if p.role == "lead")
+        for i in range(8, 120):
+            ch = c.chords_of_bar(i)
+            if len(ch) == 1 and ch[0][2].root == 4 and 8 in ch[0][2].pcs:
+                pcs = {n.pitch % 12 for n in s.bar(i)[0] if n.part == lead}
+                assert 7 not in pcs, (seed, i)
+
+
+def test_different_seeds_give_different_progressions():
+    for prompt in ("pop song in C major", "trance in F minor", "jazz ballad", "rock"):
+        progs = set()
+        for seed in range(6):
+            c = composer_of(compose(prompt, seed))
+            progs.add(tuple(ch.symbol for i in range(8, 40) for _, _, ch in c.chords_of_bar(i)))
+        assert len(progs) >= 4, prompt
+
+
+def test_seeds_change_the_groove_details_and_the_melody():
+    a, b = compose("house", 0), compose("house", 1)
+    assert groove_signature(a) != groove_signature(b) or \
+        [n.pitch for n in notes_of(a, 8, 16)] != [n.pitch for n in notes_of(b, 8, 16)]
+
+
+def test_chord_parts_move_by_small_steps():
+    s = compose("soul with rhodes in Eb major", 0)
+    c = composer_of(s)
+    k = next(j for j, p in enumerate(s.parts) if p.name == "rhodes")
+    for sec in (1, 2, 3):
+        vs = [v for row in c.section(sec).voicings[k] for v in row]
+        moves = [sum(abs(x - y) for x, y in zip(sorted(a), sorted(b))) / len(a) for a, b in zip(vs, vs[1:])]
+        assert np.mean(moves) <= 3.0
+        assert all(50 <= p <= 79 for v in vs for p in v)
+
+
+def test_the_melody_sits_on_chord_tones_on_the_beat():
+    s = compose("pop song with flute in D major", 1)
+    c = composer_of(s)
+    lead = next(k for k, p in enumerate(s.parts) if p.role == "lead")
+    hits = total = 0
+    for i in range(8, 72):
+        for n in s.bar(i)[0]:
+            pos = n.start - i * 4
+            if n.part == lead and abs(pos - round(pos)) < 0.05:
+                ch = next(ch for a, b, ch in c.chords_of_bar(i) if a <= round(pos) < b)
+                hits += n.pitch % 12 in ch.pcs
+                total += 1
+    assert total > 20 and hits / total >= 0.7
+
+
+# --- form -----------------------------------------------------------------------------------------
+def test_the_form_is_not_a_loop():
+    s = compose("deep house in A minor", 0)
+    kinds = [s.section_of(k * 8) for k in range(1, 60)]
+    assert any(kinds[k] != kinds[k + 4] for k in range(len(kinds) - 4))
+    assert any(kinds[k] != kinds[k + 8] for k in range(len(kinds) - 8))
+
+    def shape(i):
+        return sorted((n.part, n.pitch) for n in s.bar(i)[0])
+    assert sum(shape(i) != shape(i + 32) for i in range(32, 160)) > 20
+
+
+def test_sections_add_and_drop_instruments_and_fill_at_their_ends():
+    s = compose("pop song", 0)
+
+    def playing(i):
+        return {s.parts[n.part].role for n in s.bar(i)[0]}
+    assert "lead" not in set().union(*(playing(i) for i in range(0, 8)))      # the intro keeps the melody back
+    sets = [frozenset().union(*(playing(i) for i in range(k * 8, k * 8 + 8))) for k in range(12)]
+    assert len(set(sets)) >= 2
+    d = drum_part(s)
+    fills = mids = 0
+    for k in range(1, 12):
+        last, mid = (k + 1) * 8 - 1, k * 8 + 1
+        tom_snare = lambda i: sum(1 for n in s.bar(i)[0] if n.part == d and n.pitch in (38, 41, 43, 45, 47, 48, 50))
+        fills += tom_snare(last)
+        mids += tom_snare(mid)
+    assert fills > mids * 1.5
+
+
+def test_edm_breakdowns_drop_the_kick():
+    s = compose("trance", 0)
+    d = drum_part(s)
+    br = [i for i in range(400) if s.section_of(i) == "break" and i % 8 < 6]
+    assert br
+    assert not [n for i in br for n in s.bar(i)[0] if n.part == d and n.pitch == 36]
+
+
+# --- micro-timing ---------------------------------------------------------------------------------
+def test_swing_and_humanisation_are_in_the_note_starts():
+    s = compose("lofi hip hop with hats", 0)
+    assert s.swing > 0
+    d = drum_part(s)
+    offs = [((n.start - i * 4) * 4) % 2 for i in range(8, 24) for n in s.bar(i)[0] if n.part == d and n.pitch == 42]
+    odd = [x for x in offs if 0.5 < x < 1.6]
+    assert odd and np.mean(odd) > 1.1                                    # swung 16ths land late
+    straight = compose("techno", 0)
+    d = drum_part(straight)
+    st = [n.start for i in range(8, 24) for n in straight.bar(i)[0] if n.part == d]
+    dev = [abs(x * 4 - round(x * 4)) / 4 for x in st]
+    assert max(dev) < 0.01                                               # tight, ≤ ~4 ms at 130 bpm
+    rock = compose("rock", 0)
+    d = drum_part(rock)
+    st = [n.start for i in range(8, 24) for n in rock.bar(i)[0] if n.part == d]
+    dev = [abs(x * 4 - round(x * 4)) / 4 for x in st]
+    ms = np.array(dev) * 60000 / rock.bpm
+    assert 0.5 < ms.mean() < 8 and ms.max() < 15                         # a few ms, never a flam
+    vels = {n.vel for i in range(8, 24) for n in rock.bar(i)[0] if n.part == d and n.pitch in (42, 51)}
+    assert len(vels) >= 6
+
+
+# --- mix ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("genre", GENRE_NAMES)
+def test_the_mix_is_stereo_and_centred_where_it_should_be(genre):
+    s = compose(genre, 0)
+    assert len({p.channel for p in s.parts}) == len(s.parts)
+    for p in s.parts:
+        assert 0 < p.level <= 1 and -1 <= p.pan <= 1 and 0 <= p.reverb <= 1 and 0 <= p.chorus <= 1
+        assert (p.channel == DRUM_CHANNEL) == (p.role == "drums")
+        if p.role in ("drums", "bass"):
+            assert p.pan == 0
+    assert min(p.pan for p in s.parts) < -0.1 and max(p.pan for p in s.parts) > 0.1
+    assert sum(p.pan * p.level for p in s.parts) / sum(p.level for p in s.parts) == pytest.approx(0, abs=0.15)
+
+
+# --- MIDI file ------------------------------------------------------------------------------------
+def test_write_midi_round_trips_through_mido(tmp_path):
+    mido = pytest.importorskip("mido")
+    s = compose("funk in E minor with slap bass and clavinet 104 bpm", 3)
+    path = tmp_path / "take.mid"
+    n = write_midi(s, path, bars=16)
+    expected = len(notes_of(s, 0, 16))
+    assert n == expected
+    mid = mido.MidiFile(path)
+    tempo = [m.tempo for m in mid.tracks[0] if m.type == "set_tempo"]
+    assert tempo and mido.tempo2bpm(tempo[0]) == pytest.approx(104, abs=0.01)
+    ts = [m for m in mid.tracks[0] if m.type == "time_signature"][0]
+    assert (ts.numerator, ts.denominator) == (4, 4)
+    assert [m.key for m in mid.tracks[0] if m.type == "key_signature"] == ["Em"]
+    progs = {}
+    ons = 0
+    for tr in mid.tracks[1:]:
+        for m in tr:
+            if m.type == "program_change":
+                progs[m.channel] = m.program
+            if m.type == "note_on" and m.velocity > 0:
+                ons += 1
+    assert ons == n
+    for p in s.parts:
+        assert progs[p.channel] == p.program
+    assert progs[9] == s.parts[drum_part(s)].program
+    # no note is left hanging: every note_on has its note_off on the same channel and pitch
+    for tr in mid.tracks[1:]:
+        held = {}
+        for m in tr:
+            if m.type == "note_on" and m.velocity > 0:
+                assert held.get((m.channel, m.note), 0) == 0
+                held[(m.channel, m.note)] = 1
+            elif m.type in ("note_off", "note_on"):
+                held[(m.channel, m.note)] = 0
+        assert not any(held.values())
+
+
+def test_write_midi_by_seconds_and_meter(tmp_path):
+    mido = pytest.importorskip("mido")
+    s = compose("trap in A minor 140 bpm", 0)
+    path = tmp_path / "t.mid"
+    write_midi(s, path, seconds=10)
+    mid = mido.MidiFile(path)
+    assert mid.length == pytest.approx(10, abs=0.2)
+    assert any(m.type == "pitchwheel" for tr in mid.tracks for m in tr)
+    s = compose("waltz in 3/4", 0)
+    write_midi(s, path, bars=4)
+    ts = [m for m in mido.MidiFile(path).tracks[0] if m.type == "time_signature"][0]
+    assert (ts.numerator, ts.denominator) == (3, 4)
+
+
+# --- the key is heard ----------------------------------------------------------------------------
+_KK_MAJOR = np.array([6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88])
+_KK_MINOR = np.array([6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17])
+
+
+def estimated_key(score, bars=range(0, 48)):
+    """Krumhansl–Schmuckler estimate from the pitched notes (duration × velocity per pitch class)."""
+    h = np.zeros(12)
+    for i in bars:
+        for n in score.bar(i)[0]:
+            if not score.parts[n.part].is_drums:
+                h[n.pitch % 12] += min(n.dur, 2.0) * n.vel
+    _, root, mode = max((np.corrcoef(h, np.roll(prof, r))[0, 1], r, m)
+                        for r in range(12) for prof, m in ((_KK_MAJOR, "major"), (_KK_MINOR, "minor")))
+    return root, mode
+
+
+def test_minor_keys_are_heard_as_minor_not_as_the_relative_major():
+    right = total = relative = 0
+    for g in GENRE_NAMES:
+        for seed in (0, 1):
+            for key, root, mode in (("A minor", 9, "minor"), ("C major", 0, "major")):
+                est = estimated_key(compose(f"{g} in {key}", seed))
+                total += 1
+                right += est == (root, mode)
+                relative += est == ((root + 3) % 12, "major") if mode == "minor" else est == ((root - 3) % 12, "minor")
+    assert right / total >= 0.85, (right, total)
+    assert relative / total <= 0.1
