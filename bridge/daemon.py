@@ -306,8 +306,11 @@ class EngineThread(threading.Thread):
         ring = slot.ring
         hb = ring.reader_heartbeat_ns
         alive = self.clock_ns() - hb < 500_000_000
+        left = hb != 0 and not alive
+        if slot.private:    # its one reader is this process's web stream, there until close_slot; its
+            alive, left = True, False   # heartbeat waits while the stream's encoder works
         return RingView(ring.read_index, ring.write_index, self.guard(slot), ring.sample_rate,
-                        ring.reader_sample_rate, alive, hb != 0 and not alive)
+                        ring.reader_sample_rate, alive, left)
 
     # --------------------------------------------------------------------- the machine
     def _handle(self, slot: Slot, ev) -> None:

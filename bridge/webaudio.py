@@ -221,6 +221,7 @@ class PrivateStream:
     POLL_S = 0.01             # how often the ring is looked at while waiting (as fast as generated)
     PACE_S = 0.02             # realtime: one Opus frame's worth between sends
     BLOCK = 960               # realtime reads: frames per ring read (20 ms), so the splice guard stays 40 ms
+    FAST_BLOCK = 8192         # fast reads: frames per ring read, within the protocol's reader block bound
 
     def __init__(self, daemon, slot):
         from plugin_stub.reader import RingReader
@@ -325,6 +326,19 @@ class PrivateStream:
         self.frames_read += k
         return out[:k]
 
+    def _read_blocks(self, n: int, block: int) -> np.ndarray:
+        """``n`` frames (fewer if the ring has less) in reads of at most ``block`` frames."""
+        parts = []
+        while n > 0:
+            a = self._read(min(n, block))
+            if a.shape[0] == 0:
+                break
+            parts.append(a)
+            n -= a.shape[0]
+        if not parts:
+            return np.empty((0, self.channels), dtype=np.float32)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
     def _heartbeat(self) -> None:
         self.reader.read_into(np.empty((0, self.channels), dtype=np.float32))
 
@@ -354,7 +368,7 @@ class PrivateStream:
                 raise self.error
             n = self.reader.buffered()
             if n:
-                return self._read(min(n, max_frames))
+                return self._read_blocks(min(n, max_frames), self.FAST_BLOCK)
             if self.current_done:
                 return None
             self._heartbeat()
@@ -393,13 +407,6 @@ class PrivateStream:
             return np.empty((0, self.channels), dtype=np.float32)
         # read in blocks of at most BLOCK frames: the ring's splice guard follows the largest block
         # its reader ever asked for, so one big catch-up read would slow every later prompt change
-        parts = []
-        while k > 0:
-            a = self._read(min(k, self.BLOCK))
-            if a.shape[0] == 0:
-                break
-            parts.append(a)
-            k -= a.shape[0]
-        a = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        a = self._read_blocks(k, self.BLOCK)
         self._sent_since_t0 += a.shape[0]
         return a

@@ -32,15 +32,18 @@ def server(tmp_path):
 
 
 def reference(prompt: str, seed: int, seconds: float) -> np.ndarray:
-    """What the engine makes for (prompt, seed): the backend one-shot, through the daemon's limiter."""
-    from dsp import soft_limit
+    """What the engine makes for (prompt, seed): the backend one-shot with the daemon's 10 ms
+    fade-in of a stream that starts from silence, through the daemon's limiter."""
+    from dsp import fade, soft_limit
     from engine import get_backend
 
     b = get_backend("synth")
     b.warmup()
     st = b.start(1, prompt, seed)
-    a = b.generate([st], int(round(seconds * RATE)))[0]
+    a = np.array(b.generate([st], int(round(seconds * RATE)))[0], dtype=np.float32)
     b.end(st)
+    n = min(a.shape[0], int(RATE * 0.010))      # Config.end_fade_ms
+    a[:n] = fade(a[:n], "in")
     return soft_limit(np.ascontiguousarray(a, dtype=np.float32))
 
 
