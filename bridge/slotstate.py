@@ -406,14 +406,16 @@ class SlotMachine:
     def _on_progress(self, ev: Progress) -> list:
         st, r = self.state, ev.ring
         if st == FADING:
+            out = []
             if not r.reader_alive:          # nobody hears the long fade: finish it now
-                return self._on_stop(Stop(int(QUICK_FADE_S * r.rate), None, r))
-            if self.env.end <= r.write:
+                out = self._on_stop(Stop(int(QUICK_FADE_S * r.rate), None, r))
+                if self.state != FADING:
+                    return out
+            if self.env.end <= r.write:     # (also when the quick stop could not shorten it)
                 job = self.job
-                out = [SetPlaying(False), End(job, "stopped", self.reply)]
+                out += [SetPlaying(False), End(job, "stopped", self.reply)]
                 self._set(DRAINING, env=self.env, end=self.env.end)
-                return out
-            return []
+            return out
         if st == DRAINING:
             end = r.write if self.end is None else min(self.end, r.write)
             if r.read >= end or not r.reader_alive:
