@@ -815,7 +815,7 @@ def c_ring_open(tmp_path_factory):
     (d / "h.c").write_text(C_HARNESS)
     exe = d / "ring_open"
     out = subprocess.run([cc, "-std=gnu11", "-O1", "-I", os.path.join(ROOT, "plugin_stub", "lv2"), "-o", str(exe),
-                          str(d / "h.c"), "-lrt"], capture_output=True, text=True, timeout=120)
+                          str(d / "h.c"), "-lrt", "-lm"], capture_output=True, text=True, timeout=120)
     if out.returncode != 0:
         pytest.skip(f"cannot build the stub harness (LV2 headers missing?): {out.stderr[-300:]}")
     return lambda name: subprocess.run([str(exe), "/" + P.shm_name(name)], capture_output=True, text=True,
