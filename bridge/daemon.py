@@ -109,7 +109,9 @@ class CommandQueue:
     (slot, name) already waiting is merged into the waiting command (the newest value wins, the
     place in line is kept), so a MIDI CC fanned out to every slot costs one entry per slot and
     name; ``stop`` (a note-off) and ``wake`` are accepted beyond the bound, so a full queue never
-    leaves a note hanging.
+    leaves a note hanging; a ``play`` queued behind a still-waiting ``play`` of the same slot
+    supersedes it (the engine reports the older job ``done``/``replaced`` without starting it:
+    it would have been replaced before it sounded), so a burst of prompt changes costs one start.
     """
 
     URGENT = ("stop", "wake")
@@ -119,6 +121,7 @@ class CommandQueue:
         self._dq: collections.deque = collections.deque()
         self._cv = threading.Condition()
         self._params: dict = {}
+        self._last: dict = {}          # slot → its newest waiting play/stop
         self.coalesced = 0
 
     def put_nowait(self, cmd: Command) -> None:
@@ -134,6 +137,17 @@ class CommandQueue:
                 raise queue.Full
             if key is not None:
                 self._params[key] = cmd
+            elif cmd.kind in ("play", "stop"):
+                last = self._last.get(cmd.slot)
+                if cmd.kind == "play" and last is not None and last.kind == "play":
+                    if cmd.extra.get("job", 0) >= last.extra.get("job", 0):
+                        last.extra["superseded"] = True
+                        self.coalesced += 1
+                        self._last[cmd.slot] = cmd
+                    # else an older play (a quantized one its timer put back, bridge.hostlink) behind a
+                    # newer one: the newer one, applied first, drops it
+                else:
+                    self._last[cmd.slot] = cmd
             self._dq.append(cmd)
             self._cv.notify()
 
@@ -148,6 +162,8 @@ class CommandQueue:
             cmd = self._dq.popleft()
             if cmd.kind == "param" and self._params.get((cmd.slot, cmd.name)) is cmd:
                 del self._params[(cmd.slot, cmd.name)]
+            elif self._last.get(cmd.slot) is cmd:
+                del self._last[cmd.slot]
             return cmd
 
     def get_nowait(self) -> Command:
@@ -512,8 +528,14 @@ class EngineThread(threading.Thread):
         slot = d.slots[cmd.slot]
         sm = slot.sm
         job_id = cmd.extra["job"]
-        if self.hostlink.stale(cmd) or self.hostlink.defer(cmd):
-            return                              # superseded, or held for its beat/bar line
+        if self.hostlink.stale(cmd):            # a held quantized play that a newer play or stop dropped
+            return
+        if cmd.extra.get("superseded"):         # a newer play of this slot waits behind it
+            d.emit(Event("done", slot=cmd.slot, job=job_id, reply_to=cmd.reply_to,
+                         extra={"reason": "replaced", "compute_s": 0.0, "cost": 0.0, "audio_s": 0.0}))
+            return
+        if self.hostlink.defer(cmd):
+            return                              # held for its beat/bar line
         cmd.prompt = self.hostlink.prompt_for(cmd.slot, cmd.prompt)
         if slot.ring.recover():                 # an error slot's ring: raises RingError while it has none
             self._unregister(slot)              # the new mapping is not registered with CUDA

@@ -37,6 +37,7 @@ import socket
 import time
 
 from pythonosc.dispatcher import Dispatcher
+from pythonosc.osc_message import OscMessage
 from pythonosc.osc_message_builder import OscMessageBuilder
 from pythonosc.osc_server import AsyncIOOSCUDPServer
 
@@ -499,19 +500,22 @@ class ServingProbe:
 
 
 class OscClient:
-    """A blocking OSC client on one UDP socket, so replies come back to it (tests, CLI, bench)."""
+    """A blocking OSC client (python-osc's ``UDPClient``), so replies come back to its socket
+    (tests, CLI, bench). Arguments are typed as :func:`build` types them."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 9137, timeout: float = 2.0):
+        from pythonosc.udp_client import UDPClient
+
         self.addr = (host, port)
-        self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("::1" if ":" in host else "127.0.0.1", 0))
-        self.sock.settimeout(timeout)
         self.timeout = timeout
+        self._client = UDPClient(host, port, timeout=timeout)
+        self.sock = self._client._sock           # bound now, so a recv before any send has an address
+        self.sock.bind(("::1" if self.sock.family == socket.AF_INET6 else "127.0.0.1", 0))
 
     def send(self, address: str, *args) -> float:
         """Send; returns the monotonic time of sending."""
         t = time.monotonic()
-        self.sock.sendto(build(address, *args), self.addr)
+        self._client.send(OscMessage(build(address, *args)))
         return t
 
     def send_raw(self, data: bytes) -> None:
@@ -519,10 +523,8 @@ class OscClient:
 
     def recv(self, timeout: float | None = None):
         """(address, args) of the next reply, or None on timeout."""
-        self.sock.settimeout(self.timeout if timeout is None else timeout)
-        try:
-            data, _ = self.sock.recvfrom(65536)
-        except (socket.timeout, BlockingIOError):
+        data = self._client.receive(self.timeout if timeout is None else max(1e-3, timeout))
+        if not data:
             return None
         try:
             m = decode(data)[0].message
@@ -565,4 +567,4 @@ class OscClient:
             page += 1
 
     def close(self) -> None:
-        self.sock.close()
+        self._client.close()

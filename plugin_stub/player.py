@@ -8,7 +8,6 @@ The sound-card player uses PortAudio's callback mode through pyaudio: on Debian'
 """
 from __future__ import annotations
 
-import struct
 import threading
 import time
 
@@ -32,54 +31,26 @@ def attach_when_ready(slot, timeout: float = 10.0, **kw) -> RingReader:
 
 
 def write_wav(path: str, audio: np.ndarray, rate: int, fmt: str = "pcm16") -> None:
-    """Write ``(frames, channels)`` float audio as 16-bit PCM or 32-bit float WAV."""
+    """Write ``(frames, channels)`` float audio as 16-bit PCM or 32-bit float WAV (soundfile)."""
+    import soundfile
+
     audio = np.asarray(audio, dtype=np.float32)
     if audio.ndim == 1:
         audio = audio[:, None]
-    ch = audio.shape[1]
-    if fmt == "float":
-        data = audio.astype("<f4").tobytes()
-        tag, bits = 3, 32
-    else:
-        data = (np.clip(audio, -1.0, 1.0) * 32767.0).round().astype("<i2").tobytes()
-        tag, bits = 1, 16
-    block = ch * bits // 8
-    with open(path, "wb") as f:
-        f.write(b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVE")
-        f.write(b"fmt " + struct.pack("<IHHIIHH", 16, tag, ch, rate, rate * block, block, bits))
-        f.write(b"data" + struct.pack("<I", len(data)))
-        f.write(data)
+    if fmt != "float":
+        audio = np.clip(audio, -1.0, 1.0)
+    soundfile.write(path, audio, int(rate), subtype="FLOAT" if fmt == "float" else "PCM_16", format="WAV")
 
 
 def read_wav(path: str) -> tuple[np.ndarray, int]:
-    """Read a PCM16/float32 WAV written by :func:`write_wav` (or any plain one) → (audio, rate)."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:4] != b"RIFF" or raw[8:12] != b"WAVE":
-        raise ValueError(f"{path} is not a WAV file")
-    pos, fmt, data = 12, None, None
-    while pos + 8 <= len(raw):
-        cid, size = raw[pos:pos + 4], struct.unpack_from("<I", raw, pos + 4)[0]
-        body = raw[pos + 8:pos + 8 + size]
-        if cid == b"fmt ":
-            fmt = struct.unpack_from("<HHIIHH", body)
-            if fmt[0] == 0xFFFE and len(body) >= 26:          # WAVE_FORMAT_EXTENSIBLE: the subformat
-                fmt = (struct.unpack_from("<H", body, 24)[0],) + fmt[1:]
-        elif cid == b"data":
-            data = body
-        pos += 8 + size + (size & 1)
-    if fmt is None or data is None:
-        raise ValueError(f"{path}: WAV without fmt or data chunk")
-    tag, ch, rate, _, _, bits = fmt
-    if tag == 3 and bits == 32:
-        a = np.frombuffer(data, dtype="<f4")
-    elif bits == 16:
-        a = np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
-    elif bits == 32:
-        a = (np.frombuffer(data, dtype="<i4").astype(np.float64) / 2147483648.0).astype(np.float32)
-    else:
-        raise ValueError(f"unsupported WAV format tag={tag} bits={bits}")
-    return a.reshape(-1, ch), rate
+    """Read a WAV (any subtype libsndfile reads) → ``((frames, channels)`` float32, rate) (soundfile)."""
+    import soundfile
+
+    try:
+        audio, rate = soundfile.read(path, dtype="float32", always_2d=True)
+    except (RuntimeError, soundfile.LibsndfileError) as e:
+        raise ValueError(f"{path} is not a readable WAV file: {e}") from None
+    return audio, int(rate)
 
 
 def host_ticks(period: float, stop: threading.Event, count: int | None = None, late_after: int = 4):

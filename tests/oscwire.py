@@ -1,5 +1,5 @@
 """A hand-rolled OSC 1.0 encoder/decoder for the tests (not python-osc), as an independent client
-would speak it, and a parser for Prometheus' text format."""
+would speak it, and Prometheus' text format read through prometheus_client's parser."""
 from __future__ import annotations
 
 import struct
@@ -63,10 +63,13 @@ def parse(data: bytes):
 
 
 def prom_samples(text: str) -> dict:
-    """{sample name with labels: value} from Prometheus' text exposition format."""
+    """{sample name with labels: value} from Prometheus' text exposition format (parsed by
+    ``prometheus_client.parser``; keys as the exposition writes them: ``name{a="b"}``)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
     out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            k, v = line.rsplit(" ", 1)
-            out[k] = float(v)
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            labels = ",".join(f'{k}="{v}"' for k, v in s.labels.items())
+            out[f"{s.name}{{{labels}}}" if labels else s.name] = float(s.value)
     return out

@@ -398,6 +398,21 @@ def test_params_are_coalesced_and_stops_are_never_refused():
     assert got[0].value == got[1].value == 49 / 50          # the newest value, in its first place
     q.put_nowait(Command("param", slot=1, name="gain", value=0.5))   # taken: a new entry again
     assert q.qsize() == 1
+    q.get_nowait()
+    plays = [Command("play", slot=1, prompt=f"p{k}") for k in range(3)]
+    stop = Command("stop", slot=1)
+    for c in plays[:2] + [stop, plays[2]]:
+        q.put_nowait(c)
+    assert plays[0].extra.get("superseded") and not plays[1].extra.get("superseded")   # a stop between
+    assert not plays[2].extra.get("superseded")
+
+
+def test_a_burst_of_prompt_changes_costs_one_start_and_every_job_is_answered(daemon):
+    s = daemon.names[0]
+    jobs = [daemon.submit(Command("play", slot=s, prompt=f"idea {k}")) for k in range(40)]
+    wait_event(daemon, "first_audio", job=jobs[-1])
+    for j in jobs[:-1]:
+        assert wait_event(daemon, "done", job=j).extra["reason"] == "replaced"
 
 
 def test_backend_parameter_ranges_win_over_the_common_ones():

@@ -145,7 +145,8 @@ class SlotLifecycle(RuleBasedStateMachine):
         self.name = "h" + secrets.token_hex(5)
         self.events = []
         cfg = Config(slot_names=[self.name], slots=1, target_s=0.5, first_chunk=1024, max_chunk=4096)
-        self.d = Daemon(cfg, emit=self.events.append, backend=SineBackend(), clock_ns=lambda: self.now)
+        self.d = Daemon(cfg, emit=self.events.append, backend=getattr(self, "backend", None) or SineBackend(),
+                        clock_ns=lambda: self.now)
         self.d.open(start_threads=False)
         self.slot = self.d.slots[self.name]
         self.host: SimHost | None = None
@@ -384,7 +385,7 @@ class SlotLifecycle(RuleBasedStateMachine):
 
 
 SlotLifecycle.TestCase.settings = settings(
-    max_examples=int(os.environ.get("WB_LIFECYCLE_EXAMPLES", "25")), stateful_step_count=40, deadline=None,
+    max_examples=int(os.environ.get("WB_LIFECYCLE_EXAMPLES", "120")), stateful_step_count=40, deadline=None,
     derandomize=not os.environ.get("WB_LIFECYCLE_RANDOM"), database=None, report_multiple_bugs=False,
     phases=[Phase.explicit, Phase.generate] + ([] if os.environ.get("WB_LIFECYCLE_NO_SHRINK") else [Phase.shrink]), suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 TestSlotLifecycle = SlotLifecycle.TestCase
@@ -472,3 +473,64 @@ def test_two_readers_on_one_slot_are_reported():
         m.host.u32[P.OFF_READER_PID // 4] = 4000
     finally:
         m.teardown()
+
+
+# ---- the same machine on the device path (tests/emulated_cupy.py: the kernels compiled for the CPU)
+_EMULATED: dict = {}
+
+
+class DeviceSineBackend(SineBackend):
+    """The sine backend handing its chunks back as (emulated) CuPy arrays, as a GPU backend would."""
+
+    device = "cuda"
+
+    def generate(self, streams, frames):
+        cp = _EMULATED["cp"]
+        return [cp.asarray(a) for a in super().generate(streams, frames)]
+
+
+class DeviceSlotLifecycle(SlotLifecycle):
+    """Every write, splice, fade and resample goes through ``dsp.gpu``'s kernels."""
+
+    @initialize()
+    def start(self):
+        import shutil
+        import sys
+        import tempfile
+
+        from dsp import gpu
+        from emulated_cupy import build_kernels, make_module
+
+        if shutil.which("g++") is None:
+            import pytest
+
+            pytest.skip("needs g++")
+        if "cp" not in _EMULATED:
+            lib = build_kernels(gpu._SOURCE, tempfile.mkdtemp(prefix="wb_lifecycle_kernels"))
+            _EMULATED["cp"] = make_module(lambda code: lib)
+        self._saved = (sys.modules.get("cupy"), gpu._cp, gpu._available, gpu._kernels, gpu._registry)
+        sys.modules["cupy"] = _EMULATED["cp"]
+        gpu._cp, gpu._available, gpu._kernels, gpu._registry = None, None, None, {}
+        self.backend = DeviceSineBackend()
+        super().start()
+        assert self.d.dsp_path == "cupy"
+
+    def teardown(self):
+        import sys
+
+        from dsp import gpu
+
+        try:
+            super().teardown()
+        finally:
+            if hasattr(self, "_saved"):
+                mod, gpu._cp, gpu._available, gpu._kernels, gpu._registry = self._saved
+                if mod is None:
+                    sys.modules.pop("cupy", None)
+                else:
+                    sys.modules["cupy"] = mod
+
+
+DeviceSlotLifecycle.TestCase.settings = settings(
+    SlotLifecycle.TestCase.settings, max_examples=int(os.environ.get("WB_LIFECYCLE_DEVICE_EXAMPLES", "15")))
+TestDeviceSlotLifecycle = DeviceSlotLifecycle.TestCase
