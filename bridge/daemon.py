@@ -202,6 +202,7 @@ class Slot:
         self.readers = 1
         self.readers_since = 0
         self.private = False                         # a web stream's slot: privately named ring, read in-process
+        self.reanchor: int | None = None             # job whose ring origin (bridge.hostlink) a rate switch moved
 
     # views for status, metrics and tests
     @property
@@ -383,6 +384,8 @@ class EngineThread(threading.Thread):
         # the reader resyncs to write_index when it sees the new epoch: new audio waits until it
         # has read once since (one host block; at most 50 ms), or it would skip it
         slot.gate_ns = self.clock_ns()
+        job = slot.sm.job
+        slot.reanchor = job.job if job is not None and slot.sm.sounded else None
 
     def _do_hold(self, slot: Slot, a: Hold) -> None:
         slot.held.append(a.chunk)
@@ -702,6 +705,8 @@ class EngineThread(threading.Thread):
         """
         ch = w.chunk
         self._mapped(slot)
+        if slot.reanchor is not None:
+            self._reanchor(slot, w)
         audio = self._frames(slot, ch.audio)
         audio = self._resample(slot, ch.job, audio, ch.last)
         audio = self._shape(slot, audio, w.fade_in, ch.last)
@@ -711,6 +716,20 @@ class EngineThread(threading.Thread):
             self._splice(slot, ch.job, audio, g0, g1, w.old, w.env)
         else:
             self._append(slot, ch.job, audio, g0, g1, w.env, ch.first)
+
+    def _reanchor(self, slot: Slot, w: Write) -> None:
+        """A playing job carries on at the ring's new rate (after a rate switch): tell the host link
+        which ring frame its stream frame 0 now maps to, from where this chunk lands (its first
+        frame is the stream's ``frames_out - len``), so the transport lock and MIDI out keep
+        counting the job's own frames. ``[engine]``"""
+        ch, job = w.chunk, slot.reanchor
+        slot.reanchor = None
+        if ch.job.job != job or ch.first or (w.splice and self.d.config.splice):
+            return
+        ring = slot.ring
+        at = max(ring.write_index, ring.read_index)
+        f0 = ch.job.frames_out - int(ch.audio.shape[0])
+        self.hostlink.published(slot, ch.job, at - int(round(f0 * ring.sample_rate / self.d.backend.sample_rate)))
 
     def _on_device(self, slot: Slot, audio) -> bool:
         return slot.gpu_reg is not None and array_module(audio) is not np
