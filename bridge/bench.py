@@ -352,7 +352,7 @@ def run_bench(args) -> int:
     res["prompt_change_speedup_vs_naive"] = round(_pct(pc_n, 50) / max(_pct(pc, 50), 1e-9), 1)
 
     window = 3.0 if quick else 10.0
-    counts = [4, 8] if quick else [8, 16, 24, 32, 40, 48, 56, 64]
+    counts = [4, 8] if quick else [4, 8, 12, 16, 24, 32, 40, 48, 56, 64]
     _say(f"real-time slots at {BLOCK}-frame blocks, {window:.0f} s windows …")
     best, detail = bench_realtime_slots(lambda *a: DaemonProcess(*extra, *a), counts, window)
     res["max_realtime_slots"] = best

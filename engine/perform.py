@@ -54,7 +54,7 @@ def k_weighting_power(n: int, sr: int) -> np.ndarray:
     return (np.abs(shelf * hp) ** 2).astype(np.float64)
 
 
-def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], bars: int = 8) -> float | None:
+def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], bars: int = 4) -> float | None:
     """The score's loudness guessed from its notes (first ``bars`` bars) and calibrated parts.
 
     ``note_ms[i]``: K-weighted mean square of part ``i`` holding one note at velocity 100
