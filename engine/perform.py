@@ -123,12 +123,12 @@ class Balance:
     """Adaptive tonal balance: a 25 Hz high-pass and a 16 kHz low-pass (nothing harsh near
     Nyquist), a low shelf (90 Hz) that cuts while more than 12 % of the energy sits below 60 Hz,
     and a broad bell at 4 kHz (Q 0.7, about 2–8 kHz) that lifts while that presence band is under
-    −15 dB of the total; past +12 dB of lift a low shelf at 350 Hz also tilts the low mids down
+    −14 dB of the total; past +9 dB of lift a low shelf at 350 Hz also tilts the low mids down
     (to −8 dB) for mixes with little above 2 kHz. Once the user sets ``brightness`` the presence
     lift and tilt relax to flat (the low-end cleanup stays). Band shares come from slow running means (τ 3 s) of
     the band powers of the balanced output (a feedback loop); the shelves move fast for the
-    first 3 s or while far off target (9 dB/s), else ≤ 2.3 dB/s, within −12 / +18 dB, relaxing back when the music no longer needs
-    them.
+    first 3 s or while far off target (9 dB/s), else ≤ 2.3 dB/s, within −12 / +18 dB, relaxing
+    back when the music no longer needs them.
     ``[engine]``
     """
 
@@ -182,12 +182,12 @@ class Balance:
             nl = max(-12.0, nl - step)
         elif self.share_low < 0.08:
             nl = min(0.0, nl + step)
-        step = fast if early or pres < -21.0 else slow
+        step = fast if early or pres < -19.0 else slow
         if not self.auto_presence:          # the user chose a tone (brightness): step aside
             npr, nt = max(0.0, npr - step), min(0.0, nt + step)
-        elif pres < -15.0:
+        elif pres < -14.0:
             npr = min(18.0, npr + step)
-            if npr >= 12.0:                 # a dark mix the bell alone cannot lift: tilt the low mids down
+            if npr >= 9.0:                  # a dark mix the bell alone cannot lift: tilt the low mids down
                 nt = max(-8.0, nt - step)
         elif pres > -12.0:
             if nt < 0.0:
