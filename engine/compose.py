@@ -678,7 +678,11 @@ class Composer:
         dens = min(0.95, max(0.12, self.g.lead_density + 0.1 * self.intensity + (0.12 if fam == "B" else 0)))
         slots = int(self.bpb * 2)
         bars = []
-        step = r.choice((0, 0, 2, 4, -3))
+        shape = r.choice(("arch", "down", "up", "wave"))
+        step = {"arch": r.choice((0, 1, 2)), "down": r.choice((3, 4)), "up": r.choice((-3, -2)),
+                "wave": r.choice((0, 2))}[shape]
+        last_move = 0
+        rhythm = []
         for _ in range(2):
             onsets = []
             for s in range(slots):
@@ -691,17 +695,35 @@ class Composer:
                         onsets.append(s * 0.5 + 0.25)
             if not onsets:
                 onsets = [0.0]
+            rhythm.append(onsets)
+        total = sum(len(o) for o in rhythm)
+        idx = 0
+        for onsets in rhythm:
             cells = []
             for j, t in enumerate(onsets):
                 nxt = onsets[j + 1] if j + 1 < len(onsets) else self.bpb
                 dur = min(nxt - t, 1.5)
                 if r.random() < 0.2 and dur > 0.5:
                     dur *= 0.5                               # a breath
-                step += r.choice((-2, -1, -1, 1, 1, 2, 0, 3, -3, -1, 1))
-                if abs(step) > 2 and r.random() < 0.4:
-                    step += -1 if step > 0 else 1                 # the line leans back home
-                step = max(-4, min(7, step))
+                if idx:
+                    frac = idx / max(1, total - 1)
+                    if shape == "arch":
+                        d = 1 if frac < 0.5 else -1
+                    elif shape == "wave":
+                        d = 1 if (idx // 2) % 2 == 0 else -1
+                    else:
+                        d = (1 if shape == "up" else -1) * (1 if r.random() < 0.7 else -1)
+                    move = d * r.choice((1, 1, 1, 1, 2, 2, 3))
+                    if abs(last_move) >= 3:
+                        move = -1 if last_move > 0 else 1    # a leap is answered by a step back
+                    elif r.random() < 0.1:
+                        move = 0
+                    if not -4 <= step + move <= 5:
+                        move = -move                         # turn at the edges of the range
+                    step += move
+                    last_move = move
                 cells.append((t, dur, step))
+                idx += 1
             bars.append(cells)
         return bars
 
@@ -1271,8 +1293,12 @@ class Composer:
                 shift = None
         c0 = chords[0][2]
         home = self.key_root in c0.pcs and (ph in (0, 4, 7) or sec.var == 0)
-        target_pc = self.key_root if home else c0.pcs[(s + sec.var) % len(c0.pcs)]
-        anchor = min((p for p in range(pl.centre - 6, pl.centre + 6) if p % 12 == target_pc), default=pl.centre)
+        mid = pl.centre - 2
+        if home:
+            anchor = _near(self.key_root, mid)
+        else:
+            anchor = min((p for p in range(mid - 4, mid + 5) if p % 12 in c0.pcs), key=lambda p: abs(p - mid),
+                         default=mid)
         prev = anchor
         for q, (t, d, step) in enumerate(cells):
             if t >= bpb:
@@ -1290,8 +1316,13 @@ class Composer:
                 p = self._scale_step(anchor, step + shift, sc)
                 if ph == 7 and home:
                     p = anchor                                 # the phrase ends at home
-                elif t % 1 == 0 or d >= 1.0 or ph == 7:
-                    p = min((x for x in range(p - 3, p + 4) if x % 12 in c.pcs), key=lambda x: abs(x - p), default=p)
+                elif t % 1 == 0 or d >= 1.0 or ph == 7:       # strong notes on chord tones, keeping the motion
+                    want = 0 if q == 0 else (step > cells[q - 1][2]) - (step < cells[q - 1][2])
+                    cands = [x for x in range(p - 3, p + 4) if x % 12 in c.pcs]
+                    if want and q:
+                        moving = [x for x in cands if (x - prev) * want > 0]
+                        cands = moving or cands
+                    p = min(cands, key=lambda x: abs(x - p)) if cands else p
             while p > pl.hi:
                 p -= 12
             while p < pl.lo:
