@@ -356,7 +356,7 @@ class Composer:
         else:
             lo, hi = g.bpm
             tempo = round(lo + (hi - lo) * rng.random())
-            tempo = min(max(tempo * spec.tempo_factor, lo * 0.85), hi * 1.1)
+            tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15)
         self.bpm = float(min(max(tempo, 30.0), 300.0))
         self.meter = spec.meter or g.meter
         num, den = self.meter
@@ -384,6 +384,7 @@ class Composer:
         self.jitter = g.humanize_ms * ms_to_beats
         self.laid_back = g.laid_back_ms * ms_to_beats
         self.intensity = sum(G.MOODS[m][2] for m in spec.moods)
+        self.vel_scale = min(1.12, max(0.82, 1.0 + 0.2 * self.intensity))    # calm plays softer, energetic harder
         self._build_parts(spec, rng)
         self._sections: dict[int, _Section] = {}
 
@@ -814,7 +815,7 @@ class Composer:
         if kind == "outro" and s >= 4:
             hats_only = True
         fill_from = None
-        if last and kind not in ("break",) and self.g.fill != "none":
+        if last and (kind != "break" or self.g.form != "edm") and self.g.fill != "none":
             fill_from = self.bpb - (2.0 if sec.var == 2 or self.section_kind(sec.k + 1) in ("B", "drop") else 1.0)
         elif s == 3 and sec.fill_bar3 and self.g.fill != "none" and kind in ("A", "B", "drop", "solo"):
             fill_from = self.bpb - 0.5 * (1 + (sec.var % 2))
@@ -1380,6 +1381,7 @@ class Composer:
         J = self.jitter
         lb = self.laid_back
         vv = self.g.vel_var
+        vscale = self.vel_scale
         warp = self._warp
         snareish = (38, 39, 40, 37)
         raw = []
@@ -1395,7 +1397,7 @@ class Composer:
             end = warp(t1) + shift - J - _GAP
             if start < 0 and i == 0:
                 start = 0.0
-            vel = int(v + int(rand() * span) - vv + 0.5)
+            vel = int(v * vscale + int(rand() * span) - vv + 0.5)
             raw.append((j, p, start, end, 1 if vel < 1 else 127 if vel > 127 else vel, glide))
         raw.sort()
         notes: list[Note] = []

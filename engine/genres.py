@@ -389,7 +389,8 @@ MOODS = {  # word → (mode or None, tempo factor, intensity delta)
     "energetic": (None, 1.08, 0.3), "aggressive": ("phrygian", 1.06, 0.4), "peaceful": ("major", 0.88, -0.3),
     "warm": (None, 1.0, -0.1), "tense": ("phrygian", 1.0, 0.1), "romantic": ("major", 0.94, -0.1),
     "groovy": ("mixolydian", 1.0, 0.1), "angry": ("phrygian", 1.08, 0.4), "hopeful": ("major", 1.0, 0.1),
-    "nostalgic": (None, 0.95, -0.1), "gloomy": ("minor", 0.9, -0.1), "triumphant": ("major", 1.02, 0.3),
+    "nostalgic": (None, 0.95, -0.1), "ballad": (None, 0.72, -0.2), "gentle": (None, 0.9, -0.3),
+    "soft": (None, 0.95, -0.3), "intense": (None, 1.05, 0.3), "heavy": (None, 1.0, 0.3), "gloomy": ("minor", 0.9, -0.1), "triumphant": ("major", 1.02, 0.3),
 }
 
 # --- instrument words → GM programs ----------------------------------------------------------------
