@@ -612,9 +612,11 @@ class Composer:
                 last[-1] = "V7" if (r.random() < 0.5 or self.g.name in ("jazz", "bossa nova", "soul")) else "V"
                 bars_tokens[b] = "-".join(last)
 
+        is_v = [bool(re.match(r"^V(7|9)?$", t.split("-")[-1])) for t in bars_tokens]
         if self.family == "minor" and self.g.cadence_v and kind != "break":
-            to_v(7)                                               # harmonic minor's V at the cadence
-            if r.random() < (0.35 if edm else 0.5):
+            if not any(is_v[4:7]):
+                to_v(7)                                           # harmonic minor's V at the cadence
+            if r.random() < 0.3 and not any(re.match(r"^V(7|9)?$", t) for t in bars_tokens[:7]):
                 to_v(3)                                           # and a half cadence
         elif not minorish:
             if kind in ("B", "drop") and r.random() < 0.5:
@@ -1052,7 +1054,8 @@ class Composer:
         for t, d, tone in fig:
             c = next((cc for a, b, cc in chords if a <= t < b), chords[-1][2])
             r = root_of(c)
-            iv = {"R": 0, "5": 7, "8": 12, "3": c.intervals[1], "b7": 10, "5l": -5, "g": 0}.get(tone)
+            fifth = next((x for x in c.intervals if x in (7, 6, 8)), 7)
+            iv = {"R": 0, "5": fifth, "8": 12, "3": c.intervals[1], "b7": 10, "5l": fifth - 12, "g": 0}.get(tone)
             if tone == "A":
                 target_c = next((cc for a, b, cc in chords if a > t), nxt)
                 tgt = root_of(target_c)
@@ -1352,8 +1355,9 @@ class Composer:
         prog = pl.part.program
         if prog == 47:                                      # timpani: root and fifth, a roll at section end
             ev.append((j, 0.0, 1.0, low, 96, 0))
+            fifth = next((x for x in c.intervals if x in (7, 6, 8)), 7)
             if self.bpb >= 4:
-                ev.append((j, 2.0, 3.0, low + 7 if low + 7 <= pl.hi else low - 5, 84, 0))
+                ev.append((j, 2.0, 3.0, low + fifth if low + fifth <= pl.hi else low + fifth - 12, 84, 0))
             if s == SECTION_BARS - 1:
                 for q in range(8):
                     ev.append((j, self.bpb - 1 + q / 8, self.bpb - 1 + (q + 1) / 8, low, 50 + 6 * q, 0))
@@ -1362,7 +1366,8 @@ class Composer:
         pat = self._fit(pat)
         for st, ch in enumerate(pat[:self.steps]):
             if ch != ".":
-                ev.append((j, st * 0.25, st * 0.25 + 0.25, low if ch == "X" else low + 7, 110 if ch == "X" else 80, 0))
+                fifth = next((x for x in c.intervals if x in (7, 6, 8)), 7)
+                ev.append((j, st * 0.25, st * 0.25 + 0.25, low if ch == "X" else low + fifth, 110 if ch == "X" else 80, 0))
 
     # --- micro-timing, and the notes' final shape --------------------------------------------------
     def _warp(self, t: float) -> float:

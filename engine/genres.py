@@ -88,8 +88,8 @@ AMBIENT = {
     "minor": ("i9 i9 VImaj7 VImaj7", "i VI i VII", "i7 iv7 VI III"),
 }
 EDM = {
-    "minor": ("i VI III VII i VI VII V", "i VI VII V i VI VII i", "i i VI VII i i iv V", "i iv VI VII i iv VI V",
-              "i VII VI VII i VII VI V", "i III VII VI i iv VI V", "VI VII i i VI VII i V"),
+    "minor": ("i VI i VII i VI VII V", "i VI VII V i VI VII i", "i i VI VII i i iv V", "i iv i VI i iv VII V",
+              "i VII i VI i VII VI V", "i VI III VII i i VII V", "VI VII i i VI VII i V", "i iv VI V i i VI V"),
     "major": ("I V vi IV I V IV I", "I IV vi V I IV V I", "vi IV I V vi IV V I", "I V IV IV I V IV V"),
 }
 
