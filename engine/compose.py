@@ -952,7 +952,7 @@ class Composer:
                         cands = [x for x in tones + [cur + (2 if up else -2)] if x != cur and pl.lo <= x <= pl.hi]
                         p = min(cands, key=lambda x: abs(x - (cur + (target - cur) / (qn - q)))) if cands else cur
                     p = max(pl.lo, min(pl.hi, p))
-                    add(t, t + 0.95, p, vel0 - 6 + rng.randrange(12))
+                    add(t, t + 0.95, p, vel0 - 6 + rng.randrange(12) + (10 if t == 0 and self.bpb == 3 else 0))
                     cur = p
             return
         if style == "808":

@@ -302,7 +302,9 @@ _g(name="jazz", aliases=("jazz", "swing", "bebop", "bop", "jazzy", "big band", "
    grooves=({"ride": "x...X.x.x...X.x.", "phat": "....x.......x...", "kick": "o...o...o...o...",
              "snare": "..?...?..?....?."},
             {"ride": "x...X.x.x...X.xo", "phat": "....x.......x...", "kick": "o.......o.......",
-             "rim": "......?.......x."}))
+             "rim": "......?.......x."},
+            # jazz waltz: the ride's accent and the kick on one, the hat on two
+            {"ride": "X...x.x.x.x.", "phat": "....x.......", "kick": "x...........", "snare": "......?...?."}))
 _g(name="bossa nova", aliases=("bossa nova", "bossa", "latin", "samba", "brazilian", "salsa", "cuban",
                                "tropical"),
    bpm=(124, 144), kit=32, fill="jazz", bass="bossa", chords="bossa", form="jazz", humanize_ms=7, vel_var=8,
