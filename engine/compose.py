@@ -1043,6 +1043,11 @@ class Composer:
             "waltz": [[(0, 0.95, "R")], [(0, 0.95, "5l")]],
         }
         options = figs.get(style) or figs["root8"]
+        if self.meter == (3, 4) and style not in ("waltz", "cello", "metal"):
+            options = [[(0, 1.4, "R"), (1.5, 0.45, "5"), (2, 0.9, "R")], [(0, 1.9, "R"), (2, 0.9, "5")],
+                       [(0, 0.9, "R"), (1, 0.45, "8"), (2, 0.9, "5")]]
+        elif self.meter == (6, 8) and style not in ("metal",):
+            options = [[(0, 1.4, "R"), (1.5, 1.4, "5")], [(0, 0.9, "R"), (1, 0.45, "5"), (1.5, 1.4, "R")]]
         if style == "waltz":
             fig = options[s % 2]
         elif style in ("cello",):
@@ -1101,6 +1106,12 @@ class Composer:
             for t in rh:
                 if t < bpb:
                     hit(t, 0.3, vel_=vel + 6)
+            return
+        if style in ("piano8", "lofi", "soul", "block", "power") and self.meter == (3, 4):
+            rh = ((0, 1, 2), (0, 2), (0, 1.5, 2), (0,))[cv]       # three: the first beat carries the bar
+            for q, t in enumerate(rh):
+                nxt = rh[q + 1] if q + 1 < len(rh) else bpb
+                hit(t, nxt - t - 0.05, vel_=vel + (10 if t == 0 else -8))
             return
         if style == "piano8":
             rh = ((0, 1, 2, 3), (0, 1.5, 2, 3, 3.5), (0, 0.5, 1.5, 2.5, 3), (0, 2))[cv]

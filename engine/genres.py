@@ -367,7 +367,7 @@ _g(name="waltz", aliases=("waltz", "valse", "vals"), bpm=(132, 180), meter=(3, 4
 
 #: generic grooves for meters a genre doesn't write out, by feel (acoustic or electronic)
 METER_GROOVES = {
-    (3, 4): {"kick": "X...........", "snare": "....x...x...", "chat": "x.x.x.x.x.x."},
+    (3, 4): {"kick": "X...........", "snare": "....o...o...", "chat": "X.o.x.o.x.o.", "kick2+": "..........o."},
     (6, 8): {"kick": "X...........", "snare": "......X.....", "chat": "X.x.x.x.x.x.", "kick2+": "..........o."},
 }
 
