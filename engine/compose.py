@@ -1086,7 +1086,7 @@ class Composer:
         vel = 74 if sec.kind in ("B", "drop") else 66
         cv = (sec.comp_var + pl.nth) % 4
 
-        def hit(t, d, v_idx=None, vel_=vel, spread=0.0, top=None):
+        def hit(t, d, vel_=vel, spread=0.0, top=None):
             for a, b, c in chords:
                 if a <= t < b:
                     voicing = vs[chords.index((a, b, c))]
