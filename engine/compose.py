@@ -62,6 +62,7 @@ class PromptSpec:
     drum_words: list[str] = field(default_factory=list)      # DRUM_WORDS keys
     no_roles: set[str] = field(default_factory=set)          # "no drums", "without bass" …
     solo: bool = False                                        # "solo piano", "piano only"
+    only_roles: set[str] = field(default_factory=set)        # "drums only", "just bass and drums"
     swing: float | None = None
     tempo_factor: float = 1.0
 
@@ -188,7 +189,10 @@ def read_prompt(prompt: str) -> PromptSpec:
         spec.swing = 0.28
     if "straight" in words:
         spec.swing = 0.0
-    spec.solo = bool(re.search(r"\b(solo|only|alone)\b", text)) and bool(spec.instruments) and spec.genre is None
+    solo = bool(re.search(r"\b(solo|only|alone|just)\b", text)) and spec.genre is None
+    spec.solo = solo and bool(spec.instruments)
+    if solo:
+        spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words}
     return spec
 
 
@@ -415,8 +419,8 @@ class Composer:
     def _build_parts(self, spec: PromptSpec, rng: random.Random) -> None:
         g = self.g
         specs: list[dict] = []
-        if not spec.solo:
-            for ps in g.parts:
+        for ps in g.parts:
+            if not spec.solo or ps.role in spec.only_roles:
                 specs.append({"name": ps.name, "role": ps.role, "program": ps.program, "style": ps.style,
                               "pan": ps.pan, "octave": ps.octave, "named": False, "level": ps.level})
         # instrument words: replace the genre's part of that role (first one not already named), else add
@@ -448,12 +452,14 @@ class Composer:
                                   "octave": 0, "named": True, "level": 0.0})
                 elif not b["named"]:
                     b.update(name="808", program=38, style="808")
-        if (spec.drum_words and not any(d["role"] == "drums" for d in specs)) or \
-                (spec.solo and spec.drum_words):
+        if (spec.drum_words or "drums" in spec.only_roles) and not any(d["role"] == "drums" for d in specs):
             specs.insert(0, {"name": "drums", "role": "drums", "program": g.kit, "style": "", "pan": None,
                              "octave": 0, "named": True, "level": 0.0})
         specs = [d for d in specs if d["role"] not in spec.no_roles or d["named"]]
-        if not any(d["role"] in ("chords", "pad", "arp", "lead") for d in specs):
+        if spec.only_roles:
+            specs = [d for d in specs if d["role"] in spec.only_roles or d["named"]]
+        if not any(d["role"] in ("chords", "pad", "arp", "lead") for d in specs) and \
+                not (spec.only_roles and spec.only_roles <= {"drums", "bass"}):
             specs.append({"name": "pad", "role": "pad", "program": 89, "style": "", "pan": None, "octave": 0,
                           "named": False, "level": 0.0})
         self.kit = kit if kit is not None else g.kit
@@ -835,7 +841,7 @@ class Composer:
                 if ch == ".":
                     continue
                 t = st * sl
-                if fill_from is not None and t >= fill_from and name not in ("ride", "phat", "shaker"):
+                if fill_from is not None and t >= max(0.0, fill_from) and name not in ("ride", "phat", "shaker"):
                     continue
                 if ch == "?":
                     if rng.random() > 0.3:
@@ -862,7 +868,7 @@ class Composer:
         if s == 0 and kind in ("B", "drop", "A", "solo") and sec.k > 0 and self.g.name not in ("ambient",):
             ev.append((j, 0.0, 1.0, G.CRASH, 100 * level, 0))
         if fill_from is not None:
-            self._fill(j, fill_from, rng, ev, level)
+            self._fill(j, max(0.0, fill_from), rng, ev, level)
 
     def _build(self, j, s, ev):
         """The last two bars of an EDM breakdown: a snare roll that doubles and grows."""
@@ -1268,7 +1274,7 @@ class Composer:
             if s % 2 and rng.random() < 0.5:
                 return
             n = 1 + (s + sec.var) % 3
-            times = sorted({0.0, *(round(rng.randrange(int(bpb * 2)) * 0.5, 2) for _ in range(n - 1))})
+            times = sorted({0.0, *(round(rng.randrange(max(1, int(bpb * 2))) * 0.5, 2) for _ in range(n - 1))})
             prev = pl.centre
             for q, t in enumerate(times):
                 c = next((cc for a, b, cc in chords if a <= t < b), chords[-1][2])
@@ -1398,15 +1404,20 @@ class Composer:
         lb = self.laid_back
         vv = self.g.vel_var
         vscale = self.vel_scale
-        warp = self._warp
+        if self.swing and (bar0 / (2 * self.swing_unit)) % 1:
+            w = self._warp                     # the bar starts mid-pair (7/8, 1/16 …): swing on absolute beats
+            warp = lambda t: w(bar0 + t) - bar0  # noqa: E731
+        else:
+            warp = self._warp
         snareish = (38, 39, 40, 37)
         raw = []
         rand = rng.random
         roles = [pl.role for pl in self.plans]
         span = 2 * vv + 1
+        bpb = self.bpb
         for (j, t0, t1, p, v, glide) in ev:
-            if not (0 <= p <= 127) or t1 <= t0:
-                continue
+            if not (0 <= p <= 127) or t1 <= t0 or t0 < 0 or t0 >= bpb:
+                continue                                   # only notes that start in this bar
             role = roles[j]
             shift = lb if (role == "chords" or (role == "drums" and p in snareish)) else 0.0
             start = warp(t0) + shift + (rand() + rand() - 1.0) * J       # triangular jitter in ±J
@@ -1429,9 +1440,7 @@ class Composer:
                     if end > nstart - _GAP:
                         end = nstart - _GAP
             if end - start < 0.005:
-                end = start + 0.005
-                if q + 1 < n_raw and raw[q + 1][0] == j and raw[q + 1][1] == p and end > raw[q + 1][2] - _GAP:
-                    continue
+                continue                                       # too short to sound: dropped, never stretched
             notes.append(Note(j, bar0 + start, end - start, p, vel))
             if glide:
                 b0 = bar0 + start
