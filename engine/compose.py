@@ -694,10 +694,13 @@ class Composer:
         rhythm = []
         for _ in range(2):
             onsets = []
+            three = self.meter == (3, 4)
             for s in range(slots):
                 p = dens * (1.4 if s % 2 == 0 else 0.8)
+                if three:
+                    p = dens * (0.8 if s % 2 == 0 else 0.3)        # in three the melody breathes after one
                 if s == 0:
-                    p = max(p, 0.75)
+                    p = max(p, 0.75 if not three else 1.0)
                 if r.random() < p:
                     onsets.append(s * 0.5)
                     if dens > 0.5 and r.random() < 0.2 and s < slots - 1:
@@ -1193,10 +1196,14 @@ class Composer:
                     nxt = rh[q + 1] if q + 1 < len(rh) else bpb
                     hit(t, nxt - t - 0.04, vel_=vel - 6)
             return
-        if style == "waltz":
-            beats = [float(b) for b in range(1, max(2, int(bpb)))]
-            for t in beats:
-                hit(t, 0.8, vel_=vel - 6)
+        if style == "waltz":                       # oom (a low root, loud) – pah – pah (soft, short)
+            low = _near(chords[0][2].root, pl.lo - 2)
+            while low < 28:
+                low += 12
+            ev.append((j, 0.0, 0.9, low, vel + 24, 0))
+            hit(0.0, 0.9, vel_=vel + 6)
+            for t in [float(b) for b in range(1, max(2, int(bpb)))]:
+                hit(t, 0.45, vel_=vel - 26, top=3)
             return
         if style == "ostinato":
             if sec.kind in ("intro", "break"):
@@ -1213,13 +1220,15 @@ class Composer:
             hit(a, b - a - 0.05)
 
     def _sustain(self, j, pl, sec, s, vs, chords, ev, ctl, swell=False):
-        """Held chords, tied over a repeated chord (no retrigger at the bar line)."""
-        if s % 2 and len(chords) == 1 and len(sec.chords[s - 1]) == 1 and sec.chords[s - 1][0][2] == chords[0][2]:
+        """Held chords, tied over a repeated chord (no retrigger at the bar line) — except in 3/4,
+        where every bar's downbeat is played again to keep the bar's shape."""
+        tie = self.meter != (3, 4)
+        if tie and s % 2 and len(chords) == 1 and len(sec.chords[s - 1]) == 1 and sec.chords[s - 1][0][2] == chords[0][2]:
             return
         vel = 64 if sec.kind in ("B", "drop") else 56
         for x, (a, b, c) in enumerate(chords):
             end = b
-            if len(chords) == 1 and s % 2 == 0 and s + 1 < SECTION_BARS and len(sec.chords[s + 1]) == 1 \
+            if tie and len(chords) == 1 and s % 2 == 0 and s + 1 < SECTION_BARS and len(sec.chords[s + 1]) == 1 \
                     and sec.chords[s + 1][0][2] == c:
                 end = b + self.bpb
             for p in vs[x]:
@@ -1350,7 +1359,8 @@ class Composer:
                 p += 12
             nt = cells[q + 1][0] if q + 1 < len(cells) else bpb
             d = min(d, nt - t, bpb - t)
-            vel = (84 if t % 1 == 0 else 74) + (6 if kind in ("B", "drop") else 0)
+            vel = (84 if t % 1 == 0 else 74) + (6 if kind in ("B", "drop") else 0) + \
+                (10 if t == 0 and self.meter == (3, 4) else 0)
             ev.append((j, t, t + d, p, vel, 0))
             prev = p
 

@@ -362,7 +362,7 @@ _g(name="waltz", aliases=("waltz", "valse", "vals"), bpm=(132, 180), meter=(3, 4
    bass="waltz", chords="waltz", form="calm", humanize_ms=8, vel_var=8,
    parts=(_p("drums", D, 40), _p("bass", B, 32), _p("piano", C, 0), _p("strings", PD, 48), _p("lead", L, 40)),
    progressions=CLASSICAL, modes=("major", "minor"), lead_density=0.35, intro_drums="all",
-   grooves=({"kick": "X...........", "snare": "....o...o...", "phat": "....x...x..."},
+   grooves=({"kick": "X...........", "snare": "....o...o...", "phat": "....o...o..."},
             {"kick": "X...........", "swirl": "x...o...o...", "rim": "........?..."}))
 
 #: generic grooves for meters a genre doesn't write out, by feel (acoustic or electronic)
