@@ -772,7 +772,7 @@ class Composer:
             if role == "lead":
                 return False
             if role == "bass":
-                return s >= 4
+                return s >= 4 or pl.style in ("drone", "long", "cello", "waltz")   # held basses carry an intro
             if role == "arp":
                 return s >= 2 or not edm
             if role == "perc":
@@ -1236,7 +1236,7 @@ class Composer:
             if swell:
                 n = 6
                 for q in range(n + 1):
-                    ctl.append((j, a + (end - a) * 0.5 * q / n, "cc", int(50 + 70 * q / n), 11))
+                    ctl.append((j, a + (end - a) * 0.5 * q / n, "cc", int(86 + 34 * q / n), 11))   # a gentle swell
 
     _pad = _chords
 
