@@ -89,9 +89,18 @@ def _phrase_re(phrase: str) -> re.Pattern:
 
 _GENRE_PHRASES = sorted(((a, g.name) for g in G.GENRES.values() for a in g.aliases),
                         key=lambda t: len(t[0]), reverse=True)
-_GENRE_RES = [(_phrase_re(a), name) for a, name in _GENRE_PHRASES]
-_INSTR_RES = [(_phrase_re(w), w) for w in G.instrument_words()]
-_DRUM_RES = [(_phrase_re(w), w) for w in sorted(G.DRUM_WORDS, key=len, reverse=True)]
+_GENRE_OF = dict(_GENRE_PHRASES)
+
+
+def _alternation(phrases) -> re.Pattern:
+    """One regex for many phrases: longest first, so "electric guitar" wins over "guitar"."""
+    alts = "|".join(re.escape(w) for w in sorted(phrases, key=len, reverse=True))
+    return re.compile(r"(?<![a-z0-9])(?:" + alts + r")(?![a-z0-9])")
+
+
+_GENRE_RX = _alternation(_GENRE_OF)
+_INSTR_RX = _alternation(G.INSTRUMENTS)
+_DRUM_RX = _alternation(G.DRUM_WORDS)
 
 
 def _normalise(prompt: str) -> str:
@@ -154,26 +163,14 @@ def read_prompt(prompt: str) -> PromptSpec:
                 spec.no_roles.add(_ROLE_WORDS[w])
         claim(m)
     # genre: the earliest genre phrase in the prompt ("jazz waltz" is jazz, in 3/4)
-    best = None
-    for rx, name in _GENRE_RES:
-        for m in rx.finditer(text):
-            if not any(taken[m.start():m.end()]) and (best is None or m.start() < best[0]):
-                best = (m.start(), name, m)
-    if best:
-        spec.genre = best[1]
-        claim(best[2])
-        if best[1] == "waltz" and spec.meter is None:
-            spec.meter = (3, 4)
-    for rx, w in _DRUM_RES:
-        for m in rx.finditer(text):
-            if claim(m):
-                spec.drum_words.append(w)
-    found = []
-    for rx, w in _INSTR_RES:
-        for m in rx.finditer(text):
-            if claim(m):
-                found.append((m.start(), w))
-    spec.instruments = [w for _, w in sorted(found)]
+    for m in _GENRE_RX.finditer(text):
+        if claim(m):
+            spec.genre = _GENRE_OF[m.group(0)]
+            if spec.genre == "waltz" and spec.meter is None:
+                spec.meter = (3, 4)
+            break
+    spec.drum_words = [m.group(0) for m in _DRUM_RX.finditer(text) if claim(m)]
+    spec.instruments = [m.group(0) for m in _INSTR_RX.finditer(text) if claim(m)]
     words = set(re.findall(r"[a-z]+", text))
     for w, (mmode, tf, _) in G.MOODS.items():
         if w in words:
@@ -232,7 +229,8 @@ _chord_cache: dict = {}
 
 
 def parse_chord(symbol: str, tonic: int, scale: tuple[int, ...]) -> Chord:
-    """Roman numeral ``symbol`` (a degree of ``scale``; case = triad quality) in the key of ``tonic``."""
+    """Roman numeral ``symbol`` (a degree of ``scale``; case = triad quality) in the key of ``tonic``.
+    Cached. ``[engine]``"""
     key = (symbol, tonic, scale)
     hit = _chord_cache.get(key)
     if hit is None:
@@ -252,7 +250,7 @@ def parse_chord(symbol: str, tonic: int, scale: tuple[int, ...]) -> Chord:
 @functools.lru_cache(maxsize=512)
 def chord_scale(scale_pcs: tuple[int, ...], chord: Chord) -> tuple[int, ...]:
     """The key's scale bent to the chord: a scale tone a semitone from a chord tone that is not in
-    the scale becomes that chord tone (minor over V → harmonic minor's raised 7th)."""
+    the scale becomes that chord tone (minor over V → harmonic minor's raised 7th). Cached. ``[engine]``"""
     cp = set(chord.pcs)
     out = []
     for pc in scale_pcs:
@@ -268,7 +266,7 @@ def chord_scale(scale_pcs: tuple[int, ...], chord: Chord) -> tuple[int, ...]:
 def voice(chord: Chord, lo: int, hi: int, n: int, prev: tuple[int, ...] | None, centre: int,
           rootless: bool = False) -> tuple[int, ...]:
     """A close voicing of ``chord`` with ``n`` notes in ``[lo, hi]``, nearest to ``prev`` (voice
-    leading) or, without one, centred on ``centre``."""
+    leading) or, without one, centred on ``centre``. Cached. ``[engine]``"""
     if n == 1:
         ref = prev[0] if prev else centre
         cands = [p for p in range(lo, hi + 1) if (p - chord.root) % 12 in {i % 12 for i in chord.intervals}]
@@ -578,7 +576,7 @@ class Composer:
         return forms[_h(self.base, "form", b) % len(forms)][pos]
 
     def section_of(self, i: int) -> str:
-        """The section bar ``i`` belongs to ("intro", "A", "B", "break", "drop", "solo", "outro")."""
+        """The section bar ``i`` belongs to ("intro", "A", "B", "break", "drop", "solo", "outro"). ``[engine]``"""
         return self.section_kind(int(i) // SECTION_BARS)
 
     def section(self, k: int) -> _Section:
@@ -741,11 +739,11 @@ class Composer:
 
     # --- bars ------------------------------------------------------------------------------------
     def chords_of_bar(self, i: int) -> list:
-        """``[(t0, t1, Chord), …]`` for bar ``i`` (beats within the bar)."""
+        """``[(t0, t1, Chord), …]`` for bar ``i`` (beats within the bar). ``[engine]``"""
         return self.section(int(i) // SECTION_BARS).chords[int(i) % SECTION_BARS]
 
     def chord_of(self, i: int) -> tuple[int, ...]:
-        """The chord at the start of bar ``i`` as MIDI pitches, root first."""
+        """The chord at the start of bar ``i`` as MIDI pitches, root first. ``[engine]``"""
         return self.chords_of_bar(i)[0][2].pitches(48)
 
     def make_bar(self, i: int) -> tuple[list[Note], list[Control]]:
@@ -1480,5 +1478,5 @@ def compose(prompt: str, seed: int = 0, bpm: float | None = None) -> Score:
 
 
 def composer_of(score: Score) -> Composer:
-    """The :class:`Composer` behind a composed score (for tests and the MIDI writer)."""
+    """The :class:`Composer` behind a composed score (for tests and tools). ``[engine]``"""
     return score.make_bar.__self__
