@@ -473,7 +473,11 @@ class Composer:
         if lanes:
             self.groove = dict(self.groove)
             for lane, pat in lanes.items():
-                self.groove[lane] = self._fit(pat)
+                pat = self._fit(pat)
+                have = self.groove.get(lane)
+                if have and len(have) % len(pat) == 0:         # merge: the groove's hits (rolls, accents) stay
+                    pat = "".join(h if h != "." else pat[q % len(pat)] for q, h in enumerate(have))
+                self.groove[lane] = pat
         # mix: per role defaults, spread pans for several parts of a role
         parts: list[Part] = []
         self.plans: list[_PartPlan] = []
