@@ -601,3 +601,24 @@ def test_any_prompt_composes_into_well_formed_bars():
                 assert n.dur > 0 and 0 <= n.pitch <= 127 and 1 <= n.vel <= 127
                 assert i * bpb - 0.1 <= n.start < (i + 1) * bpb
     check()
+
+
+def test_every_progression_and_groove_in_the_tables_is_valid():
+    from engine.compose import parse_chord
+    tables = [G.PROGRESSIONS, G.JAZZ, G.BOSSA, G.BLUES, G.SOUL, G.CLASSICAL, G.AMBIENT, G.EDM] + \
+        [g.progressions for g in G.GENRES.values()]
+    for table in tables:
+        for fam, progs in table.items():
+            assert fam in G.MODES
+            for prog in progs:
+                assert len(prog.split()) in (4, 8)
+                for tok in prog.split():
+                    for sym in tok.split("-"):
+                        c = parse_chord(sym, 0, G.MODES[fam])
+                        assert 0 <= c.root < 12 and c.intervals[0] == 0
+    for g in list(G.GENRES.values()):
+        for groove in g.grooves:
+            for lane, pat in groove.items():
+                assert lane.rstrip("+") in G.LANES
+                assert set(pat) <= set(".oxX?rt")
+                assert len(pat) % (g.meter[0] * 16 // g.meter[1]) == 0 or len(pat) % 12 == 0
