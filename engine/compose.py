@@ -908,13 +908,23 @@ class Composer:
         sub = 0.25
         n = int(round((bpb - t0) / sub))
         toms = list(G.TOMS)
+        shape = rng.randrange(3)                   # the same kind of fill, never quite the same one
         for q in range(n):
             t = t0 + q * sub
             if style == "toms":
-                p = G.SNARE if q < n // 3 else toms[min(len(toms) - 1, (q - n // 3) * len(toms) // max(1, n - n // 3))]
+                if shape == 0:                     # snare, then down the toms
+                    p = G.SNARE if q < n // 3 else toms[min(len(toms) - 1, (q - n // 3) * len(toms) // max(1, n - n // 3))]
+                elif shape == 1:                   # snare and toms in turn
+                    p = G.SNARE if q % 2 == 0 else toms[min(len(toms) - 1, q * len(toms) // max(1, n))]
+                else:                              # 8ths on the toms, a 16th pickup on the snare
+                    if q % 2 and q != n - 1:
+                        continue
+                    p = toms[min(len(toms) - 1, q * len(toms) // max(1, n))] if q != n - 1 else G.SNARE
             elif style == "break":
-                p = G.SNARE if q % 3 != 1 else G.KICK
+                p = (G.SNARE if q % 3 != 1 else G.KICK) if shape != 1 else (G.SNARE if q % 4 in (0, 3) else G.KICK)
             else:
+                if shape == 2 and q % 2 and q < n // 2:
+                    continue                       # 8ths growing into 16ths
                 p = G.SNARE
             ev.append((j, t, t + sub, p, (70 + 40 * q / max(1, n - 1)) * level, 0))
         ev.append((j, t0, t0 + sub, G.KICK, 100 * level, 0))
