@@ -769,6 +769,8 @@ class Composer:
 
     def _plays(self, pl: _PartPlan, sec: _Section, s: int) -> bool:
         kind, role = sec.kind, pl.role
+        if role == "lead" and all(q.role == "lead" for q in self.plans):
+            return True                # a solo melody instrument carries every section (no silent intro)
         edm = self.g.form == "edm"
         if kind == "intro":
             if role == "lead":

@@ -622,3 +622,13 @@ def test_every_progression_and_groove_in_the_tables_is_valid():
                 assert lane.rstrip("+") in G.LANES
                 assert set(pat) <= set(".oxX?rt")
                 assert len(pat) % (g.meter[0] * 16 // g.meter[1]) == 0 or len(pat) % 12 == 0
+
+
+@pytest.mark.parametrize("prompt", ["solo flute, peaceful", "just a violin", "solo sax at 70 bpm",
+                                    "solo piano", "cello solo, sad"])
+def test_a_solo_instrument_is_never_silent_for_a_whole_bar(prompt):
+    """A prompt that names one melody instrument sounds from its first bar on, in every section
+    (the intro once dropped the lead, and a solo flute started with 8 silent bars)."""
+    s = compose(prompt, 0)
+    silent = [i for i in range(80) if not s.bar(i)[0]]
+    assert not silent, f"{prompt!r}: silent bars {silent[:8]}"
