@@ -239,3 +239,26 @@ def test_every_schema_key_maps_to_a_settings_field():
         if section:
             assert set(keys) == declared, section
         assert set(keys.values()) <= names
+
+
+def test_any_table_is_either_settings_or_a_config_error():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from bridge.config import SCHEMA
+
+    keys = st.sampled_from(sorted({k for t in SCHEMA.values() for k in t}
+                                  | {"osc", "engine", "midi", "metrics", "http", "log", "params", "tiers", "2", "x"}))
+    leaf = st.one_of(st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=True), st.text(max_size=8))
+    tables = st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                        st.dictionaries(keys, inner, max_size=4)), max_leaves=12)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.dictionaries(keys, tables, max_size=4))
+    def check(data):
+        try:
+            parse(data)
+        except ConfigError as e:
+            assert e.message and not e.message.startswith(("Expected", "Object", "Invalid"))  # explained
+
+    check()

@@ -541,3 +541,26 @@ def test_a_named_port_that_disappears_is_found_again_when_it_comes_back(jack_env
         assert rc == 0
     finally:
         src.close()
+
+
+def test_any_table_is_either_a_map_or_a_map_error():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    keys = st.sampled_from(["mode", "fade_s", "seconds", "base_note", "channels", "velocity", "note", "notes",
+                            "unmapped_notes", "cc", "bank", "banks", "clock_tempo", "slot", "prompt", "param",
+                            "prompts", "name", "min", "max", "curve", "channel", "enabled", "1", "17", "x"])
+    leaf = st.one_of(st.booleans(), st.integers(-200, 200), st.floats(allow_nan=True), st.text(max_size=6),
+                     st.sampled_from(["C4", "all", "log", "gain", "tempo", "latch"]))
+    tables = st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                        st.dictionaries(keys, inner, max_size=4)), max_leaves=12)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.dictionaries(keys, tables, max_size=4))
+    def check(data):
+        try:
+            MidiMap.from_dict(data)
+        except MidiMapError as e:
+            assert e.message and not e.message.startswith(("Expected", "Object", "Invalid"))  # explained
+
+    check()
