@@ -167,12 +167,24 @@ def bench_prompt_change(d, client, trials: int, settle_s: float = 1.3, stops: li
     return lat, buf
 
 
+def _start_retrying(start_daemon, *args, tries: int = 6):
+    """Start a daemon; on a shared machine another process may hold ring ``1`` a moment (ring_busy)."""
+    for k in range(tries):
+        try:
+            return start_daemon(*args)
+        except RuntimeError as e:
+            if "ring_busy" not in str(e) or k == tries - 1:
+                raise
+            _say("a ring is held by another process; retrying in 5 s")
+            time.sleep(5)
+
+
 def bench_realtime_slots(start_daemon, counts, window_s: float) -> tuple[int, dict]:
     from bridge.osc import OscClient
 
     best, detail = 0, {}
     for n in counts:
-        d = start_daemon("--slots", str(n))
+        d = _start_retrying(start_daemon, "--slots", str(n))
         try:
             c = OscClient(d.host, d.port, timeout=3.0)
             host = HostReaders(list(range(1, n + 1))).start()
@@ -326,7 +338,7 @@ def run_bench(args) -> int:
 
     trials = 8 if quick else 30
     _say(f"first audio over OSC ({trials} plays) …")
-    d = DaemonProcess(*extra, "--slots", "4")
+    d = _start_retrying(DaemonProcess, *extra, "--slots", "4")
     try:
         c = OscClient(d.host, d.port, timeout=3.0)
         fa = bench_first_audio(d, c, trials)
@@ -343,7 +355,7 @@ def run_bench(args) -> int:
     res["stop_ms"] = round(stop_ms[0], 2) if stop_ms else None   # /wb/stop → fade-out at the read head
 
     _say("naive baseline: full first chunk, no splice …")
-    d = DaemonProcess(*extra, "--slots", "4", "--first-chunk", "8192", "--no-splice")
+    d = _start_retrying(DaemonProcess, *extra, "--slots", "4", "--first-chunk", "8192", "--no-splice")
     try:
         c = OscClient(d.host, d.port, timeout=3.0)
         fa_n = bench_first_audio(d, c, max(4, trials // 3))
@@ -356,7 +368,7 @@ def run_bench(args) -> int:
     res["prompt_change_speedup_vs_naive"] = round(_pct(pc_n, 50) / max(_pct(pc, 50), 1e-9), 1)
 
     window = 3.0 if quick else 10.0
-    counts = [4, 8] if quick else [8, 16, 24, 32, 40, 48, 56, 64]
+    counts = [4, 8] if quick else [4, 8, 12, 16, 24, 32, 40, 48, 56, 64]
     _say(f"real-time slots at {BLOCK}-frame blocks, {window:.0f} s windows …")
     best, detail = bench_realtime_slots(lambda *a: DaemonProcess(*extra, *a), counts, window)
     res["max_realtime_slots"] = best

@@ -20,16 +20,21 @@ Sections (``examples/config.toml`` shows every key)::
     [params]   gain = 0.8 …        # every slot; [params.3] for slot 3 only
 
 ``SIGHUP`` re-reads the same file: ``[params]``, ``tempo``, the MIDI map and ``[http.tiers]`` apply
-live, other changes are reported as needing a restart. Pure ``[control]`` code; no I/O besides reading files.
+live, other changes are reported as needing a restart. What a file may say is the msgspec structs
+below (``_Config`` and its sections), checked by :func:`bridge.schema.convert`; ``SCHEMA`` maps
+each key to its :class:`Settings` field. Pure ``[control]`` code; no I/O besides reading files.
 """
 from __future__ import annotations
 
-import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
+from typing import Annotated, Union
 
-from .protocol import FixedCodeError
+import msgspec
+
+from .protocol import SLOT_NAME_RE, FixedCodeError
+from .schema import FINITE, convert
 
 SYSTEM_CONFIG = "/etc/wavebridge/config.toml"
 
@@ -87,21 +92,92 @@ class Settings:
         return out
 
 
-# section → {key: (Settings field, type)}
+Port = Annotated[int, msgspec.Meta(ge=0, le=65535)]
+Cidrs = Annotated[list[str], msgspec.Meta(extra={"expect": "a list of CIDR strings"})]
+Finite = Annotated[float, FINITE]
+SlotName = Annotated[str, msgspec.Meta(pattern=SLOT_NAME_RE.pattern, extra={"expect": "a name of [A-Za-z0-9_-]{1,32}"})]
+
+
+class _Table(msgspec.Struct, forbid_unknown_fields=True):
+    """A section: every key optional (what the file leaves out keeps the Settings default)."""
+
+
+class _Osc(_Table):
+    host: str = None
+    port: Port = None
+    allow: Cidrs = None
+
+
+class _Engine(_Table):
+    backend: str = None
+    model: str = None
+    device: str = None
+    dtype: str = None
+    soundfont: str = None
+    slots: Annotated[int, msgspec.Meta(ge=1, le=64)] = None
+    slot_names: Annotated[list[SlotName], msgspec.Meta(min_length=1, max_length=64, extra={
+        "expect": "1..64 distinct names of [A-Za-z0-9_-]{1,32}"})] = None
+    target_s: Finite = None
+    xfade_ms: Finite = None
+    first_chunk: int = None
+    max_chunk: int = None
+    splice: bool = None
+    price_per_hour: Finite = None
+
+
+class _Midi(_Table):
+    enabled: bool = None
+    port: str = None
+    map: str = None
+
+
+class _Metrics(_Table):
+    enabled: bool = None
+    host: str = None
+    port: Annotated[int, msgspec.Meta(ge=0, le=65535, extra={
+        "expect": "an integer 0..65535 (0 = a free port; metrics.enabled = false turns it off)"})] = None
+    allow: Cidrs = None
+
+
+class _Http(_Table):
+    listen: str = None
+    state_dir: str = None
+    storage: str = None
+    track_workers: int = None
+    tiers: dict = None                          # checked by bridge.store.validate_tiers
+
+
+class _Log(_Table):
+    level: str = None
+
+
+class _Config(_Table):
+    resume: bool = None
+    tempo: Annotated[float, msgspec.Meta(ge=20.0, le=400.0, extra={"expect": "20..400 bpm"})] = None
+    osc: _Osc = None
+    engine: _Engine = None
+    midi: _Midi = None
+    metrics: _Metrics = None
+    http: _Http = None
+    log: _Log = None
+    # every slot: name = value; [params.N]: slot N only
+    params: dict[str, Annotated[Union[Finite, dict[str, Finite]], msgspec.Meta(
+        extra={"expect": "a finite number or a table [params.N] of them"})]] = None
+
+
+#: section ("" = top level) → {key: Settings field}; the types are the msgspec structs above
 SCHEMA = {
-    "": {"resume": ("resume", bool), "tempo": ("tempo", float)},
-    "osc": {"host": ("osc_host", str), "port": ("osc_port", int), "allow": ("allow", list)},
-    "engine": {"backend": ("backend", str), "model": ("model", str), "device": ("device", str), "dtype": ("dtype", str),
-               "soundfont": ("soundfont", str), "slots": ("slots", int), "target_s": ("target_s", float), "xfade_ms": ("xfade_ms", float),
-               "first_chunk": ("first_chunk", int), "max_chunk": ("max_chunk", int),
-               "splice": ("splice", bool), "price_per_hour": ("price_per_hour", float),
-               "slot_names": ("slot_names", list)},
-    "midi": {"enabled": ("midi", bool), "port": ("midi_port", str), "map": ("midi_map", str)},
-    "metrics": {"enabled": ("metrics", bool), "host": ("metrics_host", str), "port": ("metrics_port", int),
-                "allow": ("metrics_allow", list)},
-    "log": {"level": ("log_level", str)},
-    "http": {"listen": ("http", str), "state_dir": ("state_dir", str), "storage": ("storage", str),
-             "track_workers": ("track_workers", int), "tiers": ("tiers", dict)},
+    "": {"resume": "resume", "tempo": "tempo"},
+    "osc": {"host": "osc_host", "port": "osc_port", "allow": "allow"},
+    "engine": {"backend": "backend", "model": "model", "device": "device", "dtype": "dtype",
+               "soundfont": "soundfont", "slots": "slots", "target_s": "target_s", "xfade_ms": "xfade_ms",
+               "first_chunk": "first_chunk", "max_chunk": "max_chunk", "splice": "splice",
+               "price_per_hour": "price_per_hour", "slot_names": "slot_names"},
+    "midi": {"enabled": "midi", "port": "midi_port", "map": "midi_map"},
+    "metrics": {"enabled": "metrics", "host": "metrics_host", "port": "metrics_port", "allow": "metrics_allow"},
+    "log": {"level": "log_level"},
+    "http": {"listen": "http", "state_dir": "state_dir", "storage": "storage",
+             "track_workers": "track_workers", "tiers": "tiers"},
 }
 #: fields that SIGHUP applies without a restart
 LIVE_FIELDS = {"tempo", "params", "slot_params", "midi_map", "tiers"}
@@ -152,36 +228,21 @@ def load_file(path: str) -> dict:
 
 def parse(data: dict, base_dir: str = ".") -> dict:
     """Validate a parsed config; relative paths are taken from ``base_dir``."""
+    cfg = convert(data, _Config, ConfigError)
     out: dict = {}
-    for key, val in data.items():
-        if key == "params":
-            _params(val, out)
-        elif key in SCHEMA[""]:
-            _put(out, SCHEMA[""][key], val, key)
-        elif key in SCHEMA and key != "":
-            if not isinstance(val, dict):
-                raise ConfigError(f"[{key}] must be a table")
-            for k, v in val.items():
-                if k not in SCHEMA[key]:
-                    raise ConfigError(f"unknown key {key}.{k}; known: {', '.join(sorted(SCHEMA[key]))}")
-                _put(out, SCHEMA[key][k], v, f"{key}.{k}")
-        else:
-            known = sorted(set(SCHEMA[""]) | (set(SCHEMA) - {""}) | {"params"})
-            raise ConfigError(f"unknown key {key!r}; known: {', '.join(known)}")
+    for section, keys in SCHEMA.items():
+        table = cfg if section == "" else getattr(cfg, section)
+        if table is None:
+            continue
+        given = data if section == "" else data[section]
+        for k, name in keys.items():
+            if k in given:
+                out[name] = getattr(table, k)
+    if cfg.params is not None:
+        out["params"], out["slot_params"] = _params(cfg.params)
     for f_ in PATH_FIELDS:
         if out.get(f_):
             out[f_] = os.path.normpath(os.path.join(base_dir, os.path.expanduser(out[f_])))
-    if "slots" in out and not 1 <= out["slots"] <= 64:
-        raise ConfigError("engine.slots must be 1..64")
-    if "osc_port" in out and not 0 <= out["osc_port"] <= 65535:
-        raise ConfigError("osc.port must be 0..65535")
-    if "metrics_port" in out and not 0 <= out["metrics_port"] <= 65535:
-        raise ConfigError("metrics.port must be 0..65535 (0 = a free port; metrics.enabled = false turns it off)")
-    if "tempo" in out and not 20.0 <= out["tempo"] <= 400.0:
-        raise ConfigError("tempo must be 20..400 bpm")
-    for f_, where in (("allow", "osc.allow"), ("metrics_allow", "metrics.allow")):
-        if f_ in out and not all(isinstance(a, str) for a in out[f_]):
-            raise ConfigError(f"{where} must be a list of CIDR strings")
     if "tiers" in out:
         from .store import validate_tiers
 
@@ -189,55 +250,25 @@ def parse(data: dict, base_dir: str = ".") -> dict:
             out["tiers"] = validate_tiers(out["tiers"])
         except ValueError as e:
             raise ConfigError(f"http.tiers: {e}") from None
-    if "slot_names" in out:
-        from .protocol import SLOT_NAME_RE
-
-        names = out["slot_names"]
-        if not names or len(names) > 64 or len(set(map(str, names))) != len(names) or not all(
-                isinstance(n, str) and SLOT_NAME_RE.match(n) for n in names):
-            raise ConfigError("engine.slot_names must be 1..64 distinct names of [A-Za-z0-9_-]{1,32}")
+    names = out.get("slot_names")
+    if names is not None and len(set(names)) != len(names):
+        raise ConfigError(f"engine.slot_names must be distinct, not {names!r}")
     return out
 
 
-def _put(out, spec, val, where):
-    name, typ = spec
-    if typ is float:
-        if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val):
-            raise ConfigError(f"{where} must be a number, not {val!r}")
-        val = float(val)
-    elif typ is int:
-        if isinstance(val, bool) or not isinstance(val, int):
-            raise ConfigError(f"{where} must be an integer, not {val!r}")
-    elif not isinstance(val, typ):
-        raise ConfigError(f"{where} must be {typ.__name__}, not {val!r}")
-    out[name] = val
-
-
-def _params(val, out):
-    if not isinstance(val, dict):
-        raise ConfigError("[params] must be a table")
+def _params(table: dict) -> tuple[dict, dict]:
+    """(every slot {name: value}, {slot: {name: value}}) from a validated [params] table."""
     every, per = {}, {}
-    for k, v in val.items():
-        if isinstance(v, dict):
-            try:
-                slot = int(k)
-            except ValueError:
-                raise ConfigError(f"[params.{k}]: {k!r} is not a slot number") from None
-            if not 1 <= slot <= 64:
-                raise ConfigError(f"[params.{k}]: slot must be 1..64")
-            per[slot] = {}
-            for name, x in v.items():
-                per[slot][name] = _param_value(x, f"params.{k}.{name}")
-        else:
-            every[k] = _param_value(v, f"params.{k}")
-    out["params"] = every
-    out["slot_params"] = per
-
-
-def _param_value(x, where) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-        raise ConfigError(f"{where} must be a finite number, not {x!r}")
-    return float(x)
+    for k, v in table.items():
+        if not isinstance(v, dict):
+            every[k] = v
+            continue
+        if not k.isdigit():
+            raise ConfigError(f"[params.{k}]: {k!r} is not a slot number")
+        if not 1 <= int(k) <= 64:
+            raise ConfigError(f"[params.{k}]: slot must be 1..64")
+        per[int(k)] = dict(v)
+    return every, per
 
 
 def resolve(cli: dict, environ=None) -> Settings:

@@ -3,7 +3,8 @@
 Three pieces, from pure to I/O:
 
 - :class:`MidiMap` — what a map file says (``examples/midi-map.toml``), validated at load time
-  so a typo is an error with the file and key, not a surprise on stage. ``MidiMap.default()``
+  against the msgspec structs ``_MapFile`` & co. (:func:`bridge.schema.convert`, the same schema
+  layer as the config file) so a typo is an error with the file and key, not a surprise on stage. ``MidiMap.default()``
   is the map used without a file: channel n → slot n, notes pick prompts from a bank, program
   change selects the bank, CC 7 → gain, CC 1 → brightness, CC 74 → guidance.
 - :class:`MidiMapper` — turns one ``mido.Message`` into zero or more :class:`Command` objects,
@@ -27,15 +28,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import os
 import re
 import time
 from dataclasses import dataclass, field
+from typing import Annotated, Literal, Union
+
+import msgspec
 
 from .commands import COMMON_PARAMS, Command, clean_prompt, parse_osc
 from .config import load_toml
 from .protocol import FixedCodeError, WavebridgeError
+from .schema import FINITE, convert
 
 log = logging.getLogger("wavebridge.midi")
 
@@ -107,6 +111,66 @@ class MidiMapError(FixedCodeError):
     code = "bad_midi_map"
 
 
+# ------------------------------------------------------------------ what a map file may say
+Slot = Annotated[int, msgspec.Meta(ge=1, le=64, extra={"expect": "a slot 1..64"})]
+Channel = Annotated[int, msgspec.Meta(ge=1, le=16, extra={"expect": "a MIDI channel 1..16"})]
+Note = Annotated[Union[Annotated[int, msgspec.Meta(ge=0, le=127)], str],
+                 msgspec.Meta(extra={"expect": "a note 0..127 or a name like C4, F#2 or Bb-1"})]
+Name = Annotated[str, msgspec.Meta(min_length=1)]
+Finite = Annotated[float, FINITE]
+Length = Annotated[float, msgspec.Meta(ge=0.0, le=24 * 3600.0)]      # seconds of a job (0 = endless)
+
+
+class _Velocity(msgspec.Struct, forbid_unknown_fields=True):
+    enabled: bool = True
+    param: Name = "gain"
+    min: Finite = 0.25
+    max: Finite = 1.0
+    curve: Annotated[float, msgspec.Meta(ge=0.05, le=20.0)] = 1.0
+
+
+class _Note(msgspec.Struct, forbid_unknown_fields=True):
+    note: Note
+    slot: Slot
+    prompt: str                                  # checked by bridge.commands.clean_prompt, as over OSC
+    channel: Union[Channel, None] = None
+    seconds: Union[Length, None] = None
+    seed: Union[int, None] = None
+
+
+class _CC(msgspec.Struct, forbid_unknown_fields=True):
+    cc: Annotated[int, msgspec.Meta(ge=0, le=119, extra={"expect": "a control change number 0..119"})]
+    param: Name
+    min: Union[Finite, None] = None              # None: the parameter's own range
+    max: Union[Finite, None] = None
+    curve: Literal["lin", "log"] = "lin"
+    channel: Union[Channel, None] = None
+    slot: Union[Slot, Literal["all"], None] = None
+
+
+class _Bank(msgspec.Struct, forbid_unknown_fields=True):
+    prompts: Annotated[list[str], msgspec.Meta(min_length=1, extra={"expect": "a non-empty list of prompts"})]
+    name: Union[Name, None] = None
+
+
+class _MapFile(msgspec.Struct, forbid_unknown_fields=True):
+    """A map file as written (``[[note]]`` and ``[[notes]]`` alike; a single table is an array of one)."""
+
+    mode: Literal["gate", "latch"] = "gate"
+    fade_s: Annotated[float, msgspec.Meta(ge=0.0, le=30.0)] = 0.05
+    seconds: Length = 0.0
+    base_note: Note = 48
+    channels: dict[Channel, Slot] = {}
+    velocity: Union[bool, _Velocity] = True
+    note: Union[list[_Note], _Note] = []
+    notes: Union[list[_Note], _Note] = []
+    unmapped_notes: Literal["bank", "ignore"] = "bank"
+    cc: Union[list[_CC], _CC, None] = None       # None: the default CCs
+    bank: Union[list[_Bank], _Bank] = []
+    banks: Union[list[_Bank], _Bank] = []
+    clock_tempo: bool = False
+
+
 @dataclass
 class NoteRule:
     note: int
@@ -149,9 +213,6 @@ class MidiMap:
     clock_tempo: bool = False         # MIDI clock (24 ppqn) → /wb/tempo
     source: str = "(defaults)"
 
-    _KEYS = {"mode", "fade_s", "seconds", "base_note", "channels", "velocity", "note", "notes",
-             "unmapped_notes", "cc", "bank", "banks", "clock_tempo"}
-
     @classmethod
     def default(cls) -> "MidiMap":
         return cls(cc=[CCRule(7, "gain", 0.0, 2.0), CCRule(1, "brightness", 0.0, 1.0),
@@ -167,98 +228,38 @@ class MidiMap:
 
     @classmethod
     def from_dict(cls, data: dict) -> "MidiMap":
-        """Validate a parsed map (keys as in ``examples/midi-map.toml``)."""
-        unknown = set(data) - cls._KEYS
-        if unknown:
-            raise MidiMapError(f"unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(cls._KEYS))}")
+        """Validate a parsed map (keys as in ``examples/midi-map.toml``) against :class:`_MapFile`."""
+        if isinstance(data.get("channels"), dict):    # TOML keys are text: "10" means channel 10
+            data = {**data, "channels": {int(k) if isinstance(k, str) and k.strip().isdigit() else k: v
+                                         for k, v in data["channels"].items()}}
+        f = convert(data, _MapFile, MidiMapError)
         d = cls.default()
-        m = cls(cc=list(d.cc), banks=list(d.banks))
-        mode = data.get("mode", "gate")
-        if mode not in ("gate", "latch"):
-            raise MidiMapError(f"mode must be \"gate\" or \"latch\", not {mode!r}")
-        m.mode = mode
-        m.fade_s = _num(data.get("fade_s", m.fade_s), "fade_s", 0.0, 30.0)
-        m.seconds = _num(data.get("seconds", m.seconds), "seconds", 0.0, 24 * 3600.0)
-        m.base_note = note_number(data.get("base_note", m.base_note), "base_note")
-        m.clock_tempo = _bool(data.get("clock_tempo", False), "clock_tempo")
-        un = data.get("unmapped_notes", "bank")
-        if un not in ("bank", "ignore"):
-            raise MidiMapError(f"unmapped_notes must be \"bank\" or \"ignore\", not {un!r}")
-        m.unmapped_notes = un
-        ch = data.get("channels", {})
-        if not isinstance(ch, dict):
-            raise MidiMapError("channels must be a table such as { 1 = 1, 10 = 4 }")
-        for k, v in ch.items():
-            c = _channel(k, f"channels.{k}")
-            m.channels[c] = _slot(v, f"channels.{k}")
-        vel = data.get("velocity", True)
-        if isinstance(vel, bool):
-            m.velocity = vel
-        elif isinstance(vel, dict):
-            bad = set(vel) - {"enabled", "param", "min", "max", "curve"}
-            if bad:
-                raise MidiMapError(f"velocity: unknown key(s) {', '.join(sorted(bad))}")
-            m.velocity = _bool(vel.get("enabled", True), "velocity.enabled")
-            m.velocity_param = _str(vel.get("param", "gain"), "velocity.param")
-            m.velocity_min = _num(vel.get("min", m.velocity_min), "velocity.min")
-            m.velocity_max = _num(vel.get("max", m.velocity_max), "velocity.max")
-            m.velocity_curve = _num(vel.get("curve", 1.0), "velocity.curve", 0.05, 20.0)
+        m = cls(mode=f.mode, fade_s=f.fade_s, seconds=f.seconds, base_note=note_number(f.base_note, "base_note"),
+                channels=dict(f.channels), unmapped_notes=f.unmapped_notes, clock_tempo=f.clock_tempo,
+                cc=list(d.cc), banks=list(d.banks))
+        if isinstance(f.velocity, bool):
+            m.velocity = f.velocity
         else:
-            raise MidiMapError("velocity must be true, false or a table")
-        notes = _tables(data.get("note", []), "note") + _tables(data.get("notes", []), "note")
-        for i, n in enumerate(notes):
-            where = f"note[{i}]"
-            bad = set(n) - {"note", "slot", "prompt", "channel", "seconds", "seed"}
-            if bad:
-                raise MidiMapError(f"{where}: unknown key(s) {', '.join(sorted(bad))}")
-            for req in ("note", "slot", "prompt"):
-                if req not in n:
-                    raise MidiMapError(f"{where}: needs {req!r}")
-            m.notes.append(NoteRule(
-                note=note_number(n["note"], f"{where}.note"), slot=_slot(n["slot"], f"{where}.slot"),
-                prompt=_prompt(n["prompt"], f"{where}.prompt"),
-                channel=_channel(n["channel"], f"{where}.channel") if "channel" in n else None,
-                seconds=_num(n["seconds"], f"{where}.seconds", 0.0, 24 * 3600.0) if "seconds" in n else None,
-                seed=_int(n["seed"], f"{where}.seed") if "seed" in n else None))
-        if "cc" in data:
+            v = f.velocity
+            m.velocity, m.velocity_param, m.velocity_curve = v.enabled, v.param, v.curve
+            m.velocity_min, m.velocity_max = v.min, v.max
+        for where, n in _each(f, "note", "notes"):
+            m.notes.append(NoteRule(note=note_number(n.note, f"{where}.note"), slot=n.slot,
+                                    prompt=_prompt(n.prompt, f"{where}.prompt"), channel=n.channel,
+                                    seconds=n.seconds, seed=n.seed))
+        if f.cc is not None:
             m.cc = []
-            for i, c in enumerate(_tables(data["cc"], "cc")):
-                where = f"cc[{i}]"
-                bad = set(c) - {"cc", "param", "min", "max", "curve", "channel", "slot"}
-                if bad:
-                    raise MidiMapError(f"{where}: unknown key(s) {', '.join(sorted(bad))}")
-                for req in ("cc", "param"):
-                    if req not in c:
-                        raise MidiMapError(f"{where}: needs {req!r}")
-                num = _int(c["cc"], f"{where}.cc")
-                if not 0 <= num <= 119:
-                    raise MidiMapError(f"{where}.cc: {num} is not a control change number (0..119)")
-                param = _str(c["param"], f"{where}.param")
-                lo_d, hi_d = (60.0, 180.0) if param == "tempo" else COMMON_PARAMS.get(param, (0.0, 1.0))
-                curve = c.get("curve", "lin")
-                if curve not in ("lin", "log"):
-                    raise MidiMapError(f"{where}.curve must be \"lin\" or \"log\"")
-                rule = CCRule(num, param, _num(c.get("min", lo_d), f"{where}.min"),
-                              _num(c.get("max", hi_d), f"{where}.max"), curve,
-                              _channel(c["channel"], f"{where}.channel") if "channel" in c else None)
-                if "slot" in c:
-                    rule.slot = "all" if c["slot"] == "all" else _slot(c["slot"], f"{where}.slot")
-                if curve == "log" and (rule.lo <= 0 or rule.hi <= 0):
+            for where, c in _each(f, "cc"):
+                lo_d, hi_d = (60.0, 180.0) if c.param == "tempo" else COMMON_PARAMS.get(c.param, (0.0, 1.0))
+                rule = CCRule(c.cc, c.param, lo_d if c.min is None else c.min, hi_d if c.max is None else c.max,
+                              c.curve, c.channel, c.slot)
+                if c.curve == "log" and (rule.lo <= 0 or rule.hi <= 0):
                     raise MidiMapError(f"{where}: a log curve needs min and max above 0")
                 m.cc.append(rule)
-        banks = _tables(data.get("bank", []), "bank") + _tables(data.get("banks", []), "bank")
+        banks = list(_each(f, "bank", "banks"))
         if banks:
-            m.banks = []
-            for i, b in enumerate(banks):
-                where = f"bank[{i}]"
-                bad = set(b) - {"name", "prompts"}
-                if bad:
-                    raise MidiMapError(f"{where}: unknown key(s) {', '.join(sorted(bad))}")
-                prompts = b.get("prompts")
-                if not isinstance(prompts, list) or not prompts:
-                    raise MidiMapError(f"{where}: prompts must be a non-empty list of strings")
-                m.banks.append((_str(b.get("name", f"bank {i}"), f"{where}.name"),
-                                [_prompt(p, f"{where}.prompts[{k}]") for k, p in enumerate(prompts)]))
+            m.banks = [(b.name or f"bank {i}", [_prompt(p, f"{where}.prompts[{k}]") for k, p in enumerate(b.prompts)])
+                       for i, (where, b) in enumerate(banks)]
         return m
 
     def check(self, nslots: int, params: dict) -> list[str]:
@@ -280,54 +281,14 @@ class MidiMap:
         return out
 
 
-def _tables(v, what):
-    if isinstance(v, dict):
-        v = [v]
-    if not isinstance(v, list) or not all(isinstance(t, dict) for t in v):
-        raise MidiMapError(f"{what} must be an array of tables ([[{what}]])")
-    return v
-
-
-def _num(v, where, lo=None, hi=None) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise MidiMapError(f"{where}: {v!r} is not a finite number")
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise MidiMapError(f"{where}: {v} is outside [{lo}, {hi}]")
-    return float(v)
-
-
-def _int(v, where) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise MidiMapError(f"{where}: {v!r} is not an integer")
-    return v
-
-
-def _bool(v, where) -> bool:
-    if not isinstance(v, bool):
-        raise MidiMapError(f"{where}: {v!r} is not true or false")
-    return v
-
-
-def _str(v, where) -> str:
-    if not isinstance(v, str) or not v:
-        raise MidiMapError(f"{where}: {v!r} is not a non-empty string")
-    return v
-
-
-def _channel(v, where) -> int:
-    try:
-        c = int(v)
-    except (TypeError, ValueError):
-        raise MidiMapError(f"{where}: MIDI channel {v!r} is not 1..16") from None
-    if isinstance(v, bool) or not 1 <= c <= 16:
-        raise MidiMapError(f"{where}: MIDI channel {v!r} is not 1..16")
-    return c
-
-
-def _slot(v, where) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 64:
-        raise MidiMapError(f"{where}: slot {v!r} is not 1..64")
-    return v
+def _each(f: "_MapFile", *keys: str):
+    """(where, table) for every table under ``keys``: an array of tables, or a single one."""
+    for key in keys:
+        v = getattr(f, key)
+        if isinstance(v, list):
+            yield from ((f"{key}[{i}]", t) for i, t in enumerate(v))
+        elif v is not None:
+            yield key, v
 
 
 def _prompt(v, where) -> str:

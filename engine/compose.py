@@ -62,6 +62,7 @@ class PromptSpec:
     drum_words: list[str] = field(default_factory=list)      # DRUM_WORDS keys
     no_roles: set[str] = field(default_factory=set)          # "no drums", "without bass" …
     solo: bool = False                                        # "solo piano", "piano only"
+    only_roles: set[str] = field(default_factory=set)        # "drums only", "just bass and drums"
     swing: float | None = None
     tempo_factor: float = 1.0
 
@@ -88,9 +89,18 @@ def _phrase_re(phrase: str) -> re.Pattern:
 
 _GENRE_PHRASES = sorted(((a, g.name) for g in G.GENRES.values() for a in g.aliases),
                         key=lambda t: len(t[0]), reverse=True)
-_GENRE_RES = [(_phrase_re(a), name) for a, name in _GENRE_PHRASES]
-_INSTR_RES = [(_phrase_re(w), w) for w in G.instrument_words()]
-_DRUM_RES = [(_phrase_re(w), w) for w in sorted(G.DRUM_WORDS, key=len, reverse=True)]
+_GENRE_OF = dict(_GENRE_PHRASES)
+
+
+def _alternation(phrases) -> re.Pattern:
+    """One regex for many phrases: longest first, so "electric guitar" wins over "guitar"."""
+    alts = "|".join(re.escape(w) for w in sorted(phrases, key=len, reverse=True))
+    return re.compile(r"(?<![a-z0-9])(?:" + alts + r")(?![a-z0-9])")
+
+
+_GENRE_RX = _alternation(_GENRE_OF)
+_INSTR_RX = _alternation(G.INSTRUMENTS)
+_DRUM_RX = _alternation(G.DRUM_WORDS)
 
 
 def _normalise(prompt: str) -> str:
@@ -153,26 +163,14 @@ def read_prompt(prompt: str) -> PromptSpec:
                 spec.no_roles.add(_ROLE_WORDS[w])
         claim(m)
     # genre: the earliest genre phrase in the prompt ("jazz waltz" is jazz, in 3/4)
-    best = None
-    for rx, name in _GENRE_RES:
-        for m in rx.finditer(text):
-            if not any(taken[m.start():m.end()]) and (best is None or m.start() < best[0]):
-                best = (m.start(), name, m)
-    if best:
-        spec.genre = best[1]
-        claim(best[2])
-        if best[1] == "waltz" and spec.meter is None:
-            spec.meter = (3, 4)
-    for rx, w in _DRUM_RES:
-        for m in rx.finditer(text):
-            if claim(m):
-                spec.drum_words.append(w)
-    found = []
-    for rx, w in _INSTR_RES:
-        for m in rx.finditer(text):
-            if claim(m):
-                found.append((m.start(), w))
-    spec.instruments = [w for _, w in sorted(found)]
+    for m in _GENRE_RX.finditer(text):
+        if claim(m):
+            spec.genre = _GENRE_OF[m.group(0)]
+            if spec.genre == "waltz" and spec.meter is None:
+                spec.meter = (3, 4)
+            break
+    spec.drum_words = [m.group(0) for m in _DRUM_RX.finditer(text) if claim(m)]
+    spec.instruments = [m.group(0) for m in _INSTR_RX.finditer(text) if claim(m)]
     words = set(re.findall(r"[a-z]+", text))
     for w, (mmode, tf, _) in G.MOODS.items():
         if w in words:
@@ -188,7 +186,10 @@ def read_prompt(prompt: str) -> PromptSpec:
         spec.swing = 0.28
     if "straight" in words:
         spec.swing = 0.0
-    spec.solo = bool(re.search(r"\b(solo|only|alone)\b", text)) and bool(spec.instruments) and spec.genre is None
+    solo = bool(re.search(r"\b(solo|only|alone|just)\b", text)) and spec.genre is None
+    spec.solo = solo and bool(spec.instruments)
+    if solo:
+        spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words}
     return spec
 
 
@@ -228,7 +229,8 @@ _chord_cache: dict = {}
 
 
 def parse_chord(symbol: str, tonic: int, scale: tuple[int, ...]) -> Chord:
-    """Roman numeral ``symbol`` (a degree of ``scale``; case = triad quality) in the key of ``tonic``."""
+    """Roman numeral ``symbol`` (a degree of ``scale``; case = triad quality) in the key of ``tonic``.
+    Cached. ``[engine]``"""
     key = (symbol, tonic, scale)
     hit = _chord_cache.get(key)
     if hit is None:
@@ -248,7 +250,7 @@ def parse_chord(symbol: str, tonic: int, scale: tuple[int, ...]) -> Chord:
 @functools.lru_cache(maxsize=512)
 def chord_scale(scale_pcs: tuple[int, ...], chord: Chord) -> tuple[int, ...]:
     """The key's scale bent to the chord: a scale tone a semitone from a chord tone that is not in
-    the scale becomes that chord tone (minor over V → harmonic minor's raised 7th)."""
+    the scale becomes that chord tone (minor over V → harmonic minor's raised 7th). Cached. ``[engine]``"""
     cp = set(chord.pcs)
     out = []
     for pc in scale_pcs:
@@ -264,7 +266,7 @@ def chord_scale(scale_pcs: tuple[int, ...], chord: Chord) -> tuple[int, ...]:
 def voice(chord: Chord, lo: int, hi: int, n: int, prev: tuple[int, ...] | None, centre: int,
           rootless: bool = False) -> tuple[int, ...]:
     """A close voicing of ``chord`` with ``n`` notes in ``[lo, hi]``, nearest to ``prev`` (voice
-    leading) or, without one, centred on ``centre``."""
+    leading) or, without one, centred on ``centre``. Cached. ``[engine]``"""
     if n == 1:
         ref = prev[0] if prev else centre
         cands = [p for p in range(lo, hi + 1) if (p - chord.root) % 12 in {i % 12 for i in chord.intervals}]
@@ -356,7 +358,7 @@ class Composer:
         else:
             lo, hi = g.bpm
             tempo = round(lo + (hi - lo) * rng.random())
-            tempo = min(max(tempo * spec.tempo_factor, lo * 0.85), hi * 1.1)
+            tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15)
         self.bpm = float(min(max(tempo, 30.0), 300.0))
         self.meter = spec.meter or g.meter
         num, den = self.meter
@@ -384,6 +386,7 @@ class Composer:
         self.jitter = g.humanize_ms * ms_to_beats
         self.laid_back = g.laid_back_ms * ms_to_beats
         self.intensity = sum(G.MOODS[m][2] for m in spec.moods)
+        self.vel_scale = min(1.12, max(0.82, 1.0 + 0.2 * self.intensity))    # calm plays softer, energetic harder
         self._build_parts(spec, rng)
         self._sections: dict[int, _Section] = {}
 
@@ -414,8 +417,8 @@ class Composer:
     def _build_parts(self, spec: PromptSpec, rng: random.Random) -> None:
         g = self.g
         specs: list[dict] = []
-        if not spec.solo:
-            for ps in g.parts:
+        for ps in g.parts:
+            if not spec.solo or ps.role in spec.only_roles:
                 specs.append({"name": ps.name, "role": ps.role, "program": ps.program, "style": ps.style,
                               "pan": ps.pan, "octave": ps.octave, "named": False, "level": ps.level})
         # instrument words: replace the genre's part of that role (first one not already named), else add
@@ -447,12 +450,14 @@ class Composer:
                                   "octave": 0, "named": True, "level": 0.0})
                 elif not b["named"]:
                     b.update(name="808", program=38, style="808")
-        if (spec.drum_words and not any(d["role"] == "drums" for d in specs)) or \
-                (spec.solo and spec.drum_words):
+        if (spec.drum_words or "drums" in spec.only_roles) and not any(d["role"] == "drums" for d in specs):
             specs.insert(0, {"name": "drums", "role": "drums", "program": g.kit, "style": "", "pan": None,
                              "octave": 0, "named": True, "level": 0.0})
         specs = [d for d in specs if d["role"] not in spec.no_roles or d["named"]]
-        if not any(d["role"] in ("chords", "pad", "arp", "lead") for d in specs):
+        if spec.only_roles:
+            specs = [d for d in specs if d["role"] in spec.only_roles or d["named"]]
+        if not any(d["role"] in ("chords", "pad", "arp", "lead") for d in specs) and \
+                not (spec.only_roles and spec.only_roles <= {"drums", "bass"}):
             specs.append({"name": "pad", "role": "pad", "program": 89, "style": "", "pan": None, "octave": 0,
                           "named": False, "level": 0.0})
         self.kit = kit if kit is not None else g.kit
@@ -468,7 +473,11 @@ class Composer:
         if lanes:
             self.groove = dict(self.groove)
             for lane, pat in lanes.items():
-                self.groove[lane] = self._fit(pat)
+                pat = self._fit(pat)
+                have = self.groove.get(lane)
+                if have and len(have) % len(pat) == 0:         # merge: the groove's hits (rolls, accents) stay
+                    pat = "".join(h if h != "." else pat[q % len(pat)] for q, h in enumerate(have))
+                self.groove[lane] = pat
         # mix: per role defaults, spread pans for several parts of a role
         parts: list[Part] = []
         self.plans: list[_PartPlan] = []
@@ -571,7 +580,7 @@ class Composer:
         return forms[_h(self.base, "form", b) % len(forms)][pos]
 
     def section_of(self, i: int) -> str:
-        """The section bar ``i`` belongs to ("intro", "A", "B", "break", "drop", "solo", "outro")."""
+        """The section bar ``i`` belongs to ("intro", "A", "B", "break", "drop", "solo", "outro"). ``[engine]``"""
         return self.section_kind(int(i) // SECTION_BARS)
 
     def section(self, k: int) -> _Section:
@@ -611,9 +620,11 @@ class Composer:
                 last[-1] = "V7" if (r.random() < 0.5 or self.g.name in ("jazz", "bossa nova", "soul")) else "V"
                 bars_tokens[b] = "-".join(last)
 
+        is_v = [bool(re.match(r"^V(7|9)?$", t.split("-")[-1])) for t in bars_tokens]
         if self.family == "minor" and self.g.cadence_v and kind != "break":
-            to_v(7)                                               # harmonic minor's V at the cadence
-            if r.random() < (0.35 if edm else 0.5):
+            if not any(is_v[4:7]):
+                to_v(7)                                           # harmonic minor's V at the cadence
+            if r.random() < 0.3 and not any(re.match(r"^V(7|9)?$", t) for t in bars_tokens[:7]):
                 to_v(3)                                           # and a half cadence
         elif not minorish:
             if kind in ("B", "drop") and r.random() < 0.5:
@@ -678,40 +689,65 @@ class Composer:
         dens = min(0.95, max(0.12, self.g.lead_density + 0.1 * self.intensity + (0.12 if fam == "B" else 0)))
         slots = int(self.bpb * 2)
         bars = []
-        step = r.choice((0, 0, 2, 4, -3))
+        shape = r.choice(("arch", "down", "up", "wave"))
+        step = {"arch": r.choice((0, 1, 2)), "down": r.choice((3, 4)), "up": r.choice((-3, -2)),
+                "wave": r.choice((0, 2))}[shape]
+        last_move = 0
+        rhythm = []
         for _ in range(2):
             onsets = []
+            three = self.meter == (3, 4)
             for s in range(slots):
                 p = dens * (1.4 if s % 2 == 0 else 0.8)
+                if three:
+                    p = dens * (0.8 if s % 2 == 0 else 0.3)        # in three the melody breathes after one
                 if s == 0:
-                    p = max(p, 0.75)
+                    p = max(p, 0.75 if not three else 1.0)
                 if r.random() < p:
                     onsets.append(s * 0.5)
                     if dens > 0.5 and r.random() < 0.2 and s < slots - 1:
                         onsets.append(s * 0.5 + 0.25)
             if not onsets:
                 onsets = [0.0]
+            rhythm.append(onsets)
+        total = sum(len(o) for o in rhythm)
+        idx = 0
+        for onsets in rhythm:
             cells = []
             for j, t in enumerate(onsets):
                 nxt = onsets[j + 1] if j + 1 < len(onsets) else self.bpb
                 dur = min(nxt - t, 1.5)
                 if r.random() < 0.2 and dur > 0.5:
                     dur *= 0.5                               # a breath
-                step += r.choice((-2, -1, -1, 1, 1, 2, 0, 3, -3, -1, 1))
-                if abs(step) > 2 and r.random() < 0.4:
-                    step += -1 if step > 0 else 1                 # the line leans back home
-                step = max(-4, min(7, step))
+                if idx:
+                    frac = idx / max(1, total - 1)
+                    if shape == "arch":
+                        d = 1 if frac < 0.5 else -1
+                    elif shape == "wave":
+                        d = 1 if (idx // 2) % 2 == 0 else -1
+                    else:
+                        d = (1 if shape == "up" else -1) * (1 if r.random() < 0.7 else -1)
+                    move = d * r.choice((1, 1, 1, 1, 2, 2, 3))
+                    if abs(last_move) >= 3:
+                        move = -1 if last_move > 0 else 1    # a leap is answered by a step back
+                    elif r.random() < 0.1:
+                        move = 0
+                    if not -4 <= step + move <= 5:
+                        move = -move                         # turn at the edges of the range
+                    step += move
+                    last_move = move
                 cells.append((t, dur, step))
+                idx += 1
             bars.append(cells)
         return bars
 
     # --- bars ------------------------------------------------------------------------------------
     def chords_of_bar(self, i: int) -> list:
-        """``[(t0, t1, Chord), …]`` for bar ``i`` (beats within the bar)."""
+        """``[(t0, t1, Chord), …]`` for bar ``i`` (beats within the bar). ``[engine]``"""
         return self.section(int(i) // SECTION_BARS).chords[int(i) % SECTION_BARS]
 
     def chord_of(self, i: int) -> tuple[int, ...]:
-        """The chord at the start of bar ``i`` as MIDI pitches, root first."""
+        """The chord at the start of bar ``i`` as MIDI pitches, root first. ``[engine]``"""
         return self.chords_of_bar(i)[0][2].pitches(48)
 
     def make_bar(self, i: int) -> tuple[list[Note], list[Control]]:
@@ -733,12 +769,14 @@ class Composer:
 
     def _plays(self, pl: _PartPlan, sec: _Section, s: int) -> bool:
         kind, role = sec.kind, pl.role
+        if role == "lead" and all(q.role == "lead" for q in self.plans):
+            return True                # a solo melody instrument carries every section (no silent intro)
         edm = self.g.form == "edm"
         if kind == "intro":
             if role == "lead":
                 return False
             if role == "bass":
-                return s >= 4
+                return s >= 4 or pl.style in ("drone", "long", "cello", "waltz")   # held basses carry an intro
             if role == "arp":
                 return s >= 2 or not edm
             if role == "perc":
@@ -792,7 +830,7 @@ class Composer:
         if kind == "outro" and s >= 4:
             hats_only = True
         fill_from = None
-        if last and kind not in ("break",) and self.g.fill != "none":
+        if last and (kind != "break" or self.g.form != "edm") and self.g.fill != "none":
             fill_from = self.bpb - (2.0 if sec.var == 2 or self.section_kind(sec.k + 1) in ("B", "drop") else 1.0)
         elif s == 3 and sec.fill_bar3 and self.g.fill != "none" and kind in ("A", "B", "drop", "solo"):
             fill_from = self.bpb - 0.5 * (1 + (sec.var % 2))
@@ -810,7 +848,7 @@ class Composer:
                 if ch == ".":
                     continue
                 t = st * sl
-                if fill_from is not None and t >= fill_from and name not in ("ride", "phat", "shaker"):
+                if fill_from is not None and t >= max(0.0, fill_from) and name not in ("ride", "phat", "shaker"):
                     continue
                 if ch == "?":
                     if rng.random() > 0.3:
@@ -837,7 +875,7 @@ class Composer:
         if s == 0 and kind in ("B", "drop", "A", "solo") and sec.k > 0 and self.g.name not in ("ambient",):
             ev.append((j, 0.0, 1.0, G.CRASH, 100 * level, 0))
         if fill_from is not None:
-            self._fill(j, fill_from, rng, ev, level)
+            self._fill(j, max(0.0, fill_from), rng, ev, level)
 
     def _build(self, j, s, ev):
         """The last two bars of an EDM breakdown: a snare roll that doubles and grows."""
@@ -872,13 +910,23 @@ class Composer:
         sub = 0.25
         n = int(round((bpb - t0) / sub))
         toms = list(G.TOMS)
+        shape = rng.randrange(3)                   # the same kind of fill, never quite the same one
         for q in range(n):
             t = t0 + q * sub
             if style == "toms":
-                p = G.SNARE if q < n // 3 else toms[min(len(toms) - 1, (q - n // 3) * len(toms) // max(1, n - n // 3))]
+                if shape == 0:                     # snare, then down the toms
+                    p = G.SNARE if q < n // 3 else toms[min(len(toms) - 1, (q - n // 3) * len(toms) // max(1, n - n // 3))]
+                elif shape == 1:                   # snare and toms in turn
+                    p = G.SNARE if q % 2 == 0 else toms[min(len(toms) - 1, q * len(toms) // max(1, n))]
+                else:                              # 8ths on the toms, a 16th pickup on the snare
+                    if q % 2 and q != n - 1:
+                        continue
+                    p = toms[min(len(toms) - 1, q * len(toms) // max(1, n))] if q != n - 1 else G.SNARE
             elif style == "break":
-                p = G.SNARE if q % 3 != 1 else G.KICK
+                p = (G.SNARE if q % 3 != 1 else G.KICK) if shape != 1 else (G.SNARE if q % 4 in (0, 3) else G.KICK)
             else:
+                if shape == 2 and q % 2 and q < n // 2:
+                    continue                       # 8ths growing into 16ths
                 p = G.SNARE
             ev.append((j, t, t + sub, p, (70 + 40 * q / max(1, n - 1)) * level, 0))
         ev.append((j, t0, t0 + sub, G.KICK, 100 * level, 0))
@@ -927,7 +975,7 @@ class Composer:
                         cands = [x for x in tones + [cur + (2 if up else -2)] if x != cur and pl.lo <= x <= pl.hi]
                         p = min(cands, key=lambda x: abs(x - (cur + (target - cur) / (qn - q)))) if cands else cur
                     p = max(pl.lo, min(pl.hi, p))
-                    add(t, t + 0.95, p, vel0 - 6 + rng.randrange(12))
+                    add(t, t + 0.95, p, vel0 - 6 + rng.randrange(12) + (10 if t == 0 and self.bpb == 3 else 0))
                     cur = p
             return
         if style == "808":
@@ -1018,6 +1066,11 @@ class Composer:
             "waltz": [[(0, 0.95, "R")], [(0, 0.95, "5l")]],
         }
         options = figs.get(style) or figs["root8"]
+        if self.meter == (3, 4) and style not in ("waltz", "cello", "metal"):
+            options = [[(0, 1.4, "R"), (1.5, 0.45, "5"), (2, 0.9, "R")], [(0, 1.9, "R"), (2, 0.9, "5")],
+                       [(0, 0.9, "R"), (1, 0.45, "8"), (2, 0.9, "5")]]
+        elif self.meter == (6, 8) and style not in ("metal",):
+            options = [[(0, 1.4, "R"), (1.5, 1.4, "5")], [(0, 0.9, "R"), (1, 0.45, "5"), (1.5, 1.4, "R")]]
         if style == "waltz":
             fig = options[s % 2]
         elif style in ("cello",):
@@ -1029,7 +1082,8 @@ class Composer:
         for t, d, tone in fig:
             c = next((cc for a, b, cc in chords if a <= t < b), chords[-1][2])
             r = root_of(c)
-            iv = {"R": 0, "5": 7, "8": 12, "3": c.intervals[1], "b7": 10, "5l": -5, "g": 0}.get(tone)
+            fifth = next((x for x in c.intervals if x in (7, 6, 8)), 7)
+            iv = {"R": 0, "5": fifth, "8": 12, "3": c.intervals[1], "b7": 10, "5l": fifth - 12, "g": 0}.get(tone)
             if tone == "A":
                 target_c = next((cc for a, b, cc in chords if a > t), nxt)
                 tgt = root_of(target_c)
@@ -1055,7 +1109,7 @@ class Composer:
         vel = 74 if sec.kind in ("B", "drop") else 66
         cv = (sec.comp_var + pl.nth) % 4
 
-        def hit(t, d, v_idx=None, vel_=vel, spread=0.0, top=None):
+        def hit(t, d, vel_=vel, spread=0.0, top=None):
             for a, b, c in chords:
                 if a <= t < b:
                     voicing = vs[chords.index((a, b, c))]
@@ -1075,6 +1129,12 @@ class Composer:
             for t in rh:
                 if t < bpb:
                     hit(t, 0.3, vel_=vel + 6)
+            return
+        if style in ("piano8", "lofi", "soul", "block", "power") and self.meter == (3, 4):
+            rh = ((0, 1, 2), (0, 2), (0, 1.5, 2), (0,))[cv]       # three: the first beat carries the bar
+            for q, t in enumerate(rh):
+                nxt = rh[q + 1] if q + 1 < len(rh) else bpb
+                hit(t, nxt - t - 0.05, vel_=vel + (10 if t == 0 else -8))
             return
         if style == "piano8":
             rh = ((0, 1, 2, 3), (0, 1.5, 2, 3, 3.5), (0, 0.5, 1.5, 2.5, 3), (0, 2))[cv]
@@ -1150,10 +1210,14 @@ class Composer:
                     nxt = rh[q + 1] if q + 1 < len(rh) else bpb
                     hit(t, nxt - t - 0.04, vel_=vel - 6)
             return
-        if style == "waltz":
-            beats = [float(b) for b in range(1, max(2, int(bpb)))]
-            for t in beats:
-                hit(t, 0.8, vel_=vel - 6)
+        if style == "waltz":                       # oom (a low root, loud) – pah – pah (soft, short)
+            low = _near(chords[0][2].root, pl.lo - 2)
+            while low < 28:
+                low += 12
+            ev.append((j, 0.0, 0.9, low, vel + 24, 0))
+            hit(0.0, 0.9, vel_=vel + 6)
+            for t in [float(b) for b in range(1, max(2, int(bpb)))]:
+                hit(t, 0.45, vel_=vel - 26, top=3)
             return
         if style == "ostinato":
             if sec.kind in ("intro", "break"):
@@ -1170,13 +1234,15 @@ class Composer:
             hit(a, b - a - 0.05)
 
     def _sustain(self, j, pl, sec, s, vs, chords, ev, ctl, swell=False):
-        """Held chords, tied over a repeated chord (no retrigger at the bar line)."""
-        if s % 2 and len(chords) == 1 and len(sec.chords[s - 1]) == 1 and sec.chords[s - 1][0][2] == chords[0][2]:
+        """Held chords, tied over a repeated chord (no retrigger at the bar line) — except in 3/4,
+        where every bar's downbeat is played again to keep the bar's shape."""
+        tie = self.meter != (3, 4)
+        if tie and s % 2 and len(chords) == 1 and len(sec.chords[s - 1]) == 1 and sec.chords[s - 1][0][2] == chords[0][2]:
             return
         vel = 64 if sec.kind in ("B", "drop") else 56
         for x, (a, b, c) in enumerate(chords):
             end = b
-            if len(chords) == 1 and s % 2 == 0 and s + 1 < SECTION_BARS and len(sec.chords[s + 1]) == 1 \
+            if tie and len(chords) == 1 and s % 2 == 0 and s + 1 < SECTION_BARS and len(sec.chords[s + 1]) == 1 \
                     and sec.chords[s + 1][0][2] == c:
                 end = b + self.bpb
             for p in vs[x]:
@@ -1184,7 +1250,7 @@ class Composer:
             if swell:
                 n = 6
                 for q in range(n + 1):
-                    ctl.append((j, a + (end - a) * 0.5 * q / n, "cc", int(50 + 70 * q / n), 11))
+                    ctl.append((j, a + (end - a) * 0.5 * q / n, "cc", int(86 + 34 * q / n), 11))   # a gentle swell
 
     _pad = _chords
 
@@ -1231,7 +1297,7 @@ class Composer:
             if s % 2 and rng.random() < 0.5:
                 return
             n = 1 + (s + sec.var) % 3
-            times = sorted({0.0, *(round(rng.randrange(int(bpb * 2)) * 0.5, 2) for _ in range(n - 1))})
+            times = sorted({0.0, *(round(rng.randrange(max(1, int(bpb * 2))) * 0.5, 2) for _ in range(n - 1))})
             prev = pl.centre
             for q, t in enumerate(times):
                 c = next((cc for a, b, cc in chords if a <= t < b), chords[-1][2])
@@ -1271,8 +1337,12 @@ class Composer:
                 shift = None
         c0 = chords[0][2]
         home = self.key_root in c0.pcs and (ph in (0, 4, 7) or sec.var == 0)
-        target_pc = self.key_root if home else c0.pcs[(s + sec.var) % len(c0.pcs)]
-        anchor = min((p for p in range(pl.centre - 6, pl.centre + 6) if p % 12 == target_pc), default=pl.centre)
+        mid = pl.centre - 2
+        if home:
+            anchor = _near(self.key_root, mid)
+        else:
+            anchor = min((p for p in range(mid - 4, mid + 5) if p % 12 in c0.pcs), key=lambda p: abs(p - mid),
+                         default=mid)
         prev = anchor
         for q, (t, d, step) in enumerate(cells):
             if t >= bpb:
@@ -1290,15 +1360,21 @@ class Composer:
                 p = self._scale_step(anchor, step + shift, sc)
                 if ph == 7 and home:
                     p = anchor                                 # the phrase ends at home
-                elif t % 1 == 0 or d >= 1.0 or ph == 7:
-                    p = min((x for x in range(p - 3, p + 4) if x % 12 in c.pcs), key=lambda x: abs(x - p), default=p)
+                elif t % 1 == 0 or d >= 1.0 or ph == 7:       # strong notes on chord tones, keeping the motion
+                    want = 0 if q == 0 else (step > cells[q - 1][2]) - (step < cells[q - 1][2])
+                    cands = [x for x in range(p - 3, p + 4) if x % 12 in c.pcs]
+                    if want and q:
+                        moving = [x for x in cands if (x - prev) * want > 0]
+                        cands = moving or cands
+                    p = min(cands, key=lambda x: abs(x - p)) if cands else p
             while p > pl.hi:
                 p -= 12
             while p < pl.lo:
                 p += 12
             nt = cells[q + 1][0] if q + 1 < len(cells) else bpb
             d = min(d, nt - t, bpb - t)
-            vel = (84 if t % 1 == 0 else 74) + (6 if kind in ("B", "drop") else 0)
+            vel = (84 if t % 1 == 0 else 74) + (6 if kind in ("B", "drop") else 0) + \
+                (10 if t == 0 and self.meter == (3, 4) else 0)
             ev.append((j, t, t + d, p, vel, 0))
             prev = p
 
@@ -1320,8 +1396,9 @@ class Composer:
         prog = pl.part.program
         if prog == 47:                                      # timpani: root and fifth, a roll at section end
             ev.append((j, 0.0, 1.0, low, 96, 0))
+            fifth = next((x for x in c.intervals if x in (7, 6, 8)), 7)
             if self.bpb >= 4:
-                ev.append((j, 2.0, 3.0, low + 7 if low + 7 <= pl.hi else low - 5, 84, 0))
+                ev.append((j, 2.0, 3.0, low + fifth if low + fifth <= pl.hi else low + fifth - 12, 84, 0))
             if s == SECTION_BARS - 1:
                 for q in range(8):
                     ev.append((j, self.bpb - 1 + q / 8, self.bpb - 1 + (q + 1) / 8, low, 50 + 6 * q, 0))
@@ -1330,7 +1407,8 @@ class Composer:
         pat = self._fit(pat)
         for st, ch in enumerate(pat[:self.steps]):
             if ch != ".":
-                ev.append((j, st * 0.25, st * 0.25 + 0.25, low if ch == "X" else low + 7, 110 if ch == "X" else 80, 0))
+                fifth = next((x for x in c.intervals if x in (7, 6, 8)), 7)
+                ev.append((j, st * 0.25, st * 0.25 + 0.25, low if ch == "X" else low + fifth, 110 if ch == "X" else 80, 0))
 
     # --- micro-timing, and the notes' final shape --------------------------------------------------
     def _warp(self, t: float) -> float:
@@ -1349,22 +1427,28 @@ class Composer:
         J = self.jitter
         lb = self.laid_back
         vv = self.g.vel_var
-        warp = self._warp
+        vscale = self.vel_scale
+        if self.swing and (bar0 / (2 * self.swing_unit)) % 1:
+            w = self._warp                     # the bar starts mid-pair (7/8, 1/16 …): swing on absolute beats
+            warp = lambda t: w(bar0 + t) - bar0  # noqa: E731
+        else:
+            warp = self._warp
         snareish = (38, 39, 40, 37)
         raw = []
         rand = rng.random
         roles = [pl.role for pl in self.plans]
         span = 2 * vv + 1
+        bpb = self.bpb
         for (j, t0, t1, p, v, glide) in ev:
-            if not (0 <= p <= 127) or t1 <= t0:
-                continue
+            if not (0 <= p <= 127) or t1 <= t0 or t0 < 0 or t0 >= bpb:
+                continue                                   # only notes that start in this bar
             role = roles[j]
             shift = lb if (role == "chords" or (role == "drums" and p in snareish)) else 0.0
             start = warp(t0) + shift + (rand() + rand() - 1.0) * J       # triangular jitter in ±J
             end = warp(t1) + shift - J - _GAP
             if start < 0 and i == 0:
                 start = 0.0
-            vel = int(v + int(rand() * span) - vv + 0.5)
+            vel = int(v * vscale + int(rand() * span) - vv + 0.5)
             raw.append((j, p, start, end, 1 if vel < 1 else 127 if vel > 127 else vel, glide))
         raw.sort()
         notes: list[Note] = []
@@ -1380,9 +1464,7 @@ class Composer:
                     if end > nstart - _GAP:
                         end = nstart - _GAP
             if end - start < 0.005:
-                end = start + 0.005
-                if q + 1 < n_raw and raw[q + 1][0] == j and raw[q + 1][1] == p and end > raw[q + 1][2] - _GAP:
-                    continue
+                continue                                       # too short to sound: dropped, never stretched
             notes.append(Note(j, bar0 + start, end - start, p, vel))
             if glide:
                 b0 = bar0 + start
@@ -1412,5 +1494,5 @@ def compose(prompt: str, seed: int = 0, bpm: float | None = None) -> Score:
 
 
 def composer_of(score: Score) -> Composer:
-    """The :class:`Composer` behind a composed score (for tests and the MIDI writer)."""
+    """The :class:`Composer` behind a composed score (for tests and tools). ``[engine]``"""
     return score.make_bar.__self__

@@ -410,8 +410,9 @@ def calibrate(pool: FluidPool) -> dict:
     """Loudness of every GM program and kit in the pool's SoundFont, measured once at warmup.
 
     A program: a three-note chord (E2, C4, C5 struck together, velocity 100) held 1.2 s — the
-    louder of the whole hold and its second half, so a slow pad counts once it has swelled; a kit: its kick, snare, hats, crash and ride one after another. Rendered
-    dry (sends 0) through a pool instance at CC7 127, K-weighted. About three seconds of CPU for a
+    louder of the whole hold and its second half, so a slow pad counts once it has swelled; a
+    kit: its kick, snare, hats, crash and ride one after another. Rendered dry (sends 0) on the
+    owner instance (it never plays a stream) at CC7 127, K-weighted. About three seconds of CPU for a
     full GM font, so the figures are kept per SoundFont (see :func:`levels_for`).
     ``[control]`` at warmup.
     """

@@ -88,8 +88,8 @@ AMBIENT = {
     "minor": ("i9 i9 VImaj7 VImaj7", "i VI i VII", "i7 iv7 VI III"),
 }
 EDM = {
-    "minor": ("i VI III VII i VI VII V", "i VI VII V i VI VII i", "i i VI VII i i iv V", "i iv VI VII i iv VI V",
-              "i VII VI VII i VII VI V", "i III VII VI i iv VI V", "VI VII i i VI VII i V"),
+    "minor": ("i VI i VII i VI VII V", "i VI VII V i VI VII i", "i i VI VII i i iv V", "i iv i VI i iv VII V",
+              "i VII i VI i VII VI V", "i VI III VII i i VII V", "VI VII i i VI VII i V", "i iv VI V i i VI V"),
     "major": ("I V vi IV I V IV I", "I IV vi V I IV V I", "vi IV I V vi IV V I", "I V IV IV I V IV V"),
 }
 
@@ -302,7 +302,9 @@ _g(name="jazz", aliases=("jazz", "swing", "bebop", "bop", "jazzy", "big band", "
    grooves=({"ride": "x...X.x.x...X.x.", "phat": "....x.......x...", "kick": "o...o...o...o...",
              "snare": "..?...?..?....?."},
             {"ride": "x...X.x.x...X.xo", "phat": "....x.......x...", "kick": "o.......o.......",
-             "rim": "......?.......x."}))
+             "rim": "......?.......x."},
+            # jazz waltz: the ride's accent and the kick on one, the hat on two
+            {"ride": "X...x.x.x.x.", "phat": "....x.......", "kick": "x...........", "snare": "......?...?."}))
 _g(name="bossa nova", aliases=("bossa nova", "bossa", "latin", "samba", "brazilian", "salsa", "cuban",
                                "tropical"),
    bpm=(124, 144), kit=32, fill="jazz", bass="bossa", chords="bossa", form="jazz", humanize_ms=7, vel_var=8,
@@ -360,12 +362,12 @@ _g(name="waltz", aliases=("waltz", "valse", "vals"), bpm=(132, 180), meter=(3, 4
    bass="waltz", chords="waltz", form="calm", humanize_ms=8, vel_var=8,
    parts=(_p("drums", D, 40), _p("bass", B, 32), _p("piano", C, 0), _p("strings", PD, 48), _p("lead", L, 40)),
    progressions=CLASSICAL, modes=("major", "minor"), lead_density=0.35, intro_drums="all",
-   grooves=({"kick": "X...........", "snare": "....o...o...", "phat": "....x...x..."},
+   grooves=({"kick": "X...........", "snare": "....o...o...", "phat": "....o...o..."},
             {"kick": "X...........", "swirl": "x...o...o...", "rim": "........?..."}))
 
 #: generic grooves for meters a genre doesn't write out, by feel (acoustic or electronic)
 METER_GROOVES = {
-    (3, 4): {"kick": "X...........", "snare": "....x...x...", "chat": "x.x.x.x.x.x."},
+    (3, 4): {"kick": "X...........", "snare": "....o...o...", "chat": "X.o.x.o.x.o.", "kick2+": "..........o."},
     (6, 8): {"kick": "X...........", "snare": "......X.....", "chat": "X.x.x.x.x.x.", "kick2+": "..........o."},
 }
 
@@ -389,7 +391,8 @@ MOODS = {  # word → (mode or None, tempo factor, intensity delta)
     "energetic": (None, 1.08, 0.3), "aggressive": ("phrygian", 1.06, 0.4), "peaceful": ("major", 0.88, -0.3),
     "warm": (None, 1.0, -0.1), "tense": ("phrygian", 1.0, 0.1), "romantic": ("major", 0.94, -0.1),
     "groovy": ("mixolydian", 1.0, 0.1), "angry": ("phrygian", 1.08, 0.4), "hopeful": ("major", 1.0, 0.1),
-    "nostalgic": (None, 0.95, -0.1), "gloomy": ("minor", 0.9, -0.1), "triumphant": ("major", 1.02, 0.3),
+    "nostalgic": (None, 0.95, -0.1), "ballad": (None, 0.72, -0.2), "gentle": (None, 0.9, -0.3),
+    "soft": (None, 0.95, -0.3), "intense": (None, 1.05, 0.3), "heavy": (None, 1.0, 0.3), "gloomy": ("minor", 0.9, -0.1), "triumphant": ("major", 1.02, 0.3),
 }
 
 # --- instrument words → GM programs ----------------------------------------------------------------

@@ -29,11 +29,11 @@ import math
 
 import numpy as np
 
-from .score import Control, Score, TempoMap
+from .score import Score, TempoMap
 
 BLOCK = 4096                 # production block (frames); a multiple of FluidSynth's 64
 TARGET_LUFS = -14.0
-CEILING = 10 ** (-1.5 / 20)  # limiter ceiling on samples and 4×-interpolated peaks (≤ −1 dBTP with margin)
+CEILING = 10 ** (-1.8 / 20)  # limiter ceiling on samples and 4×-interpolated peaks (≤ −1 dBTP with margin)
 
 # event kinds, in the order they apply on one frame: a note ends before the next one starts
 _OFF, _CTL, _ON = 0, 1, 2
@@ -54,7 +54,7 @@ def k_weighting_power(n: int, sr: int) -> np.ndarray:
     return (np.abs(shelf * hp) ** 2).astype(np.float64)
 
 
-def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], bars: int = 8) -> float | None:
+def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], bars: int = 4) -> float | None:
     """The score's loudness guessed from its notes (first ``bars`` bars) and calibrated parts.
 
     ``note_ms[i]``: K-weighted mean square of part ``i`` holding one note at velocity 100
@@ -123,12 +123,12 @@ class Balance:
     """Adaptive tonal balance: a 25 Hz high-pass and a 16 kHz low-pass (nothing harsh near
     Nyquist), a low shelf (90 Hz) that cuts while more than 12 % of the energy sits below 60 Hz,
     and a broad bell at 4 kHz (Q 0.7, about 2–8 kHz) that lifts while that presence band is under
-    −15 dB of the total; past +12 dB of lift a low shelf at 350 Hz also tilts the low mids down
+    −14 dB of the total; past +9 dB of lift a low shelf at 350 Hz also tilts the low mids down
     (to −8 dB) for mixes with little above 2 kHz. Once the user sets ``brightness`` the presence
     lift and tilt relax to flat (the low-end cleanup stays). Band shares come from slow running means (τ 3 s) of
     the band powers of the balanced output (a feedback loop); the shelves move fast for the
-    first 3 s or while far off target (9 dB/s), else ≤ 2.3 dB/s, within −12 / +18 dB, relaxing back when the music no longer needs
-    them.
+    first 3 s or while far off target (9 dB/s), else ≤ 2.3 dB/s, within −12 / +18 dB, relaxing
+    back when the music no longer needs them.
     ``[engine]``
     """
 
@@ -147,8 +147,6 @@ class Balance:
         self._p = None
         self.blocks = 0
         # 4th-order Butterworth at 64 Hz: about the energy below 60 Hz
-        self.sos_low = np.stack([_lowpass(64.0, sr, 0.5412), _lowpass(64.0, sr, 1.3066)])
-        self.zi_low = np.zeros((2, 2))
         self.hp = _highpass(25.0, sr)
         self.lp = _lowpass(min(16000.0, 0.4 * sr), sr)
         self.zi = np.zeros((5, 2, 2))
@@ -159,17 +157,13 @@ class Balance:
                          _shelf("low", 350.0, self.tilt_db, self.sr),
                          _peak(4000.0, self.pres_db, 0.7, self.sr), self.lp])
 
-    def observe(self, power: np.ndarray, x: np.ndarray) -> None:
-        """Update from a block *after* the shelves (a slow feedback loop): ``power`` is its
-        spectrum (for the presence band), ``x`` the block itself (the sub-60 Hz share comes from a
-        4th-order Butterworth low-pass, finer than the block's 47 Hz bins)."""
+    def observe(self, power: np.ndarray) -> None:
+        """Update from a block's power spectrum *after* the shelves (a slow feedback loop; the
+        4096-point spectrum's 11.7 Hz bins resolve the sub-60 Hz band)."""
         tot = float(power.sum())
         if tot <= 1e-12:
             return
-        mono = x[:, 0] + x[:, 1]                      # (scale cancels in the ratio)
-        y, self.zi_low = self._sosfilt(self.sos_low, mono, zi=self.zi_low)
-        mono_tot = float(np.dot(mono, mono))
-        lo = tot * (float(np.dot(y, y)) / mono_tot) if mono_tot > 1e-20 else 0.0
+        lo = float(power[self.m_low].sum())
         pr = float(power[self.m_pres].sum())
         a = math.exp(-BLOCK / (3.0 * self.sr))
         if self._p is None:
@@ -188,12 +182,12 @@ class Balance:
             nl = max(-12.0, nl - step)
         elif self.share_low < 0.08:
             nl = min(0.0, nl + step)
-        step = fast if early or pres < -21.0 else slow
+        step = fast if early or pres < -19.0 else slow
         if not self.auto_presence:          # the user chose a tone (brightness): step aside
             npr, nt = max(0.0, npr - step), min(0.0, nt + step)
-        elif pres < -15.0:
+        elif pres < -14.0:
             npr = min(18.0, npr + step)
-            if npr >= 12.0:                 # a dark mix the bell alone cannot lift: tilt the low mids down
+            if npr >= 9.0:                  # a dark mix the bell alone cannot lift: tilt the low mids down
                 nt = max(-8.0, nt - step)
         elif pres > -12.0:
             if nt < 0.0:
@@ -254,13 +248,12 @@ class Mix:
         self.level_ms = None
 
     def _follow(self, x: np.ndarray) -> float:
-        spec = np.fft.rfft(x.astype(np.float64), axis=0)
-        power = np.abs(spec) ** 2
         if self.balance is not None:
             self.balance.process(x)
-            spec = np.fft.rfft(x.astype(np.float64), axis=0)
-            power = np.abs(spec) ** 2
-            self.balance.observe(power[:, 0] + power[:, 1], x)
+        spec = np.fft.rfft(x.astype(np.float64), axis=0)
+        power = spec.real ** 2 + spec.imag ** 2
+        if self.balance is not None:
+            self.balance.observe(power[:, 0] + power[:, 1])
         p = float(np.dot(self.kw, power[:, 0] + power[:, 1]))
         ms = 2.0 * p / (BLOCK * BLOCK)   # Parseval on a one-sided spectrum, summed over channels
         lufs = -0.691 + 10 * math.log10(ms + 1e-20)

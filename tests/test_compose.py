@@ -58,7 +58,7 @@ def test_prompt_is_read(prompt, bpm, key, meter, genre):
     assert s.genre == genre
     lo, hi = G.GENRES[genre].bpm
     if not bpm:
-        assert lo * 0.8 <= s.bpm <= hi * 1.15
+        assert lo * 0.7 <= s.bpm <= hi * 1.15
 
 
 def test_bpm_argument_overrides_the_prompt_and_in_a_is_not_a_key():
@@ -84,11 +84,13 @@ def test_open_choices_come_from_the_hash_and_bad_words_are_harmless():
         s.make_bar(-1)
 
 
-def test_negations_remove_roles():
+def test_negations_remove_roles_and_only_keeps_them():
     s = compose("house with no drums and without bass", 0)
     assert not any(p.role in ("drums", "bass") for p in s.parts)
     s = compose("solo piano in C major", 0)
     assert [p.program for p in s.parts] == [0]
+    assert {p.role for p in compose("just bass and drums", 0).parts} == {"bass", "drums"}
+    assert {p.role for p in compose("drums only", 3).parts} == {"drums"}
 
 
 # --- determinism, purity, performance-shaped API --------------------------------------------------
@@ -112,7 +114,8 @@ def test_bars_far_into_an_endless_stream_work():
 
 
 # --- notes are well formed -------------------------------------------------------------------------
-@pytest.mark.parametrize("genre", GENRE_NAMES)
+@pytest.mark.parametrize("genre", GENRE_NAMES + ["jazz in 7/8", "lofi 5/8", "reggae in 1/16", "funk 15/16",
+                                                 "pop 2/2", "trap 12/8"])
 def test_notes_are_well_formed_and_never_overlap_on_one_pitch(genre):
     for seed in (0, 1):
         s = compose(f"{genre} song", seed)
@@ -143,7 +146,7 @@ def test_every_genre_names_itself_and_has_its_tempo_meter_and_kit():
         assert s.genre == name
         assert s.meter == g.meter
         lo, hi = g.bpm
-        assert lo * 0.85 - 1 <= s.bpm <= hi * 1.1 + 1
+        assert lo * 0.7 - 1 <= s.bpm <= hi * 1.15 + 1
         drums = [p for p in s.parts if p.is_drums]
         if drums:
             assert drums[0].program == g.kit
@@ -572,3 +575,60 @@ def test_minor_keys_are_heard_as_minor_not_as_the_relative_major():
                 relative += est == ((root + 3) % 12, "major") if mode == "minor" else est == ((root - 3) % 12, "minor")
     assert right / total >= 0.85, (right, total)
     assert relative / total <= 0.1
+
+
+# --- any prompt ---------------------------------------------------------------------------------
+_VOCAB = sorted(set(G.INSTRUMENTS) | set(G.DRUM_WORDS) | set(G.MOODS) | {a for g in G.GENRES.values() for a in g.aliases}
+                | {"in", "a", "minor", "major", "dorian", "bpm", "120", "3/4", "6/8", "7/8", "no", "drums", "bass",
+                   "with", "and", "solo", "only", "f#", "bb", "key", "of", "tempo", "swing", "straight", "slow",
+                   "1/16", "5/8", "15/16", "2/2", "just"})
+
+
+def test_any_prompt_composes_into_well_formed_bars():
+    hyp = pytest.importorskip("hypothesis")
+    st = hyp.strategies
+
+    @hyp.settings(max_examples=60, deadline=None)
+    @hyp.given(words=st.lists(st.sampled_from(_VOCAB), max_size=9), junk=st.text(max_size=12),
+               seed=st.integers(0, 2**31), bar=st.integers(0, 10_000))
+    def check(words, junk, seed, bar):
+        s = compose(" ".join(words) + " " + junk, seed)
+        bpb = s.beats_per_bar
+        assert 30 <= s.bpm <= 300 and s.parts and s.meter[0] >= 1
+        for i in (0, bar, bar + 1):
+            notes, _ = s.make_bar(i)
+            for n in notes:
+                assert n.dur > 0 and 0 <= n.pitch <= 127 and 1 <= n.vel <= 127
+                assert i * bpb - 0.1 <= n.start < (i + 1) * bpb
+    check()
+
+
+def test_every_progression_and_groove_in_the_tables_is_valid():
+    from engine.compose import parse_chord
+    tables = [G.PROGRESSIONS, G.JAZZ, G.BOSSA, G.BLUES, G.SOUL, G.CLASSICAL, G.AMBIENT, G.EDM] + \
+        [g.progressions for g in G.GENRES.values()]
+    for table in tables:
+        for fam, progs in table.items():
+            assert fam in G.MODES
+            for prog in progs:
+                assert len(prog.split()) in (4, 8)
+                for tok in prog.split():
+                    for sym in tok.split("-"):
+                        c = parse_chord(sym, 0, G.MODES[fam])
+                        assert 0 <= c.root < 12 and c.intervals[0] == 0
+    for g in list(G.GENRES.values()):
+        for groove in g.grooves:
+            for lane, pat in groove.items():
+                assert lane.rstrip("+") in G.LANES
+                assert set(pat) <= set(".oxX?rt")
+                assert len(pat) % (g.meter[0] * 16 // g.meter[1]) == 0 or len(pat) % 12 == 0
+
+
+@pytest.mark.parametrize("prompt", ["solo flute, peaceful", "just a violin", "solo sax at 70 bpm",
+                                    "solo piano", "cello solo, sad"])
+def test_a_solo_instrument_is_never_silent_for_a_whole_bar(prompt):
+    """A prompt that names one melody instrument sounds from its first bar on, in every section
+    (the intro once dropped the lead, and a solo flute started with 8 silent bars)."""
+    s = compose(prompt, 0)
+    silent = [i for i in range(80) if not s.bar(i)[0]]
+    assert not silent, f"{prompt!r}: silent bars {silent[:8]}"

@@ -5,6 +5,7 @@ import os
 import signal
 import threading
 import time
+from dataclasses import fields
 
 import numpy as np
 import pytest
@@ -175,3 +176,89 @@ def test_sighup_reloads_params_and_midi_map_without_dropping_audio(tmp_path, dae
     assert quiet > 0.0                                  # … on the same, still sounding job
     assert d.proc.poll() is None
     assert started is not None
+
+
+@pytest.mark.parametrize("data, key, expected", [
+    # a wrong type
+    ({"engine": {"slots": 2.5}}, "engine.slots", "an integer 1..64"),
+    ({"engine": {"splice": 1}}, "engine.splice", "true or false"),
+    ({"osc": {"allow": "10.0.0.0/8"}}, "osc.allow", "a list of CIDR strings"),
+    ({"metrics": {"allow": [10]}}, "metrics.allow[0]", "a string"),
+    ({"engine": {"slot_names": ["drums", "two words"]}}, "engine.slot_names[1]", "[A-Za-z0-9_-]{1,32}"),
+    ({"params": {"2": {"gain": "loud"}}}, "params.2.gain", "a finite number"),
+    ({"log": "DEBUG"}, "log", "a table"),
+    ({"resume": "yes"}, "resume", "true or false"),
+    # out of range
+    ({"engine": {"slots": 0}}, "engine.slots", "1..64"),
+    ({"metrics": {"port": 65536}}, "metrics.port", "0..65535"),
+    ({"tempo": 401}, "tempo", "20..400 bpm"),
+    ({"engine": {"target_s": float("inf")}}, "engine.target_s", "a finite number"),
+    ({"params": {"gain": float("nan")}}, "params.gain", "a finite number"),
+    ({"engine": {"slot_names": []}}, "engine.slot_names", "1..64 distinct names"),
+    # unknown keys, at the top, in a section, in a tier
+    ({"engin": {"slots": 2}}, "'engin'", "known: engine"),
+    ({"metrics": {"alow": []}}, "metrics.alow", "known: allow, enabled, host, port"),
+    ({"http": {"tiers": {"free": {"concurrency": 2}}}}, "free.concurrency", "known: audio_s_per_day"),
+])
+def test_wrong_type_out_of_range_and_unknown_keys_are_refused_naming_the_key(data, key, expected):
+    with pytest.raises(ConfigError) as e:
+        parse(data)
+    assert key in e.value.message and expected in e.value.message, e.value.message
+    assert e.value.code == "bad_config"
+
+
+def test_a_refused_value_is_quoted_and_nothing_is_half_applied():
+    with pytest.raises(ConfigError) as e:
+        parse({"engine": {"slots": 99}})
+    assert e.value.message == "engine.slots must be an integer 1..64, not 99"
+    with pytest.raises(ConfigError) as e:
+        parse({"engine": {"slot_names": ["a", "a"]}})
+    assert "engine.slot_names must be distinct" in e.value.message
+    with pytest.raises(ConfigError) as e:
+        parse({"params": {"65": {"gain": 1.0}}})
+    assert "[params.65]" in e.value.message and "1..64" in e.value.message
+
+
+def test_only_what_the_file_sets_is_returned_with_types_kept():
+    d = parse({"engine": {"target_s": 2, "slots": 3}, "osc": {"allow": ["10.0.0.0/8"]}, "tempo": 120})
+    assert d == {"target_s": 2.0, "slots": 3, "allow": ["10.0.0.0/8"], "tempo": 120.0}
+    assert isinstance(d["target_s"], float) and isinstance(d["tempo"], float)
+
+
+def test_every_schema_key_maps_to_a_settings_field():
+    import msgspec
+
+    from bridge import config
+
+    names = {f.name for f in fields(Settings)}
+    structs = {"": config._Config, "osc": config._Osc, "engine": config._Engine, "midi": config._Midi,
+               "metrics": config._Metrics, "http": config._Http, "log": config._Log}
+    for section, keys in config.SCHEMA.items():
+        declared = {f.encode_name for f in msgspec.structs.fields(structs[section])}
+        assert set(keys) <= declared, section
+        if section:
+            assert set(keys) == declared, section
+        assert set(keys.values()) <= names
+
+
+def test_any_table_is_either_settings_or_a_config_error():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from bridge.config import SCHEMA
+
+    keys = st.sampled_from(sorted({k for t in SCHEMA.values() for k in t}
+                                  | {"osc", "engine", "midi", "metrics", "http", "log", "params", "tiers", "2", "x"}))
+    leaf = st.one_of(st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=True), st.text(max_size=8))
+    tables = st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                        st.dictionaries(keys, inner, max_size=4)), max_leaves=12)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.dictionaries(keys, tables, max_size=4))
+    def check(data):
+        try:
+            parse(data)
+        except ConfigError as e:
+            assert e.message and not e.message.startswith(("Expected", "Object", "Invalid"))  # explained
+
+    check()

@@ -85,6 +85,55 @@ def test_bad_maps_are_refused_with_the_key_named(data, words):
     assert e.value.code == "bad_midi_map"
 
 
+@pytest.mark.parametrize("data, key, expected", [
+    # a wrong type
+    ({"clock_tempo": "yes"}, "clock_tempo", "true or false"),
+    ({"fade_s": "slow"}, "fade_s", "a number 0..30"),
+    ({"velocity": 3}, "velocity", "true or false or a table"),
+    ({"velocity": {"enabled": 1}}, "velocity.enabled", "true or false"),
+    ({"note": [{"note": 60, "slot": "one", "prompt": "a"}]}, "note[0].slot", "a slot 1..64"),
+    ({"notes": [{"note": 60, "slot": 1, "prompt": "a", "seed": 1.5}]}, "notes[0].seed", "an integer"),
+    ({"cc": [{"cc": 7, "param": "gain", "channel": "ten"}]}, "cc[0].channel", "a MIDI channel 1..16"),
+    ({"bank": [{"prompts": ["a", 3]}]}, "bank[0].prompts[1]", "a string"),
+    ({"channels": {"x": 1}}, "channels: key 'x'", "a MIDI channel 1..16"),
+    ({"cc": 7}, "cc", "an array of tables"),
+    # out of range
+    ({"seconds": -1}, "seconds", "0..86400"),
+    ({"base_note": 128}, "base_note", "0..127"),
+    ({"velocity": {"curve": 50}}, "velocity.curve", "0.05..20"),
+    ({"cc": [{"cc": 120, "param": "gain"}]}, "cc[0].cc", "0..119"),
+    ({"cc": [{"cc": 7, "param": "gain", "slot": 65}]}, "cc[0].slot", "a slot 1..64 or \"all\""),
+    ({"channels": {"0": 1}}, "channels: key 0", "1..16"),
+    ({"channels": {"2": 65}}, "channels.2", "a slot 1..64"),
+    ({"note": [{"note": 60, "slot": 1, "prompt": "a", "channel": 17}]}, "note[0].channel", "1..16"),
+    ({"velocity": {"max": float("inf")}}, "velocity.max", "a finite number"),
+    # unknown keys, at the top and in every kind of table
+    ({"channel": {"1": 1}}, "'channel'", "known: bank, banks"),
+    ({"velocity": {"maximum": 1}}, "velocity.maximum", "known: curve, enabled, max, min, param"),
+    ({"note": [{"note": 60, "slot": 1, "prompt": "a"}, {"note": 61, "slot": 1, "prompt": "b", "sead": 3}]},
+     "note[1].sead", "known: channel, note, prompt, seconds, seed, slot"),
+    ({"cc": {"cc": 7, "param": "gain", "curv": "log"}}, "cc.curv", "known: cc, channel, curve"),
+    ({"bank": [{"title": "x", "prompts": ["a"]}]}, "bank[0].title", "known: name, prompts"),
+])
+def test_wrong_type_out_of_range_and_unknown_keys_are_refused_naming_the_key(data, key, expected):
+    with pytest.raises(MidiMapError) as e:
+        MidiMap.from_dict(data)
+    assert key in e.value.message and expected in e.value.message, e.value.message
+    assert e.value.code == "bad_midi_map"
+
+
+def test_a_single_table_is_an_array_of_one_and_defaults_fill_in():
+    m = MidiMap.from_dict({"note": {"note": "C4", "slot": 2, "prompt": "  soft   piano "},
+                           "cc": {"cc": 20, "param": "tempo", "slot": "all"},
+                           "channels": {"3": 2}, "bank": {"prompts": ["x"]}, "velocity": {"curve": 2}})
+    assert [(n.note, n.slot, n.prompt, n.channel) for n in m.notes] == [(60, 2, "soft piano", None)]
+    assert [(c.cc, c.param, c.lo, c.hi, c.slot) for c in m.cc] == [(20, "tempo", 60.0, 180.0, "all")]
+    assert m.channels == {3: 2} and m.banks == [("bank 0", ["x"])]
+    assert (m.velocity, m.velocity_param, m.velocity_min, m.velocity_max, m.velocity_curve) == (True, "gain", 0.25, 1.0, 2.0)
+    d = MidiMap.from_dict({})
+    assert [c.cc for c in d.cc] == [c.cc for c in MidiMap.default().cc] and d.banks == MidiMap.default().banks
+
+
 def test_a_broken_file_names_the_file(tmp_path):
     p = tmp_path / "map.toml"
     p.write_text("mode = gate\n")                          # not TOML (unquoted string)
@@ -509,3 +558,26 @@ def test_a_typo_in_mido_backend_stops_serve_before_any_ring_exists(tmp_path):
                         "off", "--slots", "1"], env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
     assert "UNIX_JAK" in p.stderr and "warming up" not in p.stderr
+
+
+def test_any_table_is_either_a_map_or_a_map_error():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    keys = st.sampled_from(["mode", "fade_s", "seconds", "base_note", "channels", "velocity", "note", "notes",
+                            "unmapped_notes", "cc", "bank", "banks", "clock_tempo", "slot", "prompt", "param",
+                            "prompts", "name", "min", "max", "curve", "channel", "enabled", "1", "17", "x"])
+    leaf = st.one_of(st.booleans(), st.integers(-200, 200), st.floats(allow_nan=True), st.text(max_size=6),
+                     st.sampled_from(["C4", "all", "log", "gain", "tempo", "latch"]))
+    tables = st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                        st.dictionaries(keys, inner, max_size=4)), max_leaves=12)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.dictionaries(keys, tables, max_size=4))
+    def check(data):
+        try:
+            MidiMap.from_dict(data)
+        except MidiMapError as e:
+            assert e.message and not e.message.startswith(("Expected", "Object", "Invalid"))  # explained
+
+    check()
