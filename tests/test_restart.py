@@ -11,17 +11,11 @@ import pytest
 
 from bridge.protocol import shm_path
 from plugin_stub.player import PacedRecorder, attach_when_ready
+from polling import wait  # noqa: E402
 
 PROMPT = "steady house groove with piano and drums, 124 bpm"
 
 
-def wait(cond, timeout, step=0.01):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return cond()
 
 
 class Host:

@@ -31,6 +31,7 @@ from bridge import protocol as P
 from bridge.protocol import RingError, RingFault
 from bridge.ring import RingWriter
 from plugin_stub.reader import RingReader
+from polling import wait  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 U64, U32 = (1 << 64) - 1, (1 << 32) - 1
@@ -57,13 +58,6 @@ def poke(buf, off, width, value):
     buf[off:off + width] = int(value).to_bytes(width, "little")
 
 
-def wait(cond, timeout, step=0.02):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return cond()
 
 
 def run_child(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
