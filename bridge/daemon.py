@@ -642,7 +642,15 @@ class EngineThread(threading.Thread):
                     slot.held = []
                     self._handle(slot, Failed(ch.job, self._view(slot)))
 
-        res = sched.step(buffered, free, sink=sink)
+        # waiting commands (a burst of plays) go first once the slots still to be served have a
+        # safe margin: each play then starts within a step, not after every other slot's refill
+        margin = int(d.backend.sample_rate * max(0.1, 4 * (sched.call_s or 0.0)))
+        q = self.q
+
+        def yield_to(frames: int) -> bool:
+            return frames >= margin and q.qsize() > 0
+
+        res = sched.step(buffered, free, sink=sink, yield_to=yield_to)
         if res.chunks:
             dt = (self.clock_ns() - t0) / 1e9
             self.step_ema = dt if self.step_ema is None else 0.8 * self.step_ema + 0.2 * dt

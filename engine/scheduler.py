@@ -74,6 +74,7 @@ class StepResult:
     failures: list[Failure] = field(default_factory=list)
     batch_sizes: list[int] = field(default_factory=list)
     compute_s: float = 0.0
+    yielded: bool = False               # the step was cut short (``yield_to``); more is planned
 
 
 def _pow2_floor(n: int) -> int:
@@ -194,23 +195,35 @@ class Scheduler:
         return best
 
     # ----------------------------------------------------------------- generation
-    def step(self, buffered: dict[int, int], free: dict[int, int], sink=None) -> StepResult:
+    def step(self, buffered: dict[int, int], free: dict[int, int], sink=None, yield_to=None) -> StepResult:
         """Plan, batch by chunk size, generate; chunks come back in deadline order. ``[engine]``
 
-        Batches run most urgent first (a group's urgency is its earliest deadline). With
+        Batches run most urgent first (a batch's urgency is its earliest deadline). With
         ``sink``, each backend call's chunks are handed to ``sink(chunks)`` as soon as that call
         returns, so the slots closest to running dry are written before the rest is generated.
+
+        ``yield_to(frames)`` lets the caller cut a step short: the slots it answers ``False`` for
+        (given their buffered depth) are generated first, in batches of their own; before each
+        batch of the others it is asked again, and ``True`` ends the step there (the rest is
+        planned again next step). The daemon says yes while commands wait and the slot is safe
+        for a while, so a burst of plays is not queued behind every other slot's refill.
         """
         res = StepResult()
         plan = self.plan(buffered, free)
         if not plan:
             return res
-        groups: dict[int, list[Job]] = {}
+        # batches of one chunk size; with ``yield_to``, the slots it would not wait for (too
+        # close to running dry) are batched apart and first
+        groups: dict[tuple[bool, int], list[Job]] = {}
         for job, n in plan:                     # plan is deadline-ordered: so are groups and members
-            groups.setdefault(n, []).append(job)
-        for n, jobs in groups.items():
+            can_wait = yield_to is not None and yield_to(buffered.get(job.slot, 0))
+            groups.setdefault((can_wait, n), []).append(job)
+        for (can_wait, n), jobs in sorted(groups.items(), key=lambda kv: kv[0][0]):
             for i in range(0, len(jobs), self.max_batch):
                 batch = jobs[i:i + self.max_batch]
+                if can_wait and yield_to(min(buffered.get(j.slot, 0) for j in batch)):
+                    res.yielded = True
+                    break
                 audio = self._generate(batch, n, res)
                 if audio is None:
                     continue
@@ -228,6 +241,8 @@ class Scheduler:
                 res.chunks.extend(done)
                 if sink is not None and done:
                     sink(done)
+            if res.yielded:
+                break
         order = {id(j): k for k, (j, _) in enumerate(plan)}
         res.chunks.sort(key=lambda c: order.get(id(c.job), 0))
         return res

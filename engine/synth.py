@@ -22,7 +22,7 @@ import os
 import numpy as np
 
 from .backend import Backend, BackendError, Stream
-from .perform import Performance
+from .perform import BLOCK, Performance
 
 log = logging.getLogger("wavebridge.synth")
 
@@ -34,6 +34,9 @@ class SynthBackend(Backend):
     name = "synth"
     channels = 2
     max_batch = 256
+    #: a performance renders whole BLOCK-frame blocks: a chunk of a block costs what the block
+    #: costs, so chunks are whole blocks (a first chunk of 4096 frames for the price of 2048)
+    granularity = BLOCK
     params = {
         "gain": (0.0, 4.0, 1.0),
         "brightness": (0.0, 1.0, -1.0),

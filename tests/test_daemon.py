@@ -299,7 +299,7 @@ def test_stop_never_rewrites_frames_next_to_the_read_head(daemon):
     r = RingReader(s, max_block=1 << 16).attach()
     r.read(256)
     daemon.submit(Command("play", slot=s, prompt="steady groove"))
-    wait_until(lambda: r.buffered() > 30000)
+    wait_until(lambda: r.buffered() > 20000)
     ring = daemon.slots[s].ring
     r.read(r.buffered() - 300)                                  # leave less than the guard
     before = ring.load(r.read_index, 300).copy()

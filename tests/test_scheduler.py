@@ -200,3 +200,31 @@ def test_each_batch_is_handed_over_as_soon_as_it_is_made(env):
              sink=lambda chunks: seen.append([c.job.slot for c in chunks]))
     assert [len(x) for x in seen] == [4, 4, 2]                 # one hand-over per backend call
     assert sum(seen, []) == list(range(1, 11))                 # most urgent first
+
+
+def test_a_step_yields_to_waiting_commands_only_once_the_urgent_slots_are_served(env):
+    """``yield_to``: slots it would not wait for go first in batches of their own; the step ends
+    before the first batch of slots that can wait (and is planned again next step)."""
+    clock, be, sch = env
+    for s in range(1, 7):
+        add(sch, s, s)
+    buffered = {1: 500, 2: 10, 3: 400, 4: 20, 5: 0, 6: 300}
+    free = {s: 10 ** 6 for s in buffered}
+    waiting = [True]
+    res = sch.step(buffered, free, yield_to=lambda frames: waiting[0] and frames >= 250)
+    assert res.yielded
+    assert sorted(c.job.slot for c in res.chunks) == [2, 4, 5]        # the urgent ones, and only they
+    assert all(set(ids) <= {2, 4, 5} for ids, _ in be.calls)
+    waiting[0] = False                                                 # nothing waits: all are served
+    be.calls.clear()
+    buffered.update({2: 260, 4: 260, 5: 260})
+    res = sch.step(buffered, free, yield_to=lambda frames: waiting[0] and frames >= 250)
+    assert not res.yielded and sorted(c.job.slot for c in res.chunks) == [1, 2, 3, 4, 5, 6]
+
+
+def test_without_yield_to_a_step_serves_every_slot_below_target(env):
+    clock, be, sch = env
+    for s in range(1, 4):
+        add(sch, s, s)
+    res = sch.step({1: 500, 2: 10, 3: 900}, {s: 10 ** 6 for s in (1, 2, 3)})
+    assert not res.yielded and sorted(c.job.slot for c in res.chunks) == [1, 2, 3]
