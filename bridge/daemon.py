@@ -40,7 +40,7 @@ from .commands import COMMON_PARAMS, Command
 from .hostlink import HostLink
 from .protocol import OFF_READER_PID, RingError, RingFault, WavebridgeError
 from .ring import RingWriter
-from .slotstate import (DRAINING, ERROR, FADING, IDLE, QUICK_FADE_S, REPLACING, STARTING, SWITCHING, ChunkReady,
+from .slotstate import (DRAINING, ERROR, FADING, IDLE, PLAYING, QUICK_FADE_S, REPLACING, STARTING, SWITCHING, ChunkReady,
                         Close, Drop, End, Envelope, Error, Failed, FadeRing, FirstAudio, Flush, Fault, Hold, Param,
                         Play, Progress, Reattach, Release, RingView, SetParam, SetPlaying, SetRate, SlotMachine, Stop,
                         Tail, Write)
@@ -190,7 +190,7 @@ class Slot:
         self.arrival_ns = 0
         self.reply_to = None
         self.jobs_done = 0
-        self.resamplers: dict[int, Resampler] = {}  # job id → its stream's resampler to the ring's rate
+        self.resamplers: dict[int, Resampler] = {}  # id(job) → its stream's resampler to the ring's rate
         self.gpu_reg = None                          # the ring's data registered with CUDA (cupy path)
         self.held: list = []                         # chunks not written yet (prebuffer, rate gate, switch)
         self.gate_ns: int | None = None              # after a rate change: hold audio until the reader follows
@@ -252,6 +252,7 @@ class EngineThread(threading.Thread):
         self.step_ema: float | None = None       # seconds per generating step (recent average)
         self.store_s = 0.0                       # slowest read-index-to-publish of a splice (decaying)
         self.hostlink = HostLink(self)           # the DAW's transport: tempo/bar lock, quantize
+        self._reported: dict[int, None] = {}     # job ids already answered with /wb/done (recent)
 
     def stop(self) -> None:
         self._halt.set()
@@ -337,13 +338,16 @@ class EngineThread(threading.Thread):
 
     def _do_end(self, slot: Slot, a: End) -> None:
         self._release(a.job, slot)
+        cur = slot.sm.job
+        if a.reason == "replaced" and cur is not None and cur.cont_of is a.job:
+            return                              # replaced by its own re-timed continuation: still playing
         self._done(slot, a.job, a.reason, a.reply_to)
 
     def _do_release(self, slot: Slot, a: Release) -> None:
         self._release(a.job, slot)
 
     def _release(self, job: Job, slot: Slot) -> None:
-        slot.resamplers.pop(job.job, None)
+        slot.resamplers.pop(id(job), None)
         if not job.done:
             self.d.scheduler.end(job)
 
@@ -372,6 +376,8 @@ class EngineThread(threading.Thread):
         slot.ring.set_playing(a.playing)
 
     def _do_firstaudio(self, slot: Slot, a: FirstAudio) -> None:
+        if a.job.cont_of is not None:           # a re-timed continuation: the job sounded long ago
+            return
         ms = (self.clock_ns() - slot.arrival_ns) / 1e6
         self.d.first_audio_ms.append(ms)
         self.d.emit(Event("first_audio", slot=slot.number, job=a.job.job, ms=ms, reply_to=a.job.tag or slot.reply_to))
@@ -567,11 +573,61 @@ class EngineThread(threading.Thread):
         slot.reply_to = cmd.reply_to
         self._handle(slot, Play(job, self._view(slot)))
         self.hostlink.started(slot, job, sm.state == REPLACING, cmd)
-        if sm.state == REPLACING:               # the first chunk holds the whole crossfade
-            xf = self._xfade_frames(slot)
-            job.next_chunk = max(sched.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
-            job.next_chunk = min(job.next_chunk, max(sched.max_chunk, slot.ring.capacity // 2))
+        if sm.state == REPLACING:
+            self._crossfade_chunk(slot, job)
         self._meta(slot, job)
+
+    def _crossfade_chunk(self, slot: Slot, job: Job) -> None:
+        """A replacing job's first chunk holds the whole crossfade."""
+        sched = self.d.scheduler
+        xf = self._xfade_frames(slot)
+        job.next_chunk = max(sched.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
+        job.next_chunk = min(job.next_chunk, max(sched.max_chunk, slot.ring.capacity // 2))
+
+    def retime(self, slot: Slot, at: int, origin: int, host_beat_at) -> bool:
+        """Restart the slot's playing job at ring frame ``at`` (ahead of the read head by the
+        splice guard) with the same music re-timed: a continuation of its stream from there
+        (:meth:`Backend.continuation`) is spliced in like a prompt change, with its grid locked
+        to the host from its first beat line. So a host tempo change is heard from the next beat,
+        not after the second of audio already in the ring. The job keeps its id; no
+        ``/wb/started``, ``first_audio`` or ``done`` is sent for the switch. ``host_beat_at(f)``:
+        the host's beat at ring frame ``f``. Returns False when the slot or backend cannot.
+        ``[engine]``"""
+        d = self.d
+        sm = slot.sm
+        job = sm.job
+        if sm.state != PLAYING or job is None or job.done or not d.config.splice:
+            return False
+        ring = slot.ring
+        if not ring.read_index + self.guard(slot) <= at < ring.write_index:
+            return False
+        if len(self._open_jobs()) >= d.scheduler.max_batch:
+            return False
+        sr, rr = d.backend.sample_rate, ring.sample_rate
+        f_at = int(round((at - origin) * sr / rr))
+        if f_at <= 0 or f_at >= d.backend.render_head(job.stream):
+            return False
+        total = 0
+        if job.frames_total:
+            total = job.frames_total - f_at
+            if total <= sr // 2:
+                return False                    # nearly over: let it finish as it is
+        stream = d.backend.continuation(job.stream, f_at, job.job)
+        if stream is None:
+            return False
+        new = Job(job=job.job, slot=job.slot, prompt=job.prompt, seed=job.seed, seconds=job.seconds,
+                  stream=stream, frames_total=total, next_chunk=d.scheduler.first_chunk,
+                  compute_s=job.compute_s, tag=job.tag, cont_of=job,
+                  prior_frames=job.prior_frames + f_at)
+        d.scheduler.attach(new)
+        self._handle(slot, Play(new, self._view(slot)))
+        self.hostlink.place_continuation(slot, new, at, host_beat_at)
+        self._crossfade_chunk(slot, new)
+        # room to start late: a first chunk that holds the crossfade and the guard again
+        want = self._xfade_frames(slot) + 2 * self.guard(slot)
+        new.next_chunk = max(new.next_chunk, 1 << max(0, int(want * sr / rr)).bit_length())
+        d.retimes += 1
+        return True
 
     def _meta(self, slot: Slot, job: Job, **extra) -> None:
         """Publish the job's metadata in the ring header (``start_at``/``splice_at``: frame positions)."""
@@ -588,11 +644,16 @@ class EngineThread(threading.Thread):
         return max(1, int(slot.ring.sample_rate * ms / 1000.0))
 
     def _done(self, slot: Slot, job: Job, reason: str, reply_to=None) -> None:
+        if job.job in self._reported:           # a job and its continuation end once
+            return
+        self._reported[job.job] = None
+        if len(self._reported) > 4096:
+            self._reported.pop(next(iter(self._reported)))
         slot.jobs_done += 1
         cost = job.compute_s * self.d.config.price_per_hour / 3600.0
         self.d.emit(Event("done", slot=slot.number, job=job.job, reply_to=reply_to or job.tag or slot.reply_to,
                           extra={"reason": reason, "compute_s": job.compute_s, "cost": cost,
-                                 "audio_s": job.frames_out / max(1, self.d.backend.sample_rate)}))
+                                 "audio_s": (job.prior_frames + job.frames_out) / max(1, self.d.backend.sample_rate)}))
 
     # --------------------------------------------------------------------- generation
     def _buffered(self) -> dict[int, int]:
@@ -759,9 +820,9 @@ class EngineThread(threading.Thread):
         rate = slot.ring.sample_rate
         if rate == self.d.backend.sample_rate:
             return audio
-        rs = slot.resamplers.get(job.job)
+        rs = slot.resamplers.get(id(job))
         if rs is None or rs.out_rate != rate:
-            rs = slot.resamplers[job.job] = Resampler(self.d.backend.sample_rate, rate, slot.ring.channels)
+            rs = slot.resamplers[id(job)] = Resampler(self.d.backend.sample_rate, rate, slot.ring.channels)
         return rs.push(audio, last=last)
 
     def _shape(self, slot: Slot, audio, fade_in: bool, last: bool):
@@ -833,6 +894,12 @@ class EngineThread(threading.Thread):
             s = max(w, r)
         if at is not None and s < at <= w:
             s = int(at)
+        skip = 0
+        if at is not None and job.cont_of is not None and at < s and s - at < int(new.shape[0]) - xf:
+            # a re-timed continuation is the same music from ``at`` on: when it lands late, it
+            # starts that much into its audio, so its beats stay where the host expects them
+            skip = s - at
+            new = new[skip:]
         have = max(0, min(xf, w - s))
         prev = np.zeros((xf, ring.channels), dtype=np.float32)
         if have:
@@ -854,7 +921,7 @@ class EngineThread(threading.Thread):
         self.store_s = max(0.98 * self.store_s, dt)
         if ring.read_index > s:
             ring.splices_overtaken += 1
-        self._meta(slot, job, start_at=s, splice_at=s)
+        self._meta(slot, job, start_at=s - skip, splice_at=s)
 
     def _material(self, slot: Slot, old: Job, env: Envelope | None, at: int, frames: int):
         """``frames`` ring frames of ``old``'s continuation from ring frame ``at``, on the host,
@@ -949,6 +1016,7 @@ class Daemon:
         self._job_counter = 0
         self._private_counter = 0     # names of private (web stream) slots
         self.first_audio_ms: collections.deque = collections.deque(maxlen=1000)   # recent, for status
+        self.retimes = 0                         # re-timed restarts for host tempo changes (bridge.hostlink)
         self.counters = {"commands": 0, "errors": 0}
         self.errors_by_code: dict[str, int] = {}
         self.on_step = None           # metrics hook: callable(StepResult)

@@ -33,6 +33,9 @@ from engine.hostsync import HostPosition, stream_frame
 
 log = logging.getLogger("wavebridge.hostlink")
 
+RETIME_RATIO = 0.005              # a host tempo this far from the audible one restarts the stream re-timed
+RETIME_EVERY_S = 1.5              # at most one re-timed restart per slot per this much audio (tempo ramps glide)
+RETIME_MARGIN_S = 0.030           # the continuation's start-up (compose, first block) before its splice
 MAX_AGE_NS = 2_000_000_000        # a transport report older than this no longer places a start
 SCHED_MARGIN_S = 0.015            # a held play's start-up (compose, first chunk) before it splices
 EARLY_S = 0.080                   # a held play with an exact splice frame is applied this much sooner
@@ -66,6 +69,7 @@ class HostLink:
         self._timers: dict[int, threading.Timer] = {}
         self._splice_at: dict[int, int] = {}      # job → the ring frame its crossfade starts at
         self._dropped: set[int] = set()           # held jobs already answered with /wb/done
+        self._retimed: dict[int, tuple] = {}      # slot → (ring epoch, ring frame) of its last re-timed restart
 
     @property
     def d(self):
@@ -97,6 +101,48 @@ class HostLink:
             grid.update(pos, self.d.backend.render_head(job.stream))
         except ValueError as ex:                  # bad numbers: ignore this report
             log.debug("slot %s: transport ignored: %s", cmd.slot, ex)
+            return
+        self._maybe_retime(slot, grid, st, origin[1])
+
+    def _maybe_retime(self, slot, grid, st: HostState, origin: int) -> None:
+        """A new host tempo reaches the render head at once, but the ring already holds about a
+        second at the old one: when the tempo just after the splice guard differs from the
+        host's, restart the stream there, re-timed (:meth:`EngineThread.retime`). ``[engine]``"""
+        ring = slot.ring
+        rr, sr = ring.sample_rate, self.d.backend.sample_rate
+        last = self._retimed.get(slot.number)
+        if last is not None and last[0] == ring.epoch and 0 <= ring.read_index - last[1] < RETIME_EVERY_S * rr:
+            return
+        at = ring.read_index + self.engine.guard(slot) + int(RETIME_MARGIN_S * rr)
+        f_at = stream_frame(at, origin, rr, sr)
+        # how much of what lies between the splice point and the render head is at another
+        # tempo than the host's: more than a beat and a half is a stale tempo (a beat or two
+        # played a little faster or slower is the phase lock at work)
+        head = self.d.backend.render_head(slot.job.stream)
+        stale = [(a, b, bpm) for a, b, bpm in grid.tempo.spans(f_at, head)
+                 if abs(bpm - st.bpm) > RETIME_RATIO * st.bpm]
+        if sum(b - a for a, b, _ in stale) * st.bpm / (60.0 * sr) <= 1.5:
+            return
+        heard = stale[0][2]
+        rate = st.bpm * st.speed / (60.0 * rr)    # host beats per ring frame
+
+        def host_beat_at(f: float) -> float:
+            return st.beat + (f - st.read_index) * rate
+
+        if self.engine.retime(slot, at, origin, host_beat_at):
+            self._retimed[slot.number] = (ring.epoch, at)
+            log.info("slot %s: host tempo %.2f bpm (was %.2f): re-timed from ring frame %d",
+                     slot.number, st.bpm, heard, at)
+
+    def place_continuation(self, slot, job, at: int, host_beat_at) -> None:
+        """A re-timed continuation's frame 0 is spliced exactly at ring frame ``at``; its grid
+        keeps the score's beat there and follows the host from its next beat line. ``[engine]``"""
+        self._splice_at[job.job] = at
+        grid = self.d.backend.beat_grid(job.stream)
+        st = self.host.get(slot.number)
+        if grid is None or st is None:
+            return
+        grid.update(HostPosition(st.bpm, host_beat_at(at), 0.0, st.beats_per_bar, st.speed), 0, start=False)
 
     def published(self, slot, job, start_at: int) -> None:
         """The job's first frame went into the ring at ``start_at``. ``[engine]``"""

@@ -117,7 +117,9 @@ class MidiOutput:
             ratio = backend.sample_rate / ring.sample_rate
             read = ring.read_index
             f_read = (read - origin[1]) * ratio               # stream frame at the read head
-            f0 = prev[1] if prev is not None else max(0.0, f_read)
+            f0 = max(0.0, f_read)
+            if prev is not None:                              # where the last look-ahead ended, on
+                f0 = prev[1] - (origin[1] - prev[2]) * ratio  # this origin (a re-timed job moves it)
             f1 = min(f_read + LOOKAHEAD_S * backend.sample_rate, backend.render_head(job.stream))
             if f1 <= f0:
                 continue
@@ -126,7 +128,7 @@ class MidiOutput:
             except Exception:  # noqa: BLE001 — MIDI never hurts the audio
                 log.exception("slot %s: notes_between failed", number)
                 notes = []
-            self._done[number] = (job.job, f1)
+            self._done[number] = (job.job, f1, origin[1])
             for on, off, pitch, vel in notes:
                 t_on = now + int(((origin[1] + on / ratio) - read) / ring.sample_rate * 1e9)
                 t_off = now + int(((origin[1] + off / ratio) - read) / ring.sample_rate * 1e9)

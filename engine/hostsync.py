@@ -83,10 +83,12 @@ class HostSync:
         """What is locked: whole bars when the meters agree, else beats."""
         return self.beats_per_bar if abs(pos.beats_per_bar - self.beats_per_bar) < 1e-6 else 1.0
 
-    def update(self, pos: HostPosition, head: int) -> str:
+    def update(self, pos: HostPosition, head: int, start: bool | None = None) -> str:
         """Follow ``pos`` from the render head ``head`` on. Returns what was done: ``start``,
         ``locked`` (nothing to do), ``slew``, ``wait`` (one beat held until the host's line) or
-        ``stopped`` (host not rolling)."""
+        ``stopped`` (host not rolling). ``start`` (default: nothing rendered yet) places a new
+        stream's first bar; ``False`` keeps the grid's beat at ``head`` (a continuation that
+        starts mid-score) and locks from its next beat line."""
         if not (pos.bpm > 0 and math.isfinite(pos.bpm) and math.isfinite(pos.beat)):
             raise ValueError(f"bad host position {pos}")
         self.last = pos
@@ -97,7 +99,7 @@ class HostSync:
         head = max(0, int(head))
         unit = self._unit(pos)
         tempo.discard_after(head)            # a plan made from an older report is replaced
-        if head == 0:
+        if head == 0 if start is None else start:
             # nothing rendered: start in phase. Just past a host bar line the score starts in
             # its first bar (the notes of those few ms sound at once); further in, its first bar
             # waits for the host's next bar line (silence until then) rather than rush a burst

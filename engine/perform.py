@@ -24,6 +24,7 @@ allocated when the performance is made, not per block.
 """
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 
@@ -242,6 +243,21 @@ class Mix:
         self.user_gain = 1.0
         self.balance = Balance(sr) if balance else None
 
+    def continue_from(self, other: "Mix") -> None:
+        """Carry on where ``other`` (the same music's mix, rendered elsewhere) stands: its
+        loudness follower, gain, user gain and tonal balance — not its audio history (the
+        limiter's delay line and the filters start from silence, as the new instrument does).
+        A re-timed restart then plays at the level and tone it replaces."""
+        self.g0_db, self.gain_db, self.level_ms = other.g0_db, other.gain_db, other.level_ms
+        self.blocks, self.user_gain = other.blocks, other.user_gain
+        a, b = self.balance, other.balance
+        if a is not None and b is not None:
+            a.low_db, a.pres_db, a.tilt_db = b.low_db, b.pres_db, b.tilt_db
+            a.auto_presence, a.blocks = b.auto_presence, b.blocks
+            a.share_low, a.share_pres = b.share_low, b.share_pres
+            a._p = None if b._p is None else list(b._p)
+            a._sos = a._make()
+
     def set_initial(self, db: float) -> None:
         """Start from ``db`` of gain (the renderer's estimate for the score), before any audio."""
         self.g0_db = self.gain_db = float(min(30.0, db))
@@ -381,6 +397,39 @@ class Performance:
                 if c.beat >= 0:
                     self._push(c.beat, _CTL, c.part, c, None)
             self._next_bar += 1
+
+    #: a note ringing across a seek point is struck again there if at least this much (beats) is left
+    SEEK_MIN_LEFT = 0.25
+    #: bars looked back for notes ringing across a seek point
+    SEEK_LOOKBACK = 4
+
+    def seek(self, beat: float, bpm: float | None = None) -> None:
+        """Play from score beat ``beat`` instead of 0: frame 0 is ``beat`` (at ``bpm``, default the
+        current tempo). Only before anything was produced. Notes that start before ``beat`` and
+        ring on across it (a pad, a held chord, a bass note — not drum hits) are struck again at
+        frame 0 for the rest of their length; controls before ``beat`` are skipped. Used for a
+        re-timed restart: the daemon splices such a stream in at the read head, so that a new
+        host tempo is heard from the next beat instead of after the buffer. ``[engine]``"""
+        if self.frame or self._fifo_n or self._events or self._next_bar:
+            raise RuntimeError("seek only before the performance has produced or loaded anything")
+        beat = max(0.0, float(beat))
+        self.tempo = TempoMap(bpm or self.tempo.bpm, self.sr, beat0=beat)
+        bpb = self.score.beats_per_bar
+        first = int(beat // bpb)
+        for i in range(max(0, first - self.SEEK_LOOKBACK), first + 1):
+            notes, controls = self.score.bar(i)
+            for n in notes:
+                if n.dur <= 0:
+                    continue
+                if n.start >= beat:
+                    self._push(n.start, _ON, n.part, n, None)
+                elif n.start + n.dur - beat >= self.SEEK_MIN_LEFT and not self.score.parts[n.part].is_drums:
+                    rest = dataclasses.replace(n, start=beat, dur=n.start + n.dur - beat)
+                    self._push(beat, _ON, n.part, rest, None)
+            for c in controls:
+                if c.beat >= beat:
+                    self._push(c.beat, _CTL, c.part, c, None)
+        self._next_bar = first + 1
 
     def _event_frame(self, beat: float) -> int:
         f = self.tempo.frame_at(beat)

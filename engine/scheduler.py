@@ -45,6 +45,8 @@ class Job:
     chunks: int = 0
     done: bool = False
     tag: object = None                  # opaque to the engine (the daemon keeps the requester here)
+    cont_of: "Job | None" = None        # the job this one continues (a re-timed restart of the same job)
+    prior_frames: int = 0               # frames the job had played before this continuation
 
     @property
     def remaining(self) -> int | None:

@@ -145,6 +145,20 @@ class TempoMap:
         k = max(0, bisect.bisect_right(self._frames, frame) - 1)
         return self._beats[k] + (frame - self._frames[k]) * self._bpm[k] / (60.0 * self.sr)
 
+    def bpm_at(self, frame: float) -> float:
+        """The tempo in force at ``frame``."""
+        return self._bpm[max(0, bisect.bisect_right(self._frames, frame) - 1)]
+
+    def spans(self, f0: float, f1: float) -> list[tuple[float, float, float]]:
+        """``(start, end, bpm)`` of the tempo segments covering frames ``[f0, f1)``."""
+        out = []
+        k = max(0, bisect.bisect_right(self._frames, f0) - 1)
+        while k < len(self._frames) and self._frames[k] < f1:
+            end = self._frames[k + 1] if k + 1 < len(self._frames) else f1
+            out.append((max(f0, self._frames[k]), min(f1, end), self._bpm[k]))
+            k += 1
+        return out
+
     def frame_at(self, beat: float) -> float:
         k = max(0, bisect.bisect_right(self._beats, beat) - 1)
         return self._frames[k] + (beat - self._beats[k]) * 60.0 * self.sr / self._bpm[k]

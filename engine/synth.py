@@ -158,6 +158,23 @@ class SynthBackend(Backend):
         self._live[id(s)] = s
         return s
 
+    def continuation(self, stream: Stream, frame: int, job: int) -> Stream:
+        """The same score from ``stream``'s frame ``frame`` on: a fresh instrument, the
+        performance sought to the beat playing there (at the tempo there), the mix carried over.
+        ``[engine]``"""
+        old = stream.state
+        beat = old.tempo.beat_at(frame)
+        perf = self.performance(old.score, stream.params)
+        try:
+            perf.seek(beat, old.tempo.bpm_at(frame))
+            perf.mix.continue_from(old.mix)
+        except Exception:
+            perf.close()
+            raise
+        s = Stream(job=job, prompt=stream.prompt, seed=stream.seed, params=dict(stream.params), state=perf)
+        self._live[id(s)] = s
+        return s
+
     def generate(self, streams: list[Stream], frames: int) -> list[np.ndarray]:
         """Every stream's next ``frames`` frames. ``[engine]``
 

@@ -9,7 +9,7 @@ import pytest
 
 from bridge.commands import parse_osc
 from bridge.hostlink import HostLink
-from engine.hostsync import HostSync
+from engine.hostsync import HostPosition, HostSync
 from engine.score import TempoMap
 
 SR = 48000
@@ -19,6 +19,8 @@ class FakeRing:
     sample_rate = SR
     capacity = 1 << 17
     reader_block_frames = 256
+
+    epoch = 1
 
     def __init__(self):
         self.read_index = 10_000
@@ -36,7 +38,10 @@ def engine(backend_name="synth"):
     events = []
     d = SimpleNamespace(slots={1: slot}, backend=backend, config=SimpleNamespace(guard_ms=10.0),
                         emit=events.append)
-    eng = SimpleNamespace(d=d, q=queue.Queue(), _xfade_frames=lambda s: int(0.05 * SR))
+    retimes = []
+    eng = SimpleNamespace(d=d, q=queue.Queue(), _xfade_frames=lambda s: int(0.05 * SR), guard=lambda s: 512,
+                          retime=lambda slot, at, origin, beat_at: retimes.append((at, origin, beat_at(at))) or True,
+                          retimes=retimes)
     link = HostLink(eng)
     link.published(slot, slot.job, 0)              # the playing job's frame 0 is ring frame 0
     return link, eng, slot, grid, events
@@ -108,3 +113,24 @@ def test_transport_locks_the_playing_stream_and_musicgen_hears_the_bpm():
     link.close()
     link2.close()
     link3.close()
+
+
+def test_a_new_host_tempo_restarts_the_stream_at_the_read_head_once():
+    """The grid follows from the render head at once; what the ring holds up to it (a second at
+    the old tempo) is replaced by a re-timed continuation spliced in after the guard."""
+    link, eng, slot, grid, events = engine()
+    grid.update(HostPosition(120.0, 0.0, 0.0), 1)
+    head = {"f": 2 * SR}
+    link.d.backend.render_head = lambda s: head["f"]
+    t = parse_osc("/wb/transport", [1, 1.0, 120.0, 4.0, 0, 0.0, 10_000, 0], 8)
+    link.transport(t)
+    assert eng.retimes == []                                  # the tempo it plays: nothing to do
+    t = parse_osc("/wb/transport", [1, 1.0, 97.0, 4.0, 1, 1.5, 10_000, 0], 8)
+    link.transport(t)
+    at, origin, beat = eng.retimes[0]
+    assert at == 10_000 + 512 + int(0.030 * SR) and origin == 0
+    assert beat == pytest.approx(5.5 + (at - 10_000) * 97.0 / 60.0 / SR)   # the host's beat there
+    slot.ring.read_index += SR // 2
+    link.transport(parse_osc("/wb/transport", [1, 1.0, 90.0, 4.0, 1, 1.5, slot.ring.read_index, 0], 8))
+    assert len(eng.retimes) == 1                              # at most one per 1.5 s of audio
+    link.close()

@@ -1,0 +1,272 @@
+"""Host tempo changes reach the read head within a beat: a re-timed continuation of the playing
+stream (``Performance.seek``, ``SynthBackend.continuation``) spliced in at the read head.
+
+A real daemon core (in process, its own ring name), the embedded synth, and a host of the test's
+own: transport reports as the plugin sends them (the host's beat at the ring's ``read_index``),
+read in step with the audio the test consumes. No wall-clock timing is asserted: positions are
+ring frames.
+"""
+from __future__ import annotations
+
+import queue
+import secrets
+import time
+
+import numpy as np
+import pytest
+
+from bridge.commands import Command
+from bridge.daemon import Config, Daemon
+from engine.hostsync import stream_frame
+from engine.perform import Performance
+from engine.synth import SynthBackend
+from plugin_stub.reader import RingReader
+
+SR = 48000
+
+
+# ----------------------------------------------------------------------------- Performance.seek
+class Recorder:
+    """An instrument that records (frame, what) instead of sounding."""
+
+    quantum = 1
+
+    def __init__(self):
+        self.frame = 0
+        self.log = []
+
+    def setup(self, parts):
+        pass
+
+    def note_on(self, part, key, vel):
+        self.log.append((self.frame, "on", part, key, vel))
+
+    def note_off(self, part, key):
+        self.log.append((self.frame, "off", part, key))
+
+    def control(self, part, ctl):
+        self.log.append((self.frame, "ctl", part))
+
+    def set_brightness(self, b):
+        pass
+
+    def render(self, out):
+        out[:] = 0.0
+        self.frame += out.shape[0]
+
+
+def _score(prompt="soul with rhodes, strings pad, bass and drums", seed=3):
+    from engine.compose import compose
+
+    return compose(prompt, seed=seed)
+
+
+@pytest.mark.parametrize("beat", [13.0, 22.37])
+def test_seek_plays_what_the_full_performance_plays_from_that_beat(beat):
+    score = _score()
+    full, sought = Recorder(), Recorder()
+    a = Performance(score, full, SR)
+    a.read(SR * 40)
+    b = Performance(score, sought, SR)
+    b.seek(beat)
+    b.read(SR * 12)
+    f0 = a.tempo.frame_at(beat)
+    horizon = min(b.tempo.frame_at(beat + 16), SR * 11) - 1
+    ons_full = [(round(f - f0), p, k, v) for f, w, p, k, *v in [e for e in full.log if e[1] == "on"]
+                if f0 + 1 <= f <= f0 + horizon]
+    ons_seek = [(f, p, k, v) for f, w, p, k, *v in [e for e in sought.log if e[1] == "on"] if 1 <= f <= horizon]
+    assert ons_seek and ons_seek == ons_full             # every later note, on its frame
+    # notes ringing across the seek point (not drum hits) are struck again at frame 0
+    held = {(n.part, n.pitch) for i in range(int(beat // score.beats_per_bar) - 4, int(beat // score.beats_per_bar) + 1)
+            if i >= 0 for n in score.bar(i)[0]
+            if n.start < beat and n.start + n.dur - beat >= Performance.SEEK_MIN_LEFT and not score.parts[n.part].is_drums}
+    struck = {(p, k) for f, w, p, k, *_ in sought.log if w == "on" and f == 0}
+    assert held and held <= struck
+    assert all(not score.parts[p].is_drums or any(n.start == beat for n in score.notes_between(beat, beat + 1e-6))
+               for p, _ in struck)
+
+
+def test_seek_only_before_anything_was_produced():
+    p = Performance(_score(), Recorder(), SR)
+    p.read(16)
+    with pytest.raises(RuntimeError):
+        p.seek(4.0)
+
+
+def test_a_continuation_keeps_the_level_and_the_beat():
+    b = SynthBackend(pool_size=2, workers=1)
+    b.warmup()
+    s = b.start(1, "house with four on the floor kick, bass and piano", 2)
+    try:
+        b.generate([s], SR * 6)
+        f = SR * 3 + 1234
+        c = b.continuation(s, f, 1)
+        try:
+            assert c.state.tempo.beat_at(0) == pytest.approx(s.state.tempo.beat_at(f))
+            assert c.state.mix.gain_db == s.state.mix.gain_db
+            new = b.generate([c], SR * 2)[0]
+            ref = s.state
+            # the same music from there: loudness within 1.5 dB of the full stream's same seconds
+            r2 = SynthBackend(pool_size=1, workers=1)
+            r2.warmup()
+            t = r2.start(1, "house with four on the floor kick, bass and piano", 2)
+            whole = r2.generate([t], f + SR * 2)[0][f:]
+            r2.end(t)
+            r2.close()
+            db = lambda x: 10 * np.log10(np.mean(x[SR // 2:].astype(np.float64) ** 2) + 1e-20)
+            assert abs(db(new) - db(whole)) < 1.5, (db(new), db(whole))
+            assert ref is s.state
+        finally:
+            b.end(c)
+    finally:
+        b.end(s)
+        b.close()
+
+
+# ----------------------------------------------------------------------------- the daemon
+class Host:
+    """A transport of the test's own: beat ``beat0`` at ring frame ``r0``, then tempo changes at
+    ring frames (the beat stays continuous)."""
+
+    def __init__(self, bpm, r0):
+        self.segs = [(r0, 0.0, bpm)]           # (ring frame, beat, bpm)
+
+    def set_bpm(self, bpm, at):
+        self.segs.append((at, self.beat_at(at), bpm))
+
+    def seg(self, f):
+        return [s for s in self.segs if s[0] <= f][-1] if f >= self.segs[0][0] else self.segs[0]
+
+    def beat_at(self, f):
+        r, b, bpm = self.seg(f)
+        return b + (f - r) * bpm / (60.0 * SR)
+
+    def report(self, name, read_index):
+        _, _, bpm = self.seg(read_index)
+        beat = self.beat_at(read_index)
+        bar, bar_beat = divmod(beat, 4.0)
+        return Command("transport", slot=name, value=bpm, arrival_ns=time.monotonic_ns(),
+                       extra={"speed": 1.0, "bpm": bpm, "beats_per_bar": 4.0, "bar": int(bar), "bar_beat": bar_beat,
+                              "beat": beat, "read_index": int(read_index), "host_frame": -1})
+
+
+def wait_until(cond, timeout=10.0, what="condition"):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return
+        time.sleep(0.002)
+    raise AssertionError(f"{what} not reached")
+
+
+@pytest.fixture
+def daemon():
+    events = queue.Queue()
+    name = "rt" + secrets.token_hex(5)
+    d = Daemon(Config(slot_names=[name], slots=1, target_s=1.0), emit=events.put,
+               backend=SynthBackend(pool_size=4, workers=1)).open()
+    d.name, d.events = name, events
+    yield d
+    d.close(linger_s=0)
+
+
+def _events(d):
+    out = []
+    while True:
+        try:
+            out.append(d.events.get_nowait())
+        except queue.Empty:
+            return out
+
+
+def _audible_bpm(d, name, ring_frame):
+    """The tempo the slot's ring holds at ``ring_frame``: the playing job's beat grid there."""
+    slot = d.slots[name]
+    job = slot.job
+    origin = d.engine.hostlink.start_at[name]
+    assert origin[0] == job.job
+    grid = d.backend.beat_grid(job.stream)
+    f = stream_frame(ring_frame, origin[1], slot.ring.sample_rate, d.backend.sample_rate)
+    return grid.tempo.bpm_at(f), grid.tempo.beat_at(f)
+
+
+def _run(d, host, change_at_s, change_bpm, total_s, block=1024, report_every=6000):
+    """Consume the slot's audio block by block (waiting for the daemon rather than underrunning),
+    sending the host's position as the plugin does; the host changes tempo after ``change_at_s``
+    seconds of audio. Returns (audio, ring frame of the change)."""
+    name = d.name
+    r = RingReader(name, max_block=block).attach()
+    r.read(block)
+    host.segs = [(r.read_index, 0.0, host.segs[0][2])]
+    d.submit(host.report(name, r.read_index))           # the host's position first, then the play
+    d.submit(Command("play", slot=name, prompt="house with four on the floor kick, hats, bass and piano", seed=4))
+    wait_until(lambda: r.playing and r.buffered() >= block, what="first audio")
+    out, change = [], None
+    next_report = 0
+    t0 = time.monotonic()
+    while len(out) * block < total_s * SR:
+        lag = t0 + len(out) * block / SR - time.monotonic()     # a host plays in real time
+        if lag > 0:
+            time.sleep(lag)
+        ri = r.read_index
+        if change is None and len(out) * block >= change_at_s * SR:
+            host.set_bpm(change_bpm, ri)
+            change = ri
+            next_report = 0
+        if next_report <= 0:
+            d.submit(host.report(name, ri))
+            next_report = report_every
+        wait_until(lambda: r.buffered() >= block, what="audio in the ring")
+        out.append(r.read(block).copy())
+        next_report -= block
+    d.underruns = r.underrun_frames
+    r.detach()
+    return np.concatenate(out), change
+
+
+def test_a_host_tempo_change_is_heard_from_the_next_beat(daemon):
+    d = daemon
+    host = Host(100.0, 0)
+    audio, change = _run(d, host, 4.0, 140.0, 7.0)
+    slot = d.slots[d.name]
+    assert d.retimes == 1                                 # started at the host's tempo; one change
+    ev = _events(d)
+    kinds = [(e.kind, e.job) for e in ev if e.kind in ("started", "first_audio", "done")]
+    assert len({j for _, j in kinds}) == 1 and [k for k, _ in kinds].count("first_audio") == 1, kinds
+    assert not [e for e in ev if e.kind == "error"]
+    # within a beat of the splice point (guard + start-up after the report), the ring plays 140
+    guard = d.engine.guard(slot)
+    by = change + guard + int(0.05 * SR) + int(60.0 / 100.0 * SR)
+    read_end = slot.ring.read_index
+    assert by < read_end
+    # from the next beat after the splice the tempo is the host's (one beat may be played up
+    # to 1.25× faster to catch the host's phase), and the host's exactly one beat later
+    for f in np.linspace(by, read_end - 1, 24):
+        bpm, beat = _audible_bpm(d, d.name, int(f))
+        assert 140.0 / 1.01 <= bpm <= 140.0 * 1.25 * 1.01, (int(f), bpm)
+    late = by + int(60.0 / 140.0 * 1.25 * SR)
+    for f in np.linspace(late, read_end - 1, 24):
+        assert _audible_bpm(d, d.name, int(f))[0] == pytest.approx(140.0, rel=1e-3)
+    # and locked to the host's beat grid there (bars on the host's bars), within 10 ms
+    f = read_end - SR // 2
+    _, beat = _audible_bpm(d, d.name, f)
+    hb = host.beat_at(f)
+    err_beats = ((beat - hb + 2.0) % 4.0) - 2.0
+    assert abs(err_beats) * 60.0 / 140.0 < 0.010, (beat, hb)
+    # no click where the continuation was spliced in (the crossfade): no one-sample jump above
+    # 20× the local median (and 0.05)
+    splice = d.engine.hostlink.start_at[d.name][1]
+    assert change < splice < change + guard + int(0.1 * SR)
+    k = splice - (read_end - len(audio))
+    for c in range(2):
+        d1 = np.abs(np.diff(audio[:, c]))
+        win = d1[k - 256:k + d.engine._xfade_frames(slot) + 256]
+        assert win.max() < max(0.05, 20 * np.median(d1[k - SR // 2:k + SR // 2])), (c, win.max())
+    assert d.underruns == 0
+
+
+def test_a_steady_host_never_restarts_the_stream(daemon):
+    d = daemon
+    host = Host(100.0, 0)
+    _run(d, host, 99.0, 100.0, 4.0)
+    assert d.retimes == 0
