@@ -82,6 +82,7 @@ class HostLink:
         st = HostState(e["speed"], e["bpm"], e["beats_per_bar"], e["beat"], e["read_index"],
                        cmd.arrival_ns or time.monotonic_ns())
         self.host[cmd.slot] = st
+        log.debug("slot %s: transport bpm %.3f beat %.5f at read_index %d", cmd.slot, st.bpm, st.beat, st.read_index)
         slot = self.d.slots[cmd.slot]
         job = slot.job
         if job is None or st.speed <= 0 or st.read_index < 0 or slot.pending:
@@ -124,6 +125,8 @@ class HostLink:
         if sum(b - a for a, b, _ in stale) * st.bpm / (60.0 * sr) <= 1.5:
             return
         heard = stale[0][2]
+        log.debug("slot %s: stale tempo spans %s (host %.2f, from %d to head %d)", slot.number,
+                  [(int(a), int(b), round(v, 2)) for a, b, v in stale], st.bpm, int(f_at), int(head))
         rate = st.bpm * st.speed / (60.0 * rr)    # host beats per ring frame
 
         def host_beat_at(f: float) -> float:

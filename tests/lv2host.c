@@ -14,7 +14,17 @@
  *   3. saves the plugin's state and port values with lilv into SAVE_DIR/state.ttl, as a host
  *      saves a session (jalv -l SAVE_DIR reopens it).
  * Exit status 0 on success; messages on stderr otherwise. Single-threaded.
+ *
+ *   lv2host --play URI OSC_PORT SLOT PROMPT BPM BEATS_PER_BAR SECONDS OUT [AT_S BPM2]
+ *
+ * A DAW's transport instead: rolls from bar 0, beat 0 at output frame 0, in real time (256-frame
+ * run() calls paced on CLOCK_MONOTONIC), a time:Position on the control port every block (bpm,
+ * bar, barBeat, beatsPerBar, speed, frame), the prompt typed at the first block and play = 1;
+ * from AT_S seconds on the tempo is BPM2 (the beat stays continuous). The plugin's stereo output
+ * is written to OUT as interleaved float32, so a test knows the host's bar lines on every frame.
  */
+#include <math.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +35,7 @@
 #include <lv2/atom/util.h>
 #include <lv2/patch/patch.h>
 #include <lv2/state/state.h>
+#include <lv2/time/time.h>
 #include <lv2/urid/urid.h>
 #include <lv2/worker/worker.h>
 
@@ -87,11 +98,23 @@ static const void* port_value(const char* symbol, void* user, uint32_t* size, ui
 
 int main(int argc, char** argv)
 {
-    if (argc != 6) {
+    const int play_mode = argc > 1 && !strcmp(argv[1], "--play");
+    if (play_mode) {
+        if (argc != 10 && argc != 12) {
+            fprintf(stderr, "usage: lv2host --play URI OSC_PORT SLOT PROMPT BPM BEATS_PER_BAR SECONDS OUT [AT_S BPM2]\n");
+            return 2;
+        }
+        argv[1] = argv[2];              /* the common arguments where the session mode has them */
+        argv[2] = NULL;
+    } else if (argc != 6) {
         fprintf(stderr, "usage: lv2host URI SAVE_DIR OSC_PORT SLOT PROMPT\n");
         return 2;
     }
-    const char *uri = argv[1], *dir = argv[2], *prompt = argv[5];
+    const char *uri = argv[1], *dir = argv[2];
+    char** pa = play_mode ? argv + 3 : NULL;        /* OSC_PORT SLOT PROMPT BPM BPB SECONDS OUT ... */
+    const char* osc_port = play_mode ? pa[0] : argv[3];
+    const char* slot_arg = play_mode ? pa[1] : argv[4];
+    const char* prompt = play_mode ? pa[2] : argv[5];
     LilvWorld* world = lilv_world_new();
     lilv_world_load_all(world);
     LilvNode* uri_node = lilv_new_uri(world, uri);
@@ -133,8 +156,8 @@ int main(int argc, char** argv)
         const char* sym = lilv_node_as_string(lilv_port_get_symbol(plugin, p));
         controls[i] = defs[i] == defs[i] ? defs[i] : 0.0f;
         if (!strcmp(sym, "play")) controls[i] = 1.0f;
-        if (!strcmp(sym, "osc_port")) controls[i] = (float)atoi(argv[3]);
-        if (!strcmp(sym, "slot")) controls[i] = (float)atoi(argv[4]);
+        if (!strcmp(sym, "osc_port")) controls[i] = (float)atoi(osc_port);
+        if (!strcmp(sym, "slot")) controls[i] = (float)atoi(slot_arg);
         if (lilv_port_is_a(plugin, p, atom_port)) {
             if (lilv_port_is_a(plugin, p, input)) control_in = (int)i;
             else notify_out = (int)i;
@@ -160,6 +183,93 @@ int main(int argc, char** argv)
     const LV2_URID atom_Chunk = map_uri(NULL, LV2_ATOM__Chunk);
 
     lilv_instance_activate(instance);
+    if (play_mode) {
+        const double bpm1 = atof(pa[3]), bpb = atof(pa[4]), seconds = atof(pa[5]);
+        const double at_s = argc == 12 ? atof(pa[7]) : 1e30, bpm2 = argc == 12 ? atof(pa[8]) : bpm1;
+        FILE* out = fopen(pa[6], "wb");
+        if (!out || bpm1 <= 0 || bpm2 <= 0 || bpb <= 0 || seconds <= 0) {
+            fprintf(stderr, "bad --play arguments\n");
+            return 2;
+        }
+        const LV2_URID time_Position = map_uri(NULL, LV2_TIME__Position);
+        const LV2_URID t_frame = map_uri(NULL, LV2_TIME__frame), t_speed = map_uri(NULL, LV2_TIME__speed);
+        const LV2_URID t_bpm = map_uri(NULL, LV2_TIME__beatsPerMinute), t_bar = map_uri(NULL, LV2_TIME__bar);
+        const LV2_URID t_bar_beat = map_uri(NULL, LV2_TIME__barBeat);
+        const LV2_URID t_bpb = map_uri(NULL, LV2_TIME__beatsPerBar), t_unit = map_uri(NULL, LV2_TIME__beatUnit);
+        int out_l = -1, out_r = -1;
+        for (uint32_t i = 0; i < n_ports; ++i) {
+            const char* sym = lilv_node_as_string(lilv_port_get_symbol(plugin, lilv_plugin_get_port_by_index(plugin, i)));
+            if (!strcmp(sym, "out_l")) out_l = (int)i;
+            if (!strcmp(sym, "out_r")) out_r = (int)i;
+        }
+        if (out_l < 0 || out_r < 0) {
+            fprintf(stderr, "no out_l/out_r\n");
+            return 1;
+        }
+        const long blocks = (long)(seconds * 48000.0 / FRAMES);
+        const double change = at_s * 48000.0;     /* frame of the tempo change */
+        struct timespec next;
+        clock_gettime(CLOCK_MONOTONIC, &next);
+        static float inter[2 * FRAMES];
+        for (long k = 0; k < blocks; ++k) {
+            const long f = k * FRAMES;
+            /* the host's beat at frame f: bpm1 until `change`, then bpm2, continuous */
+            const double beat = f < change ? f * bpm1 / (60.0 * 48000.0)
+                                           : (change * bpm1 + (f - change) * bpm2) / (60.0 * 48000.0);
+            const double bpm = f < change ? bpm1 : bpm2;
+            const double bar = floor(beat / bpb);
+            LV2_Atom_Forge_Frame seq, obj;
+            lv2_atom_forge_set_buffer(&forge, atoms[control_in], ATOM_BYTES);
+            lv2_atom_forge_sequence_head(&forge, &seq, 0);
+            if (k == 0) {
+                lv2_atom_forge_frame_time(&forge, 0);
+                lv2_atom_forge_object(&forge, &obj, 0, patch_Set);
+                lv2_atom_forge_key(&forge, patch_property);
+                lv2_atom_forge_urid(&forge, prompt_urid);
+                lv2_atom_forge_key(&forge, patch_value);
+                lv2_atom_forge_string(&forge, prompt, (uint32_t)strlen(prompt));
+                lv2_atom_forge_pop(&forge, &obj);
+            }
+            lv2_atom_forge_frame_time(&forge, 0);
+            lv2_atom_forge_object(&forge, &obj, 0, time_Position);
+            lv2_atom_forge_key(&forge, t_frame);
+            lv2_atom_forge_long(&forge, f);
+            lv2_atom_forge_key(&forge, t_speed);
+            lv2_atom_forge_float(&forge, 1.0f);
+            lv2_atom_forge_key(&forge, t_bpm);
+            lv2_atom_forge_float(&forge, (float)bpm);
+            lv2_atom_forge_key(&forge, t_bar);
+            lv2_atom_forge_long(&forge, (int64_t)bar);
+            lv2_atom_forge_key(&forge, t_bar_beat);
+            lv2_atom_forge_float(&forge, (float)(beat - bar * bpb));
+            lv2_atom_forge_key(&forge, t_bpb);
+            lv2_atom_forge_float(&forge, (float)bpb);
+            lv2_atom_forge_key(&forge, t_unit);
+            lv2_atom_forge_int(&forge, 4);
+            lv2_atom_forge_pop(&forge, &obj);
+            lv2_atom_forge_pop(&forge, &seq);
+            LV2_Atom* notify = (LV2_Atom*)atoms[notify_out];
+            notify->type = atom_Chunk;
+            notify->size = ATOM_BYTES - sizeof(LV2_Atom);
+            lilv_instance_run(instance, FRAMES);
+            for (int i = 0; i < FRAMES; ++i) {
+                inter[2 * i] = audio[out_l][i];
+                inter[2 * i + 1] = audio[out_r][i];
+            }
+            fwrite(inter, sizeof(float), 2 * FRAMES, out);
+            next.tv_nsec += (long)(FRAMES * 1e9 / 48000.0);
+            while (next.tv_nsec >= 1000000000L) {
+                next.tv_nsec -= 1000000000L;
+                ++next.tv_sec;
+            }
+            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+        }
+        fclose(out);
+        lilv_instance_deactivate(instance);
+        lilv_instance_free(instance);
+        lilv_world_free(world);
+        return 0;
+    }
     for (int step = 0; step < 2; ++step) {
         LV2_Atom_Forge_Frame seq, obj;
         lv2_atom_forge_set_buffer(&forge, atoms[control_in], ATOM_BYTES);

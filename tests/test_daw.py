@@ -434,7 +434,7 @@ def lv2host(lv2_env, tmp_path_factory):
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "lilv-0"], capture_output=True, text=True,
                            check=True).stdout.split()
     subprocess.run(["cc", "-std=gnu11", "-O1", "-Wall", "-o", str(exe),
-                    str(Path(__file__).with_name("lv2host.c")), *flags], check=True, timeout=120)
+                    str(Path(__file__).with_name("lv2host.c")), *flags, "-lm"], check=True, timeout=120)
     return exe
 
 
@@ -784,3 +784,82 @@ def test_prompt_size_bounds(lv2host, lv2_env, tmp_path, sink):
             assert "notify prompt=\n" in out.stdout
     time.sleep(0.5)
     assert len(sink.messages("/wb/play")) == 1
+
+
+def _host_beat(frame, bpm1, change, bpm2):
+    """The --play host's beat at output frame ``frame`` (tempo bpm1, then bpm2 from ``change``)."""
+    import numpy as np
+
+    f = np.asarray(frame, dtype=np.float64)
+    return np.where(f < change, f * bpm1, change * bpm1 + (f - change) * bpm2) / (60.0 * RATE)
+
+
+def onset_envelope(audio, hop=128):
+    """Spectral flux (log magnitude, half-wave rectified, summed), minus its local mean."""
+    import numpy as np
+
+    x = audio.mean(axis=1).astype(np.float64)
+    n = x.size // hop
+    spec = np.log1p(100.0 * np.abs(np.fft.rfft(x[:n * hop].reshape(n, hop) * np.hanning(hop), axis=1)))
+    flux = np.maximum(0.0, np.diff(spec, axis=0, prepend=spec[:1])).sum(axis=1)
+    return flux - np.convolve(flux, np.ones(64) / 64, mode="same")
+
+
+def score_position(live, reference, bpm, hop=128):
+    """Where in the score ``live`` starts: the ``reference`` (the same score rendered from beat 0
+    at ``bpm``) is searched for the best match of the onset envelopes. Returns (score beat at the
+    live excerpt's first frame, how far the best match stands above the next best)."""
+    import numpy as np
+
+    el, er = onset_envelope(live, hop), onset_envelope(reference, hop)
+    xc = np.correlate(er, el, mode="valid")
+    k = int(np.argmax(xc))
+    others = xc[np.abs(np.arange(xc.size) - k) > 40]
+    return k * hop * bpm / (60.0 * RATE), float(xc[k] / max(others.max(), 1e-12))
+
+
+@pytest.mark.lv2
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_downbeats_land_on_the_host_bar_lines(lv2host, lv2_env, daemon_proc, tmp_path):
+    """A DAW transport of the test's own (``lv2host --play``: the stub in real time with a
+    time:Position every block, 3/4 at 140 bpm, then 165 bpm from 7 s) and a waltz prompt. The
+    plugin's output is matched against the same score rendered offline from its first beat
+    (onset envelopes): the score beat heard at a host frame differs from the host's beat there
+    by whole bars, within 10 ms — so the downbeats sit on the host's bar lines — before the tempo
+    change and from a bar after it, when the beat period is the new tempo's."""
+    import numpy as np
+
+    from engine.synth import SynthBackend
+
+    prompt = "waltz with strings and piano"
+    d = start_daemon_on_slot_1(daemon_proc, 30.0, "--log-level", "INFO")
+    out = tmp_path / "take.f32"
+    bpm1, bpm2, at_s, seconds = 140.0, 165.0, 7.0, 14.0
+    subprocess.run([str(lv2host), "--play", URI, str(d.port), "1", prompt,
+                    str(bpm1), "3", str(seconds), str(out), str(at_s), str(bpm2)],
+                   env=lv2_env, check=True, timeout=60, capture_output=True)
+    a = np.fromfile(out, np.float32).reshape(-1, 2)
+    loud = np.flatnonzero(np.abs(a).max(axis=1) > 1e-3)
+    assert loud.size and loud[0] < RATE // 2, "no sound in the first half second"
+    change = int(at_s * RATE)
+    # the same score (seed 0, as the plugin's default), rendered from its first beat at each tempo
+    ref = SynthBackend(pool_size=1, workers=1)
+    ref.warmup()
+    try:
+        for bpm, lo, hi in ((bpm1, RATE, change), (bpm2, change + 2 * RATE, a.shape[0])):
+            perf = ref.performance(ref.compose(prompt, 0, None))
+            perf.set_bpm(bpm)
+            reference = perf.read(40 * RATE)
+            perf.close()
+            score_beat, clear = score_position(a[lo:hi], reference, bpm)
+            host_beat = float(_host_beat(lo, bpm1, change, bpm2))
+            off = (host_beat - score_beat + 1.5) % 3.0 - 1.5          # bars: whole multiples of 3
+            assert clear > 1.2, (bpm, clear)
+            assert abs(off) * 60.0 / bpm < 0.010, (bpm, score_beat, host_beat)   # within 10 ms
+    finally:
+        ref.close()
+    s = beat_strength(a[change + RATE:], [bpm1, bpm2])
+    assert s[bpm2] > 1.3 * s[bpm1], s
+    retimed = [line for line in d.err_lines if "re-timed" in line]
+    assert len(retimed) == 1 and "165.00 bpm" in retimed[0], retimed
