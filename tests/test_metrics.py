@@ -73,6 +73,11 @@ def test_engine_and_event_metrics_fill_from_a_real_daemon(live):
         assert under > 0
         d.count_error("bad_args")
         d.count_error("bad_args")
+        # a step's figures are recorded when the step ends, after the chunks it wrote (and their
+        # first_audio) went out: wait for the one that generated the second slot
+        end = time.monotonic() + 3
+        while samples(m.text())["wavebridge_batch_size_sum"] < 2 and time.monotonic() < end:
+            time.sleep(0.01)
         s = samples(m.text())
     finally:
         reader.detach()
