@@ -340,6 +340,7 @@ class EngineThread(threading.Thread):
         self._release(a.job, slot)
         cur = slot.sm.job
         if a.reason == "replaced" and cur is not None and cur.cont_of is a.job:
+            cur.cont_of = None                  # (no chain of ended jobs kept alive)
             return                              # replaced by its own re-timed continuation: still playing
         self._done(slot, a.job, a.reason, a.reply_to)
 
@@ -376,7 +377,7 @@ class EngineThread(threading.Thread):
         slot.ring.set_playing(a.playing)
 
     def _do_firstaudio(self, slot: Slot, a: FirstAudio) -> None:
-        if a.job.cont_of is not None:           # a re-timed continuation: the job sounded long ago
+        if a.job.retimed:                       # a re-timed continuation: the job sounded long ago
             return
         ms = (self.clock_ns() - slot.arrival_ns) / 1e6
         self.d.first_audio_ms.append(ms)
@@ -617,7 +618,7 @@ class EngineThread(threading.Thread):
             return False
         new = Job(job=job.job, slot=job.slot, prompt=job.prompt, seed=job.seed, seconds=job.seconds,
                   stream=stream, frames_total=total, next_chunk=d.scheduler.first_chunk,
-                  compute_s=job.compute_s, tag=job.tag, cont_of=job,
+                  compute_s=job.compute_s, tag=job.tag, retimed=True, cont_of=job,
                   prior_frames=job.prior_frames + f_at)
         d.scheduler.attach(new)
         self._handle(slot, Play(new, self._view(slot)))
@@ -895,7 +896,7 @@ class EngineThread(threading.Thread):
         if at is not None and s < at <= w:
             s = int(at)
         skip = 0
-        if at is not None and job.cont_of is not None and at < s and s - at < int(new.shape[0]) - xf:
+        if at is not None and job.retimed and at < s and s - at < int(new.shape[0]) - xf:
             # a re-timed continuation is the same music from ``at`` on: when it lands late, it
             # starts that much into its audio, so its beats stay where the host expects them
             skip = s - at

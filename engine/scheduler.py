@@ -45,7 +45,8 @@ class Job:
     chunks: int = 0
     done: bool = False
     tag: object = None                  # opaque to the engine (the daemon keeps the requester here)
-    cont_of: "Job | None" = None        # the job this one continues (a re-timed restart of the same job)
+    retimed: bool = False               # a re-timed restart of the same job (bridge.daemon.retime)
+    cont_of: "Job | None" = None        # the job it continues, until that one has ended
     prior_frames: int = 0               # frames the job had played before this continuation
 
     @property
