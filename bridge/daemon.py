@@ -585,14 +585,16 @@ class EngineThread(threading.Thread):
         job.next_chunk = max(sched.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
         job.next_chunk = min(job.next_chunk, max(sched.max_chunk, slot.ring.capacity // 2))
 
-    def retime(self, slot: Slot, at: int, origin: int, host_beat_at) -> bool:
+    def retime(self, slot: Slot, at: int, origin: int, host_beat_at, shift: float = 0.0) -> bool:
         """Restart the slot's playing job at ring frame ``at`` (ahead of the read head by the
         splice guard) with the same music re-timed: a continuation of its stream from there
         (:meth:`Backend.continuation`) is spliced in like a prompt change, with its grid locked
         to the host from its first beat line. So a host tempo change is heard from the next beat,
         not after the second of audio already in the ring. The job keeps its id; no
         ``/wb/started``, ``first_audio`` or ``done`` is sent for the switch. ``host_beat_at(f)``:
-        the host's beat at ring frame ``f``. Returns False when the slot or backend cannot.
+        the host's beat at ring frame ``f``; ``shift``: beats the music moves on (or back) there,
+        to land in the host's bar phase after a relocate. Returns False when the slot or backend
+        cannot.
         ``[engine]``"""
         d = self.d
         sm = slot.sm
@@ -613,7 +615,7 @@ class EngineThread(threading.Thread):
             total = job.frames_total - f_at
             if total <= sr // 2:
                 return False                    # nearly over: let it finish as it is
-        stream = d.backend.continuation(job.stream, f_at, job.job)
+        stream = d.backend.continuation(job.stream, f_at, job.job, shift)
         if stream is None:
             return False
         new = Job(job=job.job, slot=job.slot, prompt=job.prompt, seed=job.seed, seconds=job.seconds,

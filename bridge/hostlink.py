@@ -35,6 +35,7 @@ log = logging.getLogger("wavebridge.hostlink")
 
 RETIME_RATIO = 0.005              # a host tempo this far from the audible one restarts the stream re-timed
 RETIME_EVERY_S = 1.5              # at most one re-timed restart per slot per this much audio (tempo ramps glide)
+RELOCATE_BEATS = 0.25             # a bar phase this far off (a relocate, a loop of odd length) restarts in phase
 RETIME_MARGIN_S = 0.030           # the continuation's start-up (compose, first block) before its splice
 MAX_AGE_NS = 2_000_000_000        # a transport report older than this no longer places a start
 SCHED_MARGIN_S = 0.015            # a held play's start-up (compose, first chunk) before it splices
@@ -122,20 +123,32 @@ class HostLink:
         head = self.d.backend.render_head(slot.job.stream)
         stale = [(a, b, bpm) for a, b, bpm in grid.tempo.spans(f_at, head)
                  if abs(bpm - st.bpm) > RETIME_RATIO * st.bpm]
-        if sum(b - a for a, b, _ in stale) * st.bpm / (60.0 * sr) <= 1.5:
-            return
-        heard = stale[0][2]
-        log.debug("slot %s: stale tempo spans %s (host %.2f, from %d to head %d)", slot.number,
-                  [(int(a), int(b), round(v, 2)) for a, b, v in stale], st.bpm, int(f_at), int(head))
+        stale_beats = sum(b - a for a, b, _ in stale) * st.bpm / (60.0 * sr)
         rate = st.bpm * st.speed / (60.0 * rr)    # host beats per ring frame
 
         def host_beat_at(f: float) -> float:
             return st.beat + (f - st.read_index) * rate
 
-        if self.engine.retime(slot, at, origin, host_beat_at):
+        # the bar phase the ring holds at the splice point against the host's there: far off
+        # after a relocate (the lock would hold a beat for up to a bar); the restart then moves
+        # the music by the difference (the nearer way round), so it plays on in the host's bars
+        unit = grid.beats_per_bar if abs(st.beats_per_bar - grid.beats_per_bar) < 1e-6 else 1.0
+        off = (host_beat_at(at) - grid.tempo.beat_at(f_at)) % unit
+        off = off - unit if off > unit / 2 else off
+        relocated = abs(off) > RELOCATE_BEATS
+        if stale_beats <= 1.5 and not relocated:
+            return
+        log.debug("slot %s: stale tempo spans %s (host %.2f, from %d to head %d), bar phase off %.3f beats",
+                  slot.number, [(int(a), int(b), round(v, 2)) for a, b, v in stale], st.bpm, int(f_at),
+                  int(head), off)
+        if self.engine.retime(slot, at, origin, host_beat_at, off if relocated else 0.0):
             self._retimed[slot.number] = (ring.epoch, at)
-            log.info("slot %s: host tempo %.2f bpm (was %.2f): re-timed from ring frame %d",
-                     slot.number, st.bpm, heard, at)
+            what = []
+            if stale_beats > 1.5:
+                what.append(f"host tempo {st.bpm:.2f} bpm (was {stale[0][2]:.2f}): re-timed")
+            if relocated:
+                what.append(f"host bar phase {off:+.2f} beats away: moved into phase")
+            log.info("slot %s: %s from ring frame %d", slot.number, "; ".join(what), at)
 
     def place_continuation(self, slot, job, at: int, host_beat_at) -> None:
         """A re-timed continuation's frame 0 is spliced exactly at ring frame ``at``; its grid

@@ -70,10 +70,11 @@ class Backend:
         """Apply a live parameter from the next chunk on. ``[engine]``"""
         stream.params[name] = float(value)
 
-    def continuation(self, stream: Stream, frame: int, job: int) -> Stream | None:
+    def continuation(self, stream: Stream, frame: int, job: int, shift: float = 0.0) -> Stream | None:
         """A new stream that plays what ``stream`` would from its frame ``frame`` on (its frame 0
-        is that frame), for a re-timed restart spliced in at the read head; ``None`` where the
-        backend cannot (a model's state cannot be rewound). ``[engine]``"""
+        is that frame; ``shift`` beats further on in the music, to move it into the host's bar
+        phase), for a re-timed restart spliced in at the read head; ``None`` where the backend
+        cannot (a model's state cannot be rewound). ``[engine]``"""
         return None
 
     def set_tempo(self, bpm: float) -> None:

@@ -158,12 +158,12 @@ class SynthBackend(Backend):
         self._live[id(s)] = s
         return s
 
-    def continuation(self, stream: Stream, frame: int, job: int) -> Stream:
+    def continuation(self, stream: Stream, frame: int, job: int, shift: float = 0.0) -> Stream:
         """The same score from ``stream``'s frame ``frame`` on: a fresh instrument, the
-        performance sought to the beat playing there (at the tempo there), the mix carried over.
-        ``[engine]``"""
+        performance sought to the beat playing there (plus ``shift`` beats; at the tempo there),
+        the mix carried over. ``[engine]``"""
         old = stream.state
-        beat = old.tempo.beat_at(frame)
+        beat = max(0.0, old.tempo.beat_at(frame) + float(shift))
         perf = self.performance(old.score, stream.params)
         try:
             perf.seek(beat, old.tempo.bpm_at(frame))

@@ -40,7 +40,7 @@ def engine(backend_name="synth"):
                         emit=events.append)
     retimes = []
     eng = SimpleNamespace(d=d, q=queue.Queue(), _xfade_frames=lambda s: int(0.05 * SR), guard=lambda s: 512,
-                          retime=lambda slot, at, origin, beat_at: retimes.append((at, origin, beat_at(at))) or True,
+                          retime=lambda slot, at, origin, beat_at, shift=0.0: retimes.append((at, origin, beat_at(at), shift)) or True,
                           retimes=retimes)
     link = HostLink(eng)
     link.published(slot, slot.job, 0)              # the playing job's frame 0 is ring frame 0
@@ -122,15 +122,32 @@ def test_a_new_host_tempo_restarts_the_stream_at_the_read_head_once():
     grid.update(HostPosition(120.0, 0.0, 0.0), 1)
     head = {"f": 2 * SR}
     link.d.backend.render_head = lambda s: head["f"]
-    t = parse_osc("/wb/transport", [1, 1.0, 120.0, 4.0, 0, 0.0, 10_000, 0], 8)
+    here = 10_000 * 120.0 / 60.0 / SR                         # the grid's beat at the read head
+    t = parse_osc("/wb/transport", [1, 1.0, 120.0, 4.0, 0, here, 10_000, 0], 8)
     link.transport(t)
-    assert eng.retimes == []                                  # the tempo it plays: nothing to do
-    t = parse_osc("/wb/transport", [1, 1.0, 97.0, 4.0, 1, 1.5, 10_000, 0], 8)
+    assert eng.retimes == []                                  # the tempo and phase it plays: nothing to do
+    t = parse_osc("/wb/transport", [1, 1.0, 97.0, 4.0, 0, here, 10_000, 0], 8)
     link.transport(t)
-    at, origin, beat = eng.retimes[0]
+    at, origin, beat, shift = eng.retimes[0]
     assert at == 10_000 + 512 + int(0.030 * SR) and origin == 0
-    assert beat == pytest.approx(5.5 + (at - 10_000) * 97.0 / 60.0 / SR)   # the host's beat there
+    assert beat == pytest.approx(here + (at - 10_000) * 97.0 / 60.0 / SR)   # the host's beat there
+    assert shift == 0.0                                       # in phase: only re-timed
     slot.ring.read_index += SR // 2
     link.transport(parse_osc("/wb/transport", [1, 1.0, 90.0, 4.0, 1, 1.5, slot.ring.read_index, 0], 8))
     assert len(eng.retimes) == 1                              # at most one per 1.5 s of audio
+    link.close()
+
+
+def test_a_relocated_host_restarts_the_stream_in_its_bar_phase():
+    """The host jumps 1.5 beats on (a locate): the restart moves the music the nearer way round
+    to the host's bar phase at the splice point; a loop of whole bars changes nothing."""
+    link, eng, slot, grid, events = engine()
+    grid.update(HostPosition(120.0, 0.0, 0.0), 1)
+    link.d.backend.render_head = lambda s: 2 * SR
+    beat_here = 10_000 * 120.0 / 60.0 / SR                     # the grid's beat at the read head
+    link.transport(parse_osc("/wb/transport", [1, 1.0, 120.0, 4.0, 3, beat_here, 10_000, 0], 8))
+    assert eng.retimes == []                                  # 3 bars on, same phase: a loop
+    link.transport(parse_osc("/wb/transport", [1, 1.0, 120.0, 4.0, 0, beat_here + 1.5, 10_000, 0], 8))
+    at, origin, beat, shift = eng.retimes[0]
+    assert shift == pytest.approx(1.5)
     link.close()

@@ -134,6 +134,10 @@ class Host:
     def set_bpm(self, bpm, at):
         self.segs.append((at, self.beat_at(at), bpm))
 
+    def locate(self, beats, at):
+        """The playhead jumps ``beats`` on at ring frame ``at`` (same tempo)."""
+        self.segs.append((at, self.beat_at(at) + beats, self.seg(at)[2]))
+
     def seg(self, f):
         return [s for s in self.segs if s[0] <= f][-1] if f >= self.segs[0][0] else self.segs[0]
 
@@ -190,7 +194,7 @@ def _audible_bpm(d, name, ring_frame):
     return grid.tempo.bpm_at(f), grid.tempo.beat_at(f)
 
 
-def _run(d, host, change_at_s, change_bpm, total_s, block=1024, report_every=6000):
+def _run(d, host, change_at_s, change_bpm, total_s, block=1024, report_every=6000, change=None):
     """Consume the slot's audio block by block (waiting for the daemon rather than underrunning),
     sending the host's position as the plugin does; the host changes tempo after ``change_at_s``
     seconds of audio. Returns (audio, ring frame of the change)."""
@@ -201,6 +205,7 @@ def _run(d, host, change_at_s, change_bpm, total_s, block=1024, report_every=600
     d.submit(host.report(name, r.read_index))           # the host's position first, then the play
     d.submit(Command("play", slot=name, prompt="house with four on the floor kick, hats, bass and piano", seed=4))
     wait_until(lambda: r.playing and r.buffered() >= block, what="first audio")
+    act = change or (lambda h, ri: h.set_bpm(change_bpm, ri))
     out, change = [], None
     next_report = 0
     t0 = time.monotonic()
@@ -210,7 +215,7 @@ def _run(d, host, change_at_s, change_bpm, total_s, block=1024, report_every=600
             time.sleep(lag)
         ri = r.read_index
         if change is None and len(out) * block >= change_at_s * SR:
-            host.set_bpm(change_bpm, ri)
+            act(host, ri)
             change = ri
             next_report = 0
         if next_report <= 0:
@@ -270,3 +275,20 @@ def test_a_steady_host_never_restarts_the_stream(daemon):
     host = Host(100.0, 0)
     _run(d, host, 99.0, 100.0, 4.0)
     assert d.retimes == 0
+
+
+def test_a_relocated_host_gets_the_music_in_its_bars_at_once(daemon):
+    """The host's playhead jumps 1.5 beats (a locate mid-bar): instead of holding a beat for up
+    to a bar, the daemon restarts the music at the read head moved into the host's bar phase."""
+    d = daemon
+    host = Host(100.0, 0)
+    audio, change = _run(d, host, 4.0, 100.0, 7.0, change=lambda h, ri: h.locate(1.5, ri))
+    slot = d.slots[d.name]
+    assert d.retimes == 1
+    assert d.underruns == 0
+    by = change + d.engine.guard(slot) + int(0.05 * SR)
+    for f in np.linspace(by, slot.ring.read_index - 1, 24):
+        bpm, beat = _audible_bpm(d, d.name, int(f))
+        off = (host.beat_at(f) - beat + 2.0) % 4.0 - 2.0
+        assert abs(off) * 60.0 / 100.0 < 0.010, (int(f), beat, host.beat_at(f))   # in its bars
+        assert bpm == pytest.approx(100.0, rel=0.01)
