@@ -344,6 +344,10 @@ class _Collector:
         cmds = CounterMetricFamily("wavebridge_commands", "Commands accepted into the engine queue")
         cmds.add_metric([], float(d.counters.get("commands", 0)))
         yield cmds
+        rt = CounterMetricFamily("wavebridge_retimes", "Re-timed restarts at the read head for a host tempo "
+                                 "change or a relocate (bridge.hostlink)")
+        rt.add_metric([], float(getattr(d, "retimes", 0)))
+        yield rt
         eng = d.engine
         if eng is not None:
             q = GaugeMetricFamily("wavebridge_engine_queue_depth", "Commands waiting for the engine thread")

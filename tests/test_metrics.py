@@ -87,6 +87,7 @@ def test_engine_and_event_metrics_fill_from_a_real_daemon(live):
     assert s["wavebridge_batch_size_count"] >= 1 and s["wavebridge_batch_size_sum"] >= 2  # both slots generated
     assert s["wavebridge_queue_wait_seconds_count"] >= 2
     assert s["wavebridge_generated_audio_seconds_total"] > 0
+    assert s["wavebridge_retimes_total"] == 0                 # no host here: nothing re-timed (tests/test_retime.py: 1)
     assert s["wavebridge_compute_seconds_total"] > 0
     assert s['wavebridge_realtime_factor{window="overall"}'] > 1.0
     assert s['wavebridge_realtime_factor{window="recent"}'] > 1.0

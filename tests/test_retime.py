@@ -235,6 +235,9 @@ def test_a_host_tempo_change_is_heard_from_the_next_beat(daemon):
     audio, change = _run(d, host, 4.0, 140.0, 7.0)
     slot = d.slots[d.name]
     assert d.retimes == 1                                 # started at the host's tempo; one change
+    from bridge.metrics import Metrics
+
+    assert "wavebridge_retimes_total 1.0" in Metrics(d).text().splitlines()   # and /metrics says so
     ev = _events(d)
     kinds = [(e.kind, e.job) for e in ev if e.kind in ("started", "first_audio", "done")]
     assert len({j for _, j in kinds}) == 1 and [k for k, _ in kinds].count("first_audio") == 1, kinds
@@ -292,3 +295,53 @@ def test_a_relocated_host_gets_the_music_in_its_bars_at_once(daemon):
         off = (host.beat_at(f) - beat + 2.0) % 4.0 - 2.0
         assert abs(off) * 60.0 / 100.0 < 0.010, (int(f), beat, host.beat_at(f))   # in its bars
         assert bpm == pytest.approx(100.0, rel=0.01)
+
+
+def _playing_with_host(d, host, seconds=1.5, block=1024):
+    """Start the slot under ``host`` and consume ``seconds`` in real time; returns the reader."""
+    name = d.name
+    r = RingReader(name, max_block=block).attach()
+    r.read(block)
+    host.segs = [(r.read_index, 0.0, host.segs[0][2])]
+    d.submit(host.report(name, r.read_index))
+    d.submit(Command("play", slot=name, prompt="soul with rhodes, strings pad, bass and drums", seed=2))
+    wait_until(lambda: r.playing and r.buffered() >= block, what="first audio")
+    t0 = time.monotonic()
+    for k in range(int(seconds * SR / block)):
+        lag = t0 + k * block / SR - time.monotonic()
+        if lag > 0:
+            time.sleep(lag)
+        r.read(block)
+    return r
+
+
+@pytest.mark.parametrize("then", ["stop", "play"])
+def test_a_stop_or_a_play_right_after_a_retime_ends_the_job_once(daemon, then):
+    """A stop or a new prompt applied while the re-timed continuation waits for its first chunk:
+    the job is answered with exactly one /wb/done, and the slot does what was asked."""
+    d = daemon
+    host = Host(100.0, 0)
+    r = _playing_with_host(d, host)
+    job = d.slots[d.name].job.job
+    host.set_bpm(150.0, r.read_index)
+    d.submit(host.report(d.name, r.read_index))               # → a re-timed restart …
+    if then == "stop":
+        d.submit(Command("stop", slot=d.name, fade_s=0.05))   # … and at once a stop
+    else:
+        d.submit(Command("play", slot=d.name, prompt="ambient pads", seed=1))
+    end = time.monotonic() + 3
+    while time.monotonic() < end:
+        r.read(min(r.buffered(), 1024) or 1)
+        time.sleep(0.01)
+    ev = _events(d)
+    done = [e for e in ev if e.kind == "done" and e.job == job]
+    assert len(done) == 1, [(e.kind, e.job, e.extra) for e in ev]
+    assert d.retimes == 1
+    assert not [e for e in ev if e.kind == "error"]
+    slot = d.slots[d.name]
+    if then == "stop":
+        assert done[0].extra["reason"] == "stopped" and slot.job is None
+    else:
+        assert done[0].extra["reason"] == "replaced" and slot.job is not None and slot.job.prompt == "ambient pads"
+        assert [e.kind for e in ev if e.job == slot.job.job].count("first_audio") == 1
+    r.detach()
