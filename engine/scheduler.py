@@ -183,9 +183,33 @@ class Scheduler:
             b = buffered.get(slot, 0)
             n = self.chunk_size(job, b, free.get(slot, 0), active)
             if n > 0:
-                out.append((b / self.rate, job.job, job, n))
+                out.append([b / self.rate, job.job, job, n])
         out.sort(key=lambda t: (t[0], t[1]))
+        self._fit_round(out)
         return [(job, n) for _, _, job, n in out]
+
+    def _fit_round(self, out: list) -> None:
+        """Shrink the largest chunks of a round until the whole round (every planned chunk, at the
+        recent throughput) takes at most 0.7 × the tightest buffer among the slots already
+        sounding — so a slot that has just started is not starved by the others' full-size
+        refills. ``out``: ``[buffered_s, job id, job, frames]``, edited in place."""
+        if not self.throughput or len(out) < 2:
+            return
+        sounding = [b for b, _, job, _ in out if b > 0]
+        if not sounding:
+            return
+        budget = 0.7 * min(sounding) * self.throughput * self.rate      # frames one round may hold
+        g = max(1, int(self.backend.granularity))
+        floor_n = max(g, self.first_chunk)
+        total = sum(t[3] for t in out)
+        while total > budget:
+            big = max(range(len(out)), key=lambda k: out[k][3])
+            n = out[big][3]
+            half = max(floor_n, (n // 2 // g) * g)
+            if half >= n:
+                return                              # nothing left to shrink
+            out[big][3] = half
+            total -= n - half
 
     def next_deadline_s(self, buffered: dict[int, int]) -> float | None:
         """Seconds until the earliest slot drops below its target (for the engine's wait)."""

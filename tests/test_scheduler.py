@@ -228,3 +228,22 @@ def test_without_yield_to_a_step_serves_every_slot_below_target(env):
         add(sch, s, s)
     res = sch.step({1: 500, 2: 10, 3: 900}, {s: 10 ** 6 for s in (1, 2, 3)})
     assert not res.yielded and sorted(c.job.slot for c in res.chunks) == [1, 2, 3]
+
+
+def test_a_round_fits_the_tightest_buffer_of_the_slots_already_sounding(env):
+    """Slots with deep buffers ask for full chunks while one slot has just started: the round's
+    total generation time (at the recent throughput) stays under 0.7 × that slot's buffer, so it
+    is served again before it runs dry."""
+    clock, be, sch = env
+    for s in range(1, 11):
+        add(sch, s, s)
+        sch.jobs[s].next_chunk = 256
+        sch.jobs[s].frames_out = 1000
+    sch.throughput = 20.0                        # audio-seconds per compute-second
+    buffered = {s: 240 for s in range(1, 10)}    # below a quarter of the target: ramping
+    buffered[10] = 40                            # just started: 40 ms
+    plan = sch.plan(buffered, {s: 10 ** 6 for s in buffered})
+    total_s = sum(n for _, n in plan) / be.sample_rate / sch.throughput
+    assert total_s <= 0.7 * 40 / be.sample_rate + 1e-9
+    assert {j.slot for j, _ in plan} == set(buffered)       # everyone still gets a chunk
+    assert all(n >= sch.first_chunk for _, n in plan)
