@@ -578,10 +578,10 @@ class EngineThread(threading.Thread):
             self._crossfade_chunk(slot, job)
         self._meta(slot, job)
 
-    def _crossfade_chunk(self, slot: Slot, job: Job) -> None:
-        """A replacing job's first chunk holds the whole crossfade."""
+    def _crossfade_chunk(self, slot: Slot, job: Job, extra: int = 0) -> None:
+        """A replacing job's first chunk holds the whole crossfade (and ``extra`` ring frames)."""
         sched = self.d.scheduler
-        xf = self._xfade_frames(slot)
+        xf = self._xfade_frames(slot) + extra
         job.next_chunk = max(sched.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
         job.next_chunk = min(job.next_chunk, max(sched.max_chunk, slot.ring.capacity // 2))
 
@@ -625,10 +625,7 @@ class EngineThread(threading.Thread):
         d.scheduler.attach(new)
         self._handle(slot, Play(new, self._view(slot)))
         self.hostlink.place_continuation(slot, new, at, host_beat_at)
-        self._crossfade_chunk(slot, new)
-        # room to start late: a first chunk that holds the crossfade and the guard again
-        want = self._xfade_frames(slot) + 2 * self.guard(slot)
-        new.next_chunk = max(new.next_chunk, 1 << max(0, int(want * sr / rr)).bit_length())
+        self._crossfade_chunk(slot, new, extra=2 * self.guard(slot))   # room to land late (see _splice)
         d.retimes += 1
         return True
 
@@ -1019,7 +1016,7 @@ class Daemon:
         self._job_counter = 0
         self._private_counter = 0     # names of private (web stream) slots
         self.first_audio_ms: collections.deque = collections.deque(maxlen=1000)   # recent, for status
-        self.retimes = 0                         # re-timed restarts for host tempo changes (bridge.hostlink)
+        self.retimes = 0                         # re-timed restarts: host tempo changes, relocates (bridge.hostlink)
         self.counters = {"commands": 0, "errors": 0}
         self.errors_by_code: dict[str, int] = {}
         self.on_step = None           # metrics hook: callable(StepResult)

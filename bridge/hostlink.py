@@ -83,7 +83,6 @@ class HostLink:
         st = HostState(e["speed"], e["bpm"], e["beats_per_bar"], e["beat"], e["read_index"],
                        cmd.arrival_ns or time.monotonic_ns())
         self.host[cmd.slot] = st
-        log.debug("slot %s: transport bpm %.3f beat %.5f at read_index %d", cmd.slot, st.bpm, st.beat, st.read_index)
         slot = self.d.slots[cmd.slot]
         job = slot.job
         if job is None or st.speed <= 0 or st.read_index < 0 or slot.pending:
@@ -108,8 +107,9 @@ class HostLink:
 
     def _maybe_retime(self, slot, grid, st: HostState, origin: int) -> None:
         """A new host tempo reaches the render head at once, but the ring already holds about a
-        second at the old one: when the tempo just after the splice guard differs from the
-        host's, restart the stream there, re-timed (:meth:`EngineThread.retime`). ``[engine]``"""
+        second at the old one; a relocate leaves that second in the old bar phase. When what lies
+        past the splice point (read head + guard) is at another tempo, or off the host's bar phase,
+        restart the stream there, re-timed and in phase (:meth:`EngineThread.retime`). ``[engine]``"""
         ring = slot.ring
         rr, sr = ring.sample_rate, self.d.backend.sample_rate
         last = self._retimed.get(slot.number)

@@ -99,7 +99,7 @@ class HostSync:
         head = max(0, int(head))
         unit = self._unit(pos)
         tempo.discard_after(head)            # a plan made from an older report is replaced
-        if head == 0 if start is None else start:
+        if (head == 0) if start is None else start:
             # nothing rendered: start in phase. Just past a host bar line the score starts in
             # its first bar (the notes of those few ms sound at once); further in, its first bar
             # waits for the host's next bar line (silence until then) rather than rush a burst

@@ -104,13 +104,12 @@ int main(int argc, char** argv)
             fprintf(stderr, "usage: lv2host --play URI OSC_PORT SLOT PROMPT BPM BEATS_PER_BAR SECONDS OUT [AT_S BPM2]\n");
             return 2;
         }
-        argv[1] = argv[2];              /* the common arguments where the session mode has them */
-        argv[2] = NULL;
     } else if (argc != 6) {
         fprintf(stderr, "usage: lv2host URI SAVE_DIR OSC_PORT SLOT PROMPT\n");
         return 2;
     }
-    const char *uri = argv[1], *dir = argv[2];
+    const char* uri = play_mode ? argv[2] : argv[1];
+    const char* dir = play_mode ? NULL : argv[2];   /* only the session mode saves */
     char** pa = play_mode ? argv + 3 : NULL;        /* OSC_PORT SLOT PROMPT BPM BPB SECONDS OUT ... */
     const char* osc_port = play_mode ? pa[0] : argv[3];
     const char* slot_arg = play_mode ? pa[1] : argv[4];

@@ -652,31 +652,44 @@ def test_quantized_prompt_change_lands_on_the_bar_line(daemon_proc, osc_client):
     assert m["splice_at"] - sent_at_read > 0.4 * 48000, "the change was not held for the bar"
 
 
+class PluginStandIn:
+    """The plugin's part for a paced reader of slot 1: a host at ``bpm`` (4/4), ``beat0`` at the
+    first ring frame read, reported with ``/wb/transport`` about 4 times a second (every 47th
+    256-frame block), tied to the ring frame being read."""
+
+    def __init__(self, d, bpm: float, beat0: float, sr: int = 48000):
+        self.d, self.bpm, self.beat0, self.sr = d, bpm, beat0, sr
+        self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.f0 = None
+
+    def beat(self, frame):
+        return self.beat0 + (frame - self.f0) * self.bpm / (60.0 * self.sr)
+
+    def report(self, k, rec):
+        from bridge.osc import build
+
+        ri = int(rec.read_index[k])
+        if self.f0 is None:
+            self.f0 = ri
+        if k % 47 == 0:
+            b = self.beat(ri)
+            self.tx.sendto(build("/wb/transport", 1, 1.0, self.bpm, 4.0, int(b // 4), float(b % 4), ri, ri),
+                           (self.d.host, self.d.port))
+
+
 @pytest.mark.timeout(90)
 def test_quantized_change_lands_on_the_hosts_bar_line(daemon_proc, osc_client):
     """A stand-in for the plugin: a paced reader of slot 1 reports a host at 97 bpm (4/4,
     mid-bar) with ``/wb/transport`` 4 times a second, tied to the ring frames it reads. A
     prompt change with ``bar`` then ends its crossfade exactly on a host bar line."""
-    from bridge.osc import build
     from plugin_stub.player import PacedRecorder, attach_when_ready
 
     bpm, sr = 97.0, 48000
     d = start_daemon_on_slot_1(daemon_proc)
     c = osc_client(d.host, d.port)
-    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    host = PluginStandIn(d, bpm, 1.3)
+    tx, host_beat, report = host.tx, host.beat, host.report
     reader = attach_when_ready(1, max_block=8192)
-    origin = {}
-
-    def host_beat(frame):
-        return 1.3 + (frame - origin["f0"]) * bpm / (60.0 * sr)
-
-    def report(k, rec):
-        ri = int(rec.read_index[k])
-        origin.setdefault("f0", ri)
-        if k % 47 == 0:                                  # 256-frame blocks: ~4 Hz
-            b = host_beat(ri)
-            tx.sendto(build("/wb/transport", 1, 1.0, bpm, 4.0, int(b // 4), float(b % 4), ri, ri),
-                      (d.host, d.port))
 
     rec = PacedRecorder(reader, 10.0, 256)
     t = threading.Thread(target=rec.run, kwargs={"on_block": report}, daemon=True)
@@ -711,26 +724,14 @@ def test_beats_land_on_the_hosts_beats_at_the_read_head(daemon_proc, osc_client)
     beat lines (within 1/16 beat), and the onset period is the host's."""
     import numpy as np
 
-    from bridge.osc import build
     from plugin_stub.player import PacedRecorder, attach_when_ready
 
     bpm, sr, block = 97.0, 48000, 256
     d = start_daemon_on_slot_1(daemon_proc)
     c = osc_client(d.host, d.port)
-    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    host = PluginStandIn(d, bpm, 2.6)
+    tx, host_beat, report = host.tx, host.beat, host.report
     reader = attach_when_ready(1, max_block=8192)
-    origin = {}
-
-    def host_beat(frame):
-        return 2.6 + (frame - origin["f0"]) * bpm / (60.0 * sr)
-
-    def report(k, rec):
-        ri = int(rec.read_index[k])
-        origin.setdefault("f0", ri)
-        if k % 47 == 0:
-            b = host_beat(ri)
-            tx.sendto(build("/wb/transport", 1, 1.0, bpm, 4.0, int(b // 4), float(b % 4), ri, ri),
-                      (d.host, d.port))
 
     rec = PacedRecorder(reader, 9.0, block)
     t = threading.Thread(target=rec.run, kwargs={"on_block": report}, daemon=True)

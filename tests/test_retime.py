@@ -105,7 +105,6 @@ def test_a_continuation_keeps_the_level_and_the_beat():
             assert c.state.tempo.beat_at(0) == pytest.approx(s.state.tempo.beat_at(f))
             assert c.state.mix.gain_db == s.state.mix.gain_db
             new = b.generate([c], SR * 2)[0]
-            ref = s.state
             # the same music from there: loudness within 1.5 dB of the full stream's same seconds
             r2 = SynthBackend(pool_size=1, workers=1)
             r2.warmup()
@@ -115,7 +114,6 @@ def test_a_continuation_keeps_the_level_and_the_beat():
             r2.close()
             db = lambda x: 10 * np.log10(np.mean(x[SR // 2:].astype(np.float64) ** 2) + 1e-20)
             assert abs(db(new) - db(whole)) < 1.5, (db(new), db(whole))
-            assert ref is s.state
         finally:
             b.end(c)
     finally:
