@@ -376,6 +376,7 @@ class Performance:
         self._fifo = np.zeros((BLOCK, 2), dtype=np.float32)
         self._fifo_n = 0
         self._fifo_at = 0
+        self._preroll = 0                 # frames before 0 still to perform and drop (seek)
         instrument.setup(score.parts)
         if brightness is not None:
             self.set_brightness(brightness)
@@ -403,33 +404,59 @@ class Performance:
     #: bars looked back for notes ringing across a seek point
     SEEK_LOOKBACK = 4
 
-    def seek(self, beat: float, bpm: float | None = None) -> None:
+    def seek(self, beat: float, bpm: float | None = None, preroll: int = 0) -> None:
         """Play from score beat ``beat`` instead of 0: frame 0 is ``beat`` (at ``bpm``, default the
-        current tempo). Only before anything was produced. Notes that start before ``beat`` and
-        ring on across it (a pad, a held chord, a bass note — not drum hits) are struck again at
-        frame 0 for the rest of their length; controls before ``beat`` are skipped. Used for a
-        re-timed restart: the daemon splices such a stream in at the read head, so that a new
-        host tempo is heard from the next beat instead of after the buffer. ``[engine]``"""
+        current tempo). Only before anything was produced. Used for a re-timed restart: the daemon
+        splices such a stream in at the read head, so that a new host tempo is heard from the next
+        beat instead of after the buffer.
+
+        ``preroll`` frames (rounded up to whole blocks) before frame 0 are performed too — every
+        note and control of the score there, at ``bpm`` — and thrown away by the first read: so at
+        frame 0 a held pad is past its attack, a piano chord has decayed as it had, and the reverb
+        carries what was played, as in the stream this one replaces; a crossfade between the two
+        is then between nearly the same sound. Notes that start before the preroll and ring on
+        across it (not drum hits) are struck at its start for the rest of their length; each
+        control's latest value before it is applied there. ``[engine]``"""
         if self.frame or self._fifo_n or self._events or self._next_bar:
             raise RuntimeError("seek only before the performance has produced or loaded anything")
         beat = max(0.0, float(beat))
         self.tempo = TempoMap(bpm or self.tempo.bpm, self.sr, beat0=beat)
+        pre = -(-max(0, int(preroll)) // BLOCK) * BLOCK
+        b0 = self.tempo.beat_at(-pre)
+        if b0 < 0.0:                               # no further back than the score's start
+            pre = int(-self.tempo.frame_at(0.0)) // BLOCK * BLOCK
+            b0 = self.tempo.beat_at(-pre)
+        # a note that starts within a frame of the start is that start's note (not a held one)
+        b0 -= self.tempo.bpm / (60.0 * self.sr)
         bpb = self.score.beats_per_bar
-        first = int(beat // bpb)
-        for i in range(max(0, first - self.SEEK_LOOKBACK), first + 1):
+        first = int(max(0.0, b0) // bpb)
+        latest: dict = {}
+        for i in range(max(0, first - self.SEEK_LOOKBACK), int(beat // bpb) + 1):
             notes, controls = self.score.bar(i)
             for n in notes:
-                if n.dur <= 0:
+                if n.dur <= 0 or n.start < 0:
                     continue
-                if n.start >= beat:
+                if n.start >= b0:
                     self._push(n.start, _ON, n.part, n, None)
-                elif n.start + n.dur - beat >= self.SEEK_MIN_LEFT and not self.score.parts[n.part].is_drums:
-                    rest = dataclasses.replace(n, start=beat, dur=n.start + n.dur - beat)
-                    self._push(beat, _ON, n.part, rest, None)
+                elif n.start + n.dur - b0 >= self.SEEK_MIN_LEFT and not self.score.parts[n.part].is_drums:
+                    self._push(b0, _ON, n.part, dataclasses.replace(n, start=b0, dur=n.start + n.dur - b0), None)
             for c in controls:
-                if c.beat >= beat:
+                if c.beat >= b0:
                     self._push(c.beat, _CTL, c.part, c, None)
-        self._next_bar = first + 1
+                elif c.beat >= 0:
+                    key = (c.part, c.kind, c.number)
+                    if key not in latest or latest[key].beat <= c.beat:
+                        latest[key] = c
+        for c in latest.values():
+            self._push(b0, _CTL, c.part, dataclasses.replace(c, beat=b0), None)
+        self._next_bar = int(beat // bpb) + 1
+        self.frame = -pre
+        self._preroll = pre
+
+    def _discard_preroll(self) -> None:
+        while self.frame < 0:
+            self._produce()
+        self._preroll = 0
 
     def _event_frame(self, beat: float) -> int:
         f = self.tempo.frame_at(beat)
@@ -480,6 +507,8 @@ class Performance:
         """The next ``n`` frames as ``(n, 2)`` float32. ``[engine]``"""
         if out is None:
             out = np.empty((n, 2), dtype=np.float32)
+        if self._preroll:
+            self._discard_preroll()
         got = 0
         while got < n:
             if self._fifo_n == 0:

@@ -37,6 +37,8 @@ class SynthBackend(Backend):
     #: a performance renders whole BLOCK-frame blocks: a chunk of a block costs what the block
     #: costs, so chunks are whole blocks (a first chunk of 4096 frames for the price of 2048)
     granularity = BLOCK
+    #: seconds before a continuation's start that it performs and drops (see :meth:`continuation`)
+    CONTINUATION_PREROLL_S = 0.5
     params = {
         "gain": (0.0, 4.0, 1.0),
         "brightness": (0.0, 1.0, -1.0),
@@ -161,12 +163,14 @@ class SynthBackend(Backend):
     def continuation(self, stream: Stream, frame: int, job: int, shift: float = 0.0) -> Stream:
         """The same score from ``stream``'s frame ``frame`` on: a fresh instrument, the
         performance sought to the beat playing there (plus ``shift`` beats; at the tempo there),
-        the mix carried over. ``[engine]``"""
+        the mix carried over, and the :attr:`CONTINUATION_PREROLL_S` before it performed and
+        dropped (:meth:`Performance.seek`), so that the crossfade into it neither re-strikes the
+        held notes nor cuts the reverb. ``[engine]``"""
         old = stream.state
         beat = max(0.0, old.tempo.beat_at(frame) + float(shift))
         perf = self.performance(old.score, stream.params)
         try:
-            perf.seek(beat, old.tempo.bpm_at(frame))
+            perf.seek(beat, old.tempo.bpm_at(frame), preroll=int(self.CONTINUATION_PREROLL_S * self.sample_rate))
             perf.mix.continue_from(old.mix)
         except Exception:
             perf.close()

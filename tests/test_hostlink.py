@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from bridge.commands import parse_osc
-from bridge.hostlink import HostLink
+from bridge.hostlink import RETIME_MARGIN_S, HostLink
 from engine.hostsync import HostPosition, HostSync
 from engine.score import TempoMap
 
@@ -129,7 +129,7 @@ def test_a_new_host_tempo_restarts_the_stream_at_the_read_head_once():
     t = parse_osc("/wb/transport", [1, 1.0, 97.0, 4.0, 0, here, 10_000, 0], 8)
     link.transport(t)
     at, origin, beat, shift = eng.retimes[0]
-    assert at == 10_000 + 512 + int(0.030 * SR) and origin == 0
+    assert at == 10_000 + 512 + int(RETIME_MARGIN_S * SR) and origin == 0
     assert beat == pytest.approx(here + (at - 10_000) * 97.0 / 60.0 / SR)   # the host's beat there
     assert shift == 0.0                                       # in phase: only re-timed
     slot.ring.read_index += SR // 2

@@ -86,6 +86,63 @@ def test_seek_plays_what_the_full_performance_plays_from_that_beat(beat):
                for p, _ in struck)
 
 
+def test_a_preroll_performs_the_seconds_before_and_drops_them():
+    """``seek(beat, preroll=P)``: the notes of the P frames before ``beat`` are played (on their
+    frames, in the dropped audio), and from frame 0 on everything is where a plain seek has it."""
+    score = _score()
+    beat, pre = 22.37, 6 * 4096
+    plain, rolled = Recorder(), Recorder()
+    a = Performance(score, plain, SR)
+    a.seek(beat)
+    a.read(SR * 6)
+    b = Performance(score, rolled, SR)
+    b.seek(beat, preroll=pre - 100)                      # rounded up to whole blocks
+    out = b.read(SR * 6)
+    assert out.shape == (SR * 6, 2) and b.frames_read == SR * 6
+    later = lambda log, off: [(f - off, p, k) for f, w, p, k, *_ in log if w == "on" and f - off >= 1]
+    assert later(rolled.log, pre) and later(rolled.log, pre) == later(plain.log, 0)
+    # the preroll held the notes that start in it, drums too, on their frames
+    b0 = beat - pre * score.bpm / (60.0 * SR)
+    inside = [n for n in score.notes_between(b0 + 0.01, beat - 0.01) if n.dur > 0]
+    assert any(score.parts[n.part].is_drums for n in inside)
+    struck = [(round(f), p, k) for f, w, p, k, *_ in rolled.log if w == "on" and f < pre]
+    for n in inside:
+        f = round((n.start - b0) * 60.0 * SR / score.bpm)
+        assert any(abs(g - f) <= 1 and p == n.part and k == n.pitch for g, p, k in struck), n
+
+
+def test_a_continuation_crossfades_into_the_same_sound():
+    """A continuation at the same tempo, spliced mid-beat with the daemon's crossfade, sounds
+    like the stream it replaces: a slow pad keeps its level (a fresh instrument without the
+    preroll re-attacked the pad from silence: about 20 dB down for half a second)."""
+    from dsp.core import crossfade
+
+    prompt = "ambient pad with strings, slow"
+    b = SynthBackend(pool_size=3, workers=1)
+    b.warmup()
+    streams = []
+    try:
+        s = b.start(1, prompt, 1)
+        streams.append(s)
+        f = int(round(s.state.tempo.frame_at(16.37)))
+        whole = b.generate([s], f + SR)[0]
+        t = b.start(2, prompt, 1)
+        streams.append(t)
+        b.generate([t], f + 1)
+        c = b.continuation(t, f, 3)
+        streams.append(c)
+        new = b.generate([c], SR)[0]
+        xf = SR // 20
+        spliced = np.concatenate([crossfade(whole[f:f + xf], new[:xf]), new[xf:]])
+        env = lambda x: 10 * np.log10(np.mean(x.reshape(-1, SR // 50, 2).astype(np.float64) ** 2, axis=(1, 2)) + 1e-12)
+        dev = env(spliced[:SR // 2]) - env(whole[f:f + SR // 2])
+        assert dev.min() > -4.0 and dev.max() < 4.0, dev.round(1)
+    finally:
+        for st in streams:
+            b.end(st)
+        b.close()
+
+
 def test_seek_only_before_anything_was_produced():
     p = Performance(_score(), Recorder(), SR)
     p.read(16)
