@@ -47,6 +47,11 @@ DEFAULT_SOUNDFONTS = (
     "/usr/share/sounds/sf3/MuseScore_General.sf3",
 )
 GEN_FILTERFC = 8
+#: GM presets that play a raw oscillator wave (synth bass 1, square, saw, fifths, bass + lead):
+#: their edges are band-limited only at Nyquist, so on a quiet mix each period reads as a click
+#: (a one-sample jump 20× the local median). Their filter is closed this many cents below the
+#: preset's own (an analogue synth's low-pass: still bright, no longer razor-edged).
+EDGE_FILTER_CENTS = {38: -2400.0, 80: -1800.0, 81: -2400.0, 86: -1200.0, 87: -1800.0}
 GEN_ATTENUATION = 48
 CHANNEL_TYPE_MELODIC, CHANNEL_TYPE_DRUM = 0, 1
 FLUID_FAILED = -1
@@ -269,6 +274,7 @@ class FluidInstrument:
         self.parts: list[Part] = []
         self.trim_db: list[float] = []
         self.presets: list[tuple[int, int]] = []
+        self.fc_cents: list[float] = []          # each part's filter offset before brightness
 
     def setup(self, parts: list[Part]) -> None:
         lib, h = self.lib, self.h
@@ -278,6 +284,7 @@ class FluidInstrument:
         drums = [9] + [c for c in range(15, 9, -1)]
         mi = di = 0
         self.chan = []
+        self.fc_cents = []
         self.trim_db = []
         self.presets = []
         for p in parts:
@@ -302,6 +309,10 @@ class FluidInstrument:
             trim = max(0.0, self.pool.part_level_db(p, bank, prog) - REF_DB)
             self.trim_db.append(trim)
             lib.fluid_synth_set_gen(h, ch, GEN_ATTENUATION, float(trim * 10.0))   # centibels
+            fc = EDGE_FILTER_CENTS.get(prog, 0.0) if bank != 128 else 0.0
+            self.fc_cents.append(fc)
+            if fc:
+                lib.fluid_synth_set_gen(h, ch, GEN_FILTERFC, fc)
 
     def note_on(self, part: int, key: int, vel: int) -> None:
         self.lib.fluid_synth_noteon(self.h, self.chan[part], int(key) & 127, max(1, min(127, int(vel))))
@@ -320,8 +331,8 @@ class FluidInstrument:
     def set_brightness(self, b: float) -> None:
         """0 dark … 1 open: every part's filter cutoff offset (up to 4 octaves down). ``[engine]``"""
         off = -(1.0 - max(0.0, min(1.0, float(b)))) * 4800.0
-        for ch in self.chan:
-            self.lib.fluid_synth_set_gen(self.h, ch, GEN_FILTERFC, off)
+        for ch, fc in zip(self.chan, self.fc_cents):
+            self.lib.fluid_synth_set_gen(self.h, ch, GEN_FILTERFC, fc + off)
 
     def render(self, out: np.ndarray) -> None:
         n = out.shape[0]
