@@ -75,6 +75,12 @@ _KEY_RES = (
 )
 _BPM_RE = re.compile(r"\b(\d{2,3}(?:\.\d+)?)\s*(?:bpm|beats per minute|beats a minute)\b")
 _TEMPO_RE = re.compile(r"\b(?:tempo|at)\s+(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:/|hz|seconds|s\b))")
+#: a bare number that reads as a tempo ("dubstep 140", "house at 124, deep"): 50–220, a word of
+#: its own — not "808", "80s", "4/4", "12 bar", "30 seconds", "no. 5"
+_BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?![\w./'%:-])"
+                          r"(?!\s*(?:seconds?|secs?|minutes?|mins?|ms|bars?|beats?|measures?|hz|khz|db|"
+                          r"percent|steps?|notes?|voices?|strings?|keys?|pieces?|parts?|members?|players?|"
+                          r"musicians?|times?|x)\b)")
 _METER_RE = re.compile(r"(?<![\d/])(\d{1,2})\s*/\s*(\d{1,2})(?![\d/])")
 _NEG_RE = re.compile(r"\b(?:no|without|minus|w/o)\s+(?:the\s+|any\s+)?([a-z\- ]+?)(?=$|[,.;]|\s+(?:and|with|in|at|but)\b)")
 _ROLE_WORDS = {"drums": "drums", "drum": "drums", "beat": "drums", "beats": "drums", "percussion": "drums",
@@ -122,6 +128,8 @@ def read_prompt(prompt: str) -> PromptSpec:
         return True
 
     m = _BPM_RE.search(text) or _TEMPO_RE.search(text)
+    if m is None:
+        m = next((b for b in _BARE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None)
     if m:
         spec.bpm = float(m.group(1))
         claim(m)

@@ -61,6 +61,17 @@ def test_prompt_is_read(prompt, bpm, key, meter, genre):
         assert lo * 0.7 <= s.bpm <= hi * 1.15
 
 
+@pytest.mark.parametrize("prompt,bpm", [
+    ("dubstep wobble bass half time 140", 140), ("techno, 130, dark", 130), ("trance 138.5", 138.5),
+    ("house 4x4 120", 120), ("808 trap beat", None), ("80s synthwave", None), ("90's hip hop", None),
+    ("12 bar blues", None), ("30 seconds of ambient", None), ("top 40 pop", None), ("1999 disco", None),
+    ("tr-909 house", None), ("a 64 step sequence", None), ("2 guitars and 100 strings", None),
+    ("waltz in 3/4", None), ("funk 110bpm, 95 bars", 110),
+])
+def test_a_bare_number_is_a_tempo_only_when_it_reads_as_one(prompt, bpm):
+    assert read_prompt(prompt).bpm == bpm
+
+
 def test_bpm_argument_overrides_the_prompt_and_in_a_is_not_a_key():
     assert compose("house 124 bpm", 0, bpm=100).bpm == 100
     assert read_prompt("rock in a garage").key_root is None
