@@ -171,14 +171,23 @@ def read_prompt(prompt: str) -> PromptSpec:
                 spec.no_roles.add(_ROLE_WORDS[w])
         claim(m)
     # genre: the earliest genre phrase in the prompt ("jazz waltz" is jazz, in 3/4)
+    phrase = None
     for m in _GENRE_RX.finditer(text):
         if claim(m):
-            spec.genre = _GENRE_OF[m.group(0)]
+            phrase = m.group(0)
+            spec.genre = _GENRE_OF[phrase]
             if spec.genre == "waltz" and spec.meter is None:
                 spec.meter = (3, 4)
             break
     spec.drum_words = [m.group(0) for m in _DRUM_RX.finditer(text) if claim(m)]
     spec.instruments = [m.group(0) for m in _INSTR_RX.finditer(text) if claim(m)]
+    # a style played as its nearest genre brings its own instruments, for the roles the prompt
+    # leaves open ("folk" is rock's groove on an acoustic guitar, not a distorted one)
+    roles = {G.INSTRUMENTS[w][1] for w in spec.instruments}
+    for w in G.STYLE_INSTRUMENTS.get(phrase, ()):
+        if G.INSTRUMENTS[w][1] not in roles:
+            spec.instruments.append(w)
+            roles.add(G.INSTRUMENTS[w][1])
     words = set(re.findall(r"[a-z]+", text))
     for w, (mmode, tf, _) in G.MOODS.items():
         if w in words:

@@ -165,7 +165,8 @@ def _g(**kw):
     return g
 
 
-_g(name="house", aliases=("house", "deep house", "tech house", "garage", "club"), bpm=(120, 126),
+_g(name="house", aliases=("house", "deep house", "tech house", "garage", "club", "uk garage", "2-step", "2 step", "edm",
+                         "big room", "electro house", "afro house", "club music", "dance music"), bpm=(120, 126),
    kit=24, fill="snare", bass="offbeat", chords="stab", form="edm", humanize_ms=2, vel_var=6,
    parts=(_p("drums", D, 24), _p("bass", B, 38), _p("piano", C, 0), _p("pad", PD, 89), _p("lead", L, 81)),
    progressions=EDM, modes=("minor", "dorian", "major"), intro_drums="kick",
@@ -173,7 +174,8 @@ _g(name="house", aliases=("house", "deep house", "tech house", "garage", "club")
              "chat+": "x.o.x.o.x.o.x.o.", "shaker": "oxoooxoooxoooxoo"},
             {"kick": "X...X...X...X...", "clap": "....X.......X...", "chat": "..x...x...x...x.",
              "ohat+": "..x...x...x...x.", "tamb": "....x.......x..o", "shaker+": "oooooooooooooooo"}))
-_g(name="techno", aliases=("techno", "industrial techno", "minimal", "acid"), bpm=(126, 136),
+_g(name="techno", aliases=("techno", "industrial techno", "minimal", "acid", "industrial", "hardstyle", "hard techno",
+                          "gabber", "rave", "ebm"), bpm=(126, 136),
    kit=24, fill="snare", bass="rolling", chords="stab", form="edm", humanize_ms=1, vel_var=5,
    parts=(_p("drums", D, 24), _p("bass", B, 39), _p("arp", A, 87), _p("pad", PD, 95)),
    progressions={"minor": ("i i i i", "i i VI i", "i bII i i", "i i iv i"),
@@ -183,7 +185,7 @@ _g(name="techno", aliases=("techno", "industrial techno", "minimal", "acid"), bp
              "ride+": "x.x.x.x.x.x.x.x.", "clap+": "....x.......x..."},
             {"kick": "X...X...X...X...", "ohat": "..X...X...X...X.", "chat": "oxoooxoooxoooxoo",
              "clap": "............x...", "rim+": "..x..x..x..x..x."}))
-_g(name="trance", aliases=("trance", "uplifting trance", "psytrance", "progressive"), bpm=(134, 140),
+_g(name="trance", aliases=("trance", "uplifting trance", "psytrance", "progressive", "goa", "eurodance", "hands up"), bpm=(134, 140),
    kit=24, fill="snare", bass="gallop", chords="pad", form="edm", humanize_ms=1, vel_var=5,
    parts=(_p("drums", D, 24), _p("bass", B, 38), _p("arp", A, 81), _p("pad", PD, 50), _p("lead", L, 81)),
    progressions=EDM, modes=("minor",), arp="trance16", intro_drums="kick", reverb=0.35, lead_density=0.6,
@@ -203,7 +205,8 @@ _g(name="disco", aliases=("disco", "nu disco", "nu-disco", "boogie"), bpm=(112, 
              "ohat": "..x...x...x...x.", "tamb+": "..x...x...x...x."},
             {"kick": "X...X...X...X...", "snare": "....X.......X...", "ohat": "..X...X...X...X.",
              "chat": "xoo.xoo.xoo.xoo.", "conga+": "..x..x.x..x..x.x"}))
-_g(name="pop", aliases=("pop", "indie pop", "dance pop", "electropop", "k-pop", "kpop"),
+_g(name="pop", aliases=("pop", "indie pop", "dance pop", "electropop", "k-pop", "kpop", "hyperpop", "synthpop",
+                       "synth pop", "synth-pop", "j-pop", "jpop", "city pop", "bubblegum"),
    bpm=(96, 122), kit=0, fill="toms", bass="pop8", chords="piano8", form="song",
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("piano", C, 0), _p("pad", PD, 89), _p("lead", L, 80)),
    modes=("major", "minor", "major"),
@@ -211,7 +214,8 @@ _g(name="pop", aliases=("pop", "indie pop", "dance pop", "electropop", "k-pop", 
              "tamb+": "....x.......x...", "clap+": "....x.......x..."},
             {"kick": "X..x..x.X.......", "snare": "....X.......X...", "chat": "x.xxx.xxx.xxx.xx",
              "ohat+": "..............x."}))
-_g(name="synthwave", aliases=("synthwave", "retrowave", "outrun", "80s", "darksynth", "vaporwave"),
+_g(name="synthwave", aliases=("synthwave", "retrowave", "outrun", "80s", "darksynth", "vaporwave", "chiptune", "8-bit",
+                             "8 bit", "video game", "chillwave", "new wave"),
    bpm=(84, 112), kit=24, fill="toms", bass="drive8", chords="pad", form="song", humanize_ms=2,
    parts=(_p("drums", D, 24), _p("bass", B, 38), _p("arp", A, 81), _p("pad", PD, 90), _p("lead", L, 80)),
    progressions=EDM, modes=("minor",), arp="arp16", reverb=0.4,
@@ -220,7 +224,8 @@ _g(name="synthwave", aliases=("synthwave", "retrowave", "outrun", "80s", "darksy
             {"kick": "X...X...X...X...", "snare": "....X.......X...", "chat": "xoxoxoxoxoxoxoxo",
              "tom_lo+": "..............x."}))
 _g(name="lofi", aliases=("lofi", "lo-fi", "lo fi", "chillhop", "hip hop", "hip-hop", "hiphop", "boom bap",
-                         "boombap", "rap", "beats to study"),
+                         "boombap", "rap", "beats to study", "trip hop", "trip-hop", "downtempo", "chillout",
+                         "chill out", "jazzhop", "jazz hop", "study beats"),
    bpm=(70, 92), kit=8, fill="snare", bass="lofi", chords="lofi", form="song", swing=0.16,
    swing_unit=0.25, humanize_ms=10, vel_var=12, laid_back_ms=14,
    parts=(_p("drums", D, 8), _p("bass", B, 33), _p("rhodes", C, 4), _p("lead", L, 11)),
@@ -231,7 +236,7 @@ _g(name="lofi", aliases=("lofi", "lo-fi", "lo fi", "chillhop", "hip hop", "hip-h
              "ohat+": "..............x."},
             {"kick": "X......x.xX.....", "snare": "....X.......X...", "chat": "xoxoxoxoxoxoxoxo",
              "shaker": "..o...o...o...o."}))
-_g(name="trap", aliases=("trap", "drill", "phonk"), bpm=(130, 150), kit=25, fill="roll",
+_g(name="trap", aliases=("trap", "drill", "phonk", "grime", "rage", "plugg"), bpm=(130, 150), kit=25, fill="roll",
    bass="808", chords="pad", form="edm", humanize_ms=1, vel_var=10,
    parts=(_p("drums", D, 25), _p("808", B, 38), _p("bells", L, 14, "sparse"), _p("pad", PD, 91)),
    progressions={"minor": ("i i VI VI", "i VI iv V", "i iv i VI", "i VII VI V"),
@@ -262,7 +267,8 @@ _g(name="dubstep", aliases=("dubstep", "brostep", "riddim", "future bass"), bpm=
              "kick2+": "..........X....."},
             {"kick": "X.........X.....", "snare": "........X.......", "chat": "x..x..x..x..x.x.",
              "ohat+": "......x.......x."}))
-_g(name="reggae", aliases=("reggae", "dub", "roots", "ska", "one drop", "one-drop", "rocksteady", "dancehall"),
+_g(name="reggae", aliases=("reggae", "dub", "roots", "ska", "one drop", "one-drop", "rocksteady", "dancehall",
+                           "reggaeton", "dembow", "lovers rock"),
    bpm=(68, 84), kit=0, fill="toms", bass="dub", chords="skank", form="song", swing=0.18, swing_unit=0.5,
    humanize_ms=8, vel_var=10,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("guitar", C, 27), _p("organ", C, 16, "bubble", pan=0.45),
@@ -274,7 +280,7 @@ _g(name="reggae", aliases=("reggae", "dub", "roots", "ska", "one drop", "one-dro
              "ohat+": "..............x."},
             {"kick": "........X.......", "snare": "........X.......", "chat": "x.xxx.xxx.xxx.xx",
              "rim": "......o.......o."}))
-_g(name="funk", aliases=("funk", "funky"), bpm=(96, 112), kit=0, fill="snare",
+_g(name="funk", aliases=("funk", "funky", "afrobeat", "afrobeats", "afro", "go-go", "p-funk", "boogaloo"), bpm=(96, 112), kit=0, fill="snare",
    bass="funk", chords="funk16", form="song", swing=0.06, swing_unit=0.25, humanize_ms=6, vel_var=14,
    parts=(_p("drums", D, 0), _p("bass", B, 36), _p("guitar", C, 28), _p("clavinet", C, 7, "funk16", pan=0.45),
           _p("brass", L, 61, "riff")),
@@ -283,7 +289,8 @@ _g(name="funk", aliases=("funk", "funky"), bpm=(96, 112), kit=0, fill="snare",
              "ohat+": "..............x."},
             {"kick": "X..X..X...X.....", "snare": "....X.o.....X.o.", "chat": "xxxxxxxxxxxxxxxx",
              "cowbell+": "x...x...x...x..."}))
-_g(name="soul", aliases=("soul", "r&b", "rnb", "r and b", "neo soul", "neo-soul", "motown", "gospel"),
+_g(name="soul", aliases=("soul", "r&b", "rnb", "r and b", "neo soul", "neo-soul", "motown", "gospel",
+                         "slow jam", "quiet storm"),
    bpm=(66, 96), kit=0, fill="toms", bass="soul", chords="soul", form="song", swing=0.1, swing_unit=0.25,
    humanize_ms=8, vel_var=10, laid_back_ms=8,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("rhodes", C, 4), _p("organ", PD, 16),
@@ -306,7 +313,8 @@ _g(name="jazz", aliases=("jazz", "swing", "bebop", "bop", "jazzy", "big band", "
             # jazz waltz: the ride's accent and the kick on one, the hat on two
             {"ride": "X...x.x.x.x.", "phat": "....x.......", "kick": "x...........", "snare": "......?...?."}))
 _g(name="bossa nova", aliases=("bossa nova", "bossa", "latin", "samba", "brazilian", "salsa", "cuban",
-                               "tropical"),
+                               "tropical", "tango", "bolero", "mambo", "cha cha", "cha-cha", "rumba", "cumbia",
+                               "flamenco", "mariachi", "afro-cuban", "bachata", "merengue"),
    bpm=(124, 144), kit=32, fill="jazz", bass="bossa", chords="bossa", form="jazz", humanize_ms=7, vel_var=8,
    parts=(_p("drums", D, 32), _p("bass", B, 32), _p("nylon guitar", C, 24), _p("flute", L, 73),
           _p("strings", PD, 49)),
@@ -316,7 +324,9 @@ _g(name="bossa nova", aliases=("bossa nova", "bossa", "latin", "samba", "brazili
             {"kick": "X.....x.X.....x.", "rim": "......x.....x...x.....x....x....",
              "shaker": "xoxoxoxoxoxoxoxo", "conga+": "..x..x.x..x..x.x"}))
 _g(name="rock", aliases=("rock", "indie rock", "punk", "grunge", "alternative", "classic rock", "blues rock",
-                         "garage rock", "blues"),
+                         "garage rock", "blues", "country", "folk", "folk rock", "bluegrass", "americana",
+                         "surf", "shoegaze", "post rock", "post-rock", "emo", "pop punk", "britpop", "hard rock",
+                         "psychedelic", "celtic", "sea shanty"),
    bpm=(100, 150), kit=8, fill="toms", bass="rock8", chords="power", form="song", humanize_ms=6, vel_var=10,
    parts=(_p("drums", D, 8), _p("bass", B, 34), _p("distorted guitar", C, 30), _p("organ", PD, 18),
           _p("lead", L, 29, "melody")),
@@ -336,14 +346,15 @@ _g(name="metal", aliases=("metal", "heavy metal", "thrash", "metalcore", "djent"
             {"kick": "X.X.X.X.X.X.X.X.", "snare": "....X.......X...", "ride": "x.x.x.x.x.x.x.x.",
              "crash+": "X.......X......."}))
 _g(name="ambient", aliases=("ambient", "drone", "meditation", "new age", "soundscape", "atmospheric",
-                            "sleep"),
+                            "sleep", "spa", "relaxing", "gamelan", "healing", "zen"),
    bpm=(60, 80), kit=24, fill="none", bass="drone", chords="pad", form="calm", humanize_ms=12, vel_var=8,
    parts=(_p("pad", PD, 89), _p("pad 2", PD, 94, "swell", pan=-0.5), _p("bass", B, 89, "drone"),
           _p("bells", L, 98, "sparse"), _p("arp", A, 88, "arp8")),
    progressions=AMBIENT, modes=("major", "lydian", "minor", "dorian"), lead_density=0.15, reverb=0.7,
    grooves=(), intro_drums="none")
 _g(name="cinematic", aliases=("cinematic", "epic", "orchestral", "film score", "soundtrack", "trailer",
-                              "heroic"),
+                              "heroic", "horror", "boss battle", "battle", "adventure", "fantasy", "military march",
+                              "marching"),
    bpm=(70, 100), kit=0, fill="toms", bass="long", chords="ostinato", form="calm", humanize_ms=8,
    parts=(_p("drums", D, 0), _p("strings", C, 48), _p("cello", B, 42), _p("brass", PD, 60, "swell"),
           _p("lead", L, 40, "melody"), _p("taiko", P, 116)),
@@ -352,13 +363,14 @@ _g(name="cinematic", aliases=("cinematic", "epic", "orchestral", "film score", "
             {"floor": "X.......X.x.x...", "kick": "X.......X.......", "tom_mid": "...o.......o...."}),
    intro_drums="none")
 _g(name="classical", aliases=("classical", "string quartet", "quartet", "baroque", "chamber", "romantic era",
-                              "sonata", "minuet"),
+                              "sonata", "minuet", "nocturne", "symphony", "concerto", "etude", "prelude", "fugue",
+                              "requiem", "opera"),
    bpm=(72, 112), kit=0, fill="none", bass="cello", chords="quartet", form="calm", humanize_ms=10,
    vel_var=10, parts=(_p("violin", L, 40), _p("violin 2", C, 40, pan=-0.45, octave=1),
                       _p("viola", C, 41, pan=0.3), _p("cello", B, 42)),
    progressions=CLASSICAL, modes=("major", "minor"), lead_density=0.5, reverb=0.4, grooves=(),
    intro_drums="none")
-_g(name="waltz", aliases=("waltz", "valse", "vals"), bpm=(132, 180), meter=(3, 4), kit=40, fill="none",
+_g(name="waltz", aliases=("waltz", "valse", "vals", "mazurka"), bpm=(132, 180), meter=(3, 4), kit=40, fill="none",
    bass="waltz", chords="waltz", form="calm", humanize_ms=8, vel_var=8,
    parts=(_p("drums", D, 40), _p("bass", B, 32), _p("piano", C, 0), _p("strings", PD, 48), _p("lead", L, 40)),
    progressions=CLASSICAL, modes=("major", "minor"), lead_density=0.35, intro_drums="all",
@@ -460,6 +472,17 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "shanai": (111, L, ""), "steel drums": (114, L, ""), "steel pan": (114, L, ""),
     "taiko": (116, P, ""), "melodic tom": (117, P, ""), "synth drum": (118, P, ""),
     "agogo": (113, P, ""), "woodblock": (115, P, ""),
+}
+
+#: styles played as their nearest genre (an alias above) that bring their own instruments,
+#: for the roles the prompt does not name
+STYLE_INSTRUMENTS: dict[str, tuple[str, ...]] = {
+    "folk": ("acoustic guitar",), "folk rock": ("acoustic guitar",), "americana": ("steel guitar",),
+    "country": ("steel guitar", "fiddle"), "bluegrass": ("banjo", "fiddle"),
+    "celtic": ("acoustic guitar", "fiddle"), "sea shanty": ("accordion",),
+    "flamenco": ("nylon guitar",), "tango": ("bandoneon",), "mariachi": ("nylon guitar", "trumpet"),
+    "chiptune": ("square lead",), "8-bit": ("square lead",), "8 bit": ("square lead",),
+    "gamelan": ("bells",), "military march": ("trumpet",),
 }
 
 #: drum words: word → (kit or None, extra lanes {lane: pattern}, groove or None)

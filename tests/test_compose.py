@@ -164,6 +164,23 @@ def test_every_genre_names_itself_and_has_its_tempo_meter_and_kit():
     assert len(G.GENRES) >= 21
 
 
+@pytest.mark.parametrize("prompt,genre,has", [
+    ("afrobeat with talking drums", "funk", None), ("trip hop", "lofi", None), ("hyperpop", "pop", None),
+    ("grime", "trap", None), ("hardstyle kick", "techno", None), ("uk garage 2-step", "house", None),
+    ("edm festival drop", "house", None), ("reggaeton", "reggae", None), ("mazurka", "waltz", None),
+    ("chiptune", "synthwave", 80), ("celtic folk", "rock", 25), ("bluegrass", "rock", 105),
+    ("argentine tango", "bossa nova", 23), ("film noir jazz", "jazz", None),
+    ("folk with distorted guitar", "rock", 30),           # a named instrument wins over the style's
+])
+def test_more_styles_play_as_their_nearest_genre_with_their_instruments(prompt, genre, has):
+    s = compose(prompt, 0)
+    assert s.genre == genre
+    if has is not None:
+        assert has in [p.program for p in s.parts]
+    if "distorted" in prompt:
+        assert 25 not in [p.program for p in s.parts if p.role == "chords"]
+
+
 # --- meter --------------------------------------------------------------------------------------
 def beat_strength(score, bars):
     """Drum and bass onset strength per beat (velocity-weighted onsets near each beat)."""
