@@ -627,6 +627,12 @@ class Composer:
         tonic = [q for q, t in enumerate(tokens) if re.match(r"^(i|I)(?![iIvV])", t)]
         if tonic and tonic[0] and (kind != "break" or r.random() < 0.5):
             tokens = tokens[tonic[0]:] + tokens[:tonic[0]]           # phrases start at home
+        elif not tonic and kind != "break":
+            # a progression that never touches the tonic ("ii7 iii7 IVmaj7 V7") leaves the key to
+            # guesswork: outside a break its first chord becomes the tonic ("Imaj7 iii7 IVmaj7 V7")
+            minor_home = self.family in ("minor", "dorian", "phrygian")
+            colour = self.g.name in ("jazz", "bossa nova", "soul") or "7" in tokens[0] or "9" in tokens[0]
+            tokens = [("i7" if colour else "i") if minor_home else ("Imaj7" if colour else "I")] + tokens[1:]
         bars_tokens = [tokens[b % len(tokens)] for b in range(SECTION_BARS)]
         minorish = self.family in ("minor", "dorian", "phrygian")
         edm = self.g.form == "edm"

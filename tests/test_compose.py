@@ -181,6 +181,22 @@ def test_more_styles_play_as_their_nearest_genre_with_their_instruments(prompt, 
         assert 25 not in [p.program for p in s.parts if p.role == "chords"]
 
 
+def test_every_section_but_a_break_touches_the_tonic():
+    """A key detector (and a listener) finds home: no section outside a break loops a progression
+    that never lands on the tonic (soul's "ii7 iii7 IVmaj7 V7" read as the relative minor)."""
+    from engine.compose import SECTION_BARS
+    for name in G.GENRES:
+        for mode in ("major", "minor"):
+            for seed in range(6):
+                s = compose(f"{name} in E {mode}", seed)
+                for k in range(6):
+                    bars = range(k * SECTION_BARS, (k + 1) * SECTION_BARS)
+                    if s.section_of(bars[0]) == "break":
+                        continue
+                    roots = {s.chord_of(i)[0] % 12 for i in bars}
+                    assert s.key_root in roots, (name, mode, seed, k, s.section_of(bars[0]))
+
+
 # --- meter --------------------------------------------------------------------------------------
 def beat_strength(score, bars):
     """Drum and bass onset strength per beat (velocity-weighted onsets near each beat)."""
