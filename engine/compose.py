@@ -670,10 +670,19 @@ class Composer:
             chords.append(ev)
         # voicings per harmonic part, voice-led through the section
         voicings = {}
+        inner = 0                                 # the quartet's inner voices so far
         for pi_, pl in enumerate(self.plans):
             if pl.role not in ("chords", "pad", "arp"):
                 continue
             n = 1 if pl.style == "quartet" else (3 if pl.style in ("power", "chug", "skank", "funk16") else 4)
+            # a quartet's inner voices share the chord out: the first holds its third (and
+            # seventh), the second its root, any other the fifth — each voice-led alone, both
+            # settled on the common tones, left the third out and sat on the dominant's root
+            # (a G major quartet heard in D major, D minor in A minor); classical voicing drops
+            # the fifth first, never the third
+            share = None
+            if pl.style == "quartet":
+                share, inner = inner, inner + 1
             rootless = pl.style in ("comp", "soul", "lofi", "bossa")
             prev = None
             per_bar = []
@@ -686,7 +695,12 @@ class Composer:
                             root += 12
                         v = (root, root + 7, root + 12)
                     else:
-                        v = voice(c, pl.lo, pl.hi, n, prev, pl.centre, rootless)
+                        cv = c
+                        if share is not None and len(c.intervals) >= 3:
+                            want = {0: lambda k: k == 1 or k >= 3, 1: lambda k: k == 0}.get(share, lambda k: k == 2)
+                            ivs = tuple(i for k, i in enumerate(c.intervals) if want(k))
+                            cv = Chord(c.root, ivs or c.intervals, c.symbol)
+                        v = voice(cv, pl.lo, pl.hi, n, prev, pl.centre, rootless)
                     row.append(v)
                     prev = v
                 per_bar.append(row)
@@ -1084,7 +1098,7 @@ class Composer:
                       [(t * 0.5, 0.45, "5" if t == 5 else "R") for t in range(int(bpb * 2))]],
             "metal": [[(st * 0.25, 0.2, "R") for st in range(int(bpb * 4)) if st % 4 != 3],
                       [(st * 0.25, 0.2, "R" if st % 8 else "8") for st in range(int(bpb * 4))]],
-            "cello": [[(0, 1.9, "R"), (2, 1.9, "5")], [(0, 0.95, "R"), (1, 0.95, "3"), (2, 0.95, "5"), (3, 0.95, "A")],
+            "cello": [[(0, 2.9, "R"), (3, 0.95, "5")], [(0, 0.95, "R"), (1, 0.95, "3"), (2, 0.95, "5"), (3, 0.95, "A")],
                       [(0, 3.9, "R")]],
             "waltz": [[(0, 0.95, "R")], [(0, 0.95, "5l")]],
         }

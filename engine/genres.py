@@ -80,7 +80,7 @@ SOUL = {
     "minor": ("i9 iv9 VII7 IIImaj7", "i7 VImaj7 iv7 V7", "VImaj7 V7 i7 i7", "i9 iv7 i9 V7"),
 }
 CLASSICAL = {
-    "major": ("I IV V I", "I vi IV V", "I ii V I", "I V vi iii", "IV V iii vi"),
+    "major": ("I IV V I", "I vi IV V", "I ii V I", "I V vi iii IV I IV V", "I IV ii V"),
     "minor": ("i iv V i", "i VI iv V", "i iio V i", "i VII III VII i iv V i", "i iv VII III VI iv V i"),
 }
 AMBIENT = {

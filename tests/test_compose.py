@@ -197,6 +197,26 @@ def test_every_section_but_a_break_touches_the_tonic():
                     assert s.key_root in roots, (name, mode, seed, k, s.section_of(bars[0]))
 
 
+@pytest.mark.parametrize("prompt", ["string quartet in G major", "string quartet in D minor"])
+def test_a_quartets_inner_voices_never_leave_out_the_third(prompt):
+    """Each of the two inner voices voice-led on its own settled on the common tones: the third
+    went missing and the music sat on the dominant (a key detector heard G major as D major)."""
+    for seed in range(6):
+        s = compose(prompt, seed)
+        inner = [k for k, p in enumerate(s.parts) if p.role == "chords"]
+        assert len(inner) == 2
+        held = 0
+        for i in range(32):
+            chord = s.chord_of(i)
+            notes = [n for n in s.bar(i)[0] if n.part in inner]
+            if len(chord) < 3 or not notes:
+                continue
+            held += 1
+            first = [n.pitch % 12 for n in notes if n.start < i * s.beats_per_bar + 0.5]
+            assert chord[1] % 12 in first, (seed, i, chord, first)
+        assert held >= 16
+
+
 # --- meter --------------------------------------------------------------------------------------
 def beat_strength(score, bars):
     """Drum and bass onset strength per beat (velocity-weighted onsets near each beat)."""
