@@ -362,7 +362,8 @@ def _font_key(path: str) -> str:
 def _cache_path(key: str) -> str:
     import hashlib
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "wavebridge", f"fluid-levels-{hashlib.sha1(key.encode()).hexdigest()[:16]}.json")
+    # v2: measured through EDGE_FILTER_CENTS (older caches are measured again)
+    return os.path.join(base, "wavebridge", f"fluid-levels-v2-{hashlib.sha1(key.encode()).hexdigest()[:16]}.json")
 
 
 def _decode(d: dict) -> dict:
@@ -447,6 +448,8 @@ def calibrate(pool: FluidPool) -> dict:
                 lib.fluid_synth_program_select(h, ch, sid, bank, prog)
                 for cc, v in ((7, 127), (91, 0), (93, 0), (10, 64)):
                     lib.fluid_synth_cc(h, ch, cc, v)
+                fc = EDGE_FILTER_CENTS.get(prog, 0.0) if bank == 0 else 0.0
+                lib.fluid_synth_set_gen(h, ch, GEN_FILTERFC, fc)      # as the instrument plays it
                 if bank == 128:
                     seg = int(0.4 * sr) // len(_KIT_NOTES) // 64 * 64
                     for k, key in enumerate(_KIT_NOTES):
@@ -464,5 +467,6 @@ def calibrate(pool: FluidPool) -> dict:
                     # a slow pad is measured where it has swelled, a decaying sound over its note
                     out[(0, prog)] = max(_kw_db(buf[:n_hold], sr), _kw_db(buf[n_hold // 2:n_hold], sr))
     finally:
+        lib.fluid_synth_set_gen(h, 0, GEN_FILTERFC, 0.0)
         lib.fluid_synth_system_reset(h)
     return out

@@ -76,6 +76,29 @@ def test_raw_oscillator_presets_do_not_click_on_a_quiet_mix(backends):
     assert bad.size == 0, f"{bad.size} clicks, first at {bad[:5] / SR} s"
 
 
+def test_the_shipped_soundfont_calibration_is_what_the_instrument_plays():
+    """``fluid_levels.json`` (FluidR3_GM) equals a fresh measurement, through the same preset
+    filters the instrument applies — it is regenerated whenever those change."""
+    import json
+
+    from engine import fluid
+
+    pool = fluid.FluidPool(size=1)
+    try:
+        pool.warmup()
+        with open(fluid.LEVELS_FILE) as f:
+            data = json.load(f)
+        key = fluid._font_key(pool.path)
+        assert key in data, f"the shipped calibration is for fluid-soundfont-gm's FluidR3_GM, not {key}"
+        shipped = fluid._decode(data[key])
+        fresh = fluid.calibrate(pool)
+    finally:
+        pool.close()
+    assert set(fresh) == set(shipped)
+    off = {k: (shipped[k], round(v, 2)) for k, v in fresh.items() if abs(shipped[k] - v) > 0.05}
+    assert not off, off
+
+
 def test_the_click_detector_finds_a_click():
     """The detector above is not blind: one step in a quiet passage is found."""
     t = np.arange(SR) / SR
