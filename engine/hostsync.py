@@ -10,8 +10,10 @@ playing at that moment). The daemon turns that ring frame into the stream's own 
   rendered moves and the change is heard within a beat;
 - **bar phase** — the score's bar lines land on the host's bar lines (beat lines when the two
   meters differ). A small phase error is taken up smoothly over one beat (that beat is played a
-  little faster or slower, never more than ``max_slew`` faster); a large one (a relocate, a
-  first lock) holds one beat until the host's next line comes — the grid never skips or goes
+  little faster or slower, never more than ``max_slew`` faster or slower); one too big for a
+  beat over the fewest beats, up to a bar's worth, that stay within ``max_slew`` (a late report
+  after a tempo jump); a large one (a relocate, a first lock) holds one beat until the host's
+  next line comes — the grid never skips or goes
   back, so the renderer never fires skipped notes at once;
 - **start** — a stream that has rendered nothing yet starts in phase: its first frame is
   given the score beat that puts the score's bar lines on the host's (within ``start_slack``
@@ -72,6 +74,7 @@ class HostSync:
         self.beats_per_bar = float(beats_per_bar)
         self.tolerance_frames = int(tolerance_frames)
         self.max_slew = float(max_slew)
+        self.max_plan = max(1, int(math.ceil(beats_per_bar)))   # beats a phase error may be spread over
         self.last: HostPosition | None = None
         self.last_action = ""
 
@@ -125,6 +128,17 @@ class HostSync:
         # ``max_slew`` faster; when the host's line is nearer than that, the beat waits for the
         # host's next line instead ("wait": one beat held longer)
         nominal = 60.0 * sr / pos.bpm
+        # a phase error too big for one beat is spread over the fewest beats (up to a bar's
+        # worth, ``max_plan``) that stay within ``max_slew`` either way, rather than one beat held
+        for n in range(2, self.max_plan + 1):
+            if abs(err_frames) <= (1.0 - 1.0 / self.max_slew) * nominal:
+                break                                           # one beat can take it (below)
+            fn = pos.frame_at(b_next + n + offset, sr)
+            if nominal / self.max_slew <= (fn - f_next) / n <= nominal * self.max_slew:
+                tempo.align(int(round(f_next)), b_next, 60.0 * sr * n / (fn - f_next))
+                tempo.align(int(round(fn)), b_next + n, pos.bpm)
+                self.last_action = "slew"
+                return self.last_action
         f1 = pos.frame_at(b_next + 1 + offset, sr)
         if f1 - f_next < nominal / self.max_slew:
             offset += unit

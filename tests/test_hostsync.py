@@ -122,7 +122,8 @@ def test_playing_stream_locks_to_the_host(score_bpm, host_bpm, origin):
     actions = play(host, sync, 20 * SR, buffer=SR // 2, head0=head0)
     assert actions[0] in ("slew", "wait")
     assert actions[-1] == "locked"                       # repeated reports change nothing
-    lock_by = head0 + 2 * 60.0 * SR / min(score_bpm, host_bpm) + 2048
+    # within a bar: a phase error one beat cannot take is spread over up to a bar's beats
+    lock_by = head0 + (BPB + 1) * 60.0 * SR / min(score_bpm, host_bpm) * sync.max_slew + 2048
     assert_bars_on_host(tempo, host, lock_by, head0 + 20 * SR)
     np.testing.assert_allclose(beat_periods(tempo, lock_by, head0 + 20 * SR), 60.0 * SR / host_bpm, atol=1.0)
     # the past was never re-timed: frames before the first report keep the score's own tempo
@@ -141,6 +142,26 @@ def test_small_phase_error_is_slewed_not_jumped():
     periods = beat_periods(tempo, head, head + 10 * SR)
     assert periods.max() - periods.min() <= 300 + 2        # one beat absorbs it
     assert_bars_on_host(tempo, host2, head + SR, head + 10 * SR)
+
+
+@pytest.mark.parametrize("err_beats", [0.3, 0.6, -0.4, -0.9])
+def test_a_phase_error_too_big_for_one_beat_is_spread_over_a_few(err_beats):
+    """A late report after a tempo jump leaves the grid a fraction of a beat off: instead of one
+    beat held up to a bar long (or rushed), a few beats play at most ``max_slew`` faster or
+    slower, and the bars are on the host's within a bar."""
+    host = Host(120.0)
+    tempo = TempoMap(120.0, SR)
+    sync = HostSync(tempo, BPB)
+    sync.update(host.report(0), 0)
+    off = Host(120.0, origin=-err_beats * 60.0 * SR / 120.0)   # the host is err_beats ahead
+    head = 3 * SR + 1000
+    assert sync.update(off.report(head - SR // 2), head) == "slew"
+    nominal = 60.0 * SR / 120.0
+    first = tempo.frame_at(math.ceil(tempo.beat_at(head)))
+    periods = beat_periods(tempo, first, first + 6 * SR)
+    assert periods.min() >= nominal / sync.max_slew - 1 and periods.max() <= nominal * sync.max_slew + 1, periods[:6]
+    assert (np.abs(periods - nominal) > 1).sum() <= BPB           # spread over a bar at most
+    assert_bars_on_host(tempo, off, first + (BPB + 1) * nominal * sync.max_slew, first + 8 * SR)
 
 
 def test_tempo_change_is_followed_from_the_next_beat():
