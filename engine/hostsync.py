@@ -119,36 +119,38 @@ class HostSync:
         offset = round((h_next - b_next) / unit) * unit           # host beat − score beat
         err_frames = (pos.frame_at(b_next + offset, sr) - f_next)
         bpm_there = tempo.bpm                   # the segment holding head, after the discard
-        if abs(err_frames) <= self.tolerance_frames and abs(bpm_there - pos.bpm) < 1e-3:
+        nominal = 60.0 * sr / pos.bpm
+        if abs(err_frames) <= self.tolerance_frames and \
+                abs(bpm_there - pos.bpm) <= pos.bpm * 2.0 * self.tolerance_frames / nominal:
+            # in phase; the head may sit in a beat slewed by a few frames (its return to the
+            # host's tempo was discarded with the old plan above): the host's tempo from the next
+            # line — not another slew of the rounding, which would never settle
+            if bpm_there != pos.bpm:
+                tempo.align(int(round(f_next)), b_next, pos.bpm)
             self.last_action = "locked"
             return self.last_action
-        # slew: beat b_next → b_next + 1 spans [f_next, f1], landing on the host's grid at f1.
-        # The grid's beats only ever move forward and never skip (the tempo map and the
-        # renderer, which plays every note it passes, need that): a beat is played at most
-        # ``max_slew`` faster; when the host's line is nearer than that, the beat waits for the
-        # host's next line instead ("wait": one beat held longer)
-        nominal = 60.0 * sr / pos.bpm
-        # a phase error too big for one beat is spread over the fewest beats (up to a bar's
-        # worth, ``max_plan``) that stay within ``max_slew`` either way, rather than one beat held
-        for n in range(2, self.max_plan + 1):
-            if abs(err_frames) <= (1.0 - 1.0 / self.max_slew) * nominal:
-                break                                           # one beat can take it (below)
+        # slew: beats b_next … b_next + n span [f_next, fn] and land on the host's grid at fn —
+        # the fewest beats (one, or up to a bar's worth, ``max_plan``) that are each played at
+        # most ``max_slew`` faster or slower. The grid's beats only ever move forward and never
+        # skip (the tempo map and the renderer, which plays every note it passes, need that):
+        # beyond that (a relocate) one beat waits for the host's next line ("wait": held longer)
+        for n in range(1, self.max_plan + 1):
             fn = pos.frame_at(b_next + n + offset, sr)
             if nominal / self.max_slew <= (fn - f_next) / n <= nominal * self.max_slew:
-                tempo.align(int(round(f_next)), b_next, 60.0 * sr * n / (fn - f_next))
-                tempo.align(int(round(fn)), b_next + n, pos.bpm)
-                self.last_action = "slew"
-                return self.last_action
+                return self._plan(f_next, b_next, fn, n, pos.bpm, "slew")
         f1 = pos.frame_at(b_next + 1 + offset, sr)
         if f1 - f_next < nominal / self.max_slew:
             offset += unit
             f1 = pos.frame_at(b_next + 1 + offset, sr)
-        span = f1 - f_next
-        action = "slew" if span <= nominal * self.max_slew else "wait"
-        tempo.align(int(round(f_next)), b_next, 60.0 * sr / span)
-        tempo.align(int(round(f1)), b_next + 1, pos.bpm)
+        return self._plan(f_next, b_next, f1, 1, pos.bpm,
+                          "slew" if f1 - f_next <= nominal * self.max_slew else "wait")
+
+    def _plan(self, f0: float, b0: float, f1: float, n: int, bpm: float, action: str) -> str:
+        """Beats ``b0 … b0 + n`` span frames ``[f0, f1]``, then ``bpm``."""
+        self.tempo.align(int(round(f0)), b0, 60.0 * self.sr * n / (f1 - f0))
+        self.tempo.align(int(round(f1)), b0 + n, bpm)
         self.last_action = action
-        return self.last_action
+        return action
 
     def next_boundary_frame(self, after: float, quantize: str) -> int:
         """The first frame at or after ``after`` that starts a beat (``beat``) or a bar
