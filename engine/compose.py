@@ -627,14 +627,13 @@ class Composer:
         tonic = [q for q, t in enumerate(tokens) if re.match(r"^(i|I)(?![iIvV])", t)]
         if tonic and tonic[0] and (kind != "break" or r.random() < 0.5):
             tokens = tokens[tonic[0]:] + tokens[:tonic[0]]           # phrases start at home
-        elif not tonic and kind != "break":
+        minorish = self.family in ("minor", "dorian", "phrygian")
+        if not tonic and kind != "break":
             # a progression that never touches the tonic ("ii7 iii7 IVmaj7 V7") leaves the key to
             # guesswork: outside a break its first chord becomes the tonic ("Imaj7 iii7 IVmaj7 V7")
-            minor_home = self.family in ("minor", "dorian", "phrygian")
             colour = self.g.name in ("jazz", "bossa nova", "soul") or "7" in tokens[0] or "9" in tokens[0]
-            tokens = [("i7" if colour else "i") if minor_home else ("Imaj7" if colour else "I")] + tokens[1:]
+            tokens = [("i7" if colour else "i") if minorish else ("Imaj7" if colour else "I")] + tokens[1:]
         bars_tokens = [tokens[b % len(tokens)] for b in range(SECTION_BARS)]
-        minorish = self.family in ("minor", "dorian", "phrygian")
         edm = self.g.form == "edm"
 
         def to_v(b):
@@ -680,9 +679,10 @@ class Composer:
             # settled on the common tones, left the third out and sat on the dominant's root
             # (a G major quartet heard in D major, D minor in A minor); classical voicing drops
             # the fifth first, never the third
-            share = None
+            keep = None                           # which chord tones (by index) this voice may take
             if pl.style == "quartet":
-                share, inner = inner, inner + 1
+                keep = ((1, 3, 4, 5), (0,), (2,))[min(inner, 2)]
+                inner += 1
             rootless = pl.style in ("comp", "soul", "lofi", "bossa")
             prev = None
             per_bar = []
@@ -696,9 +696,8 @@ class Composer:
                         v = (root, root + 7, root + 12)
                     else:
                         cv = c
-                        if share is not None and len(c.intervals) >= 3:
-                            want = {0: lambda k: k == 1 or k >= 3, 1: lambda k: k == 0}.get(share, lambda k: k == 2)
-                            ivs = tuple(i for k, i in enumerate(c.intervals) if want(k))
+                        if keep is not None and len(c.intervals) >= 3:
+                            ivs = tuple(i for k, i in enumerate(c.intervals) if k in keep)
                             cv = Chord(c.root, ivs or c.intervals, c.symbol)
                         v = voice(cv, pl.lo, pl.hi, n, prev, pl.centre, rootless)
                     row.append(v)

@@ -52,6 +52,11 @@ GEN_FILTERFC = 8
 #: (a one-sample jump 20× the local median). Their filter is closed this many cents below the
 #: preset's own (an analogue synth's low-pass: still bright, no longer razor-edged).
 EDGE_FILTER_CENTS = {38: -2400.0, 80: -1800.0, 81: -2400.0, 86: -1200.0, 87: -1800.0}
+
+
+def edge_filter_cents(bank: int, program: int) -> float:
+    """The filter offset a preset plays with (0 for drum kits and the other presets)."""
+    return 0.0 if bank == 128 else EDGE_FILTER_CENTS.get(program, 0.0)
 GEN_ATTENUATION = 48
 CHANNEL_TYPE_MELODIC, CHANNEL_TYPE_DRUM = 0, 1
 FLUID_FAILED = -1
@@ -309,7 +314,7 @@ class FluidInstrument:
             trim = max(0.0, self.pool.part_level_db(p, bank, prog) - REF_DB)
             self.trim_db.append(trim)
             lib.fluid_synth_set_gen(h, ch, GEN_ATTENUATION, float(trim * 10.0))   # centibels
-            fc = EDGE_FILTER_CENTS.get(prog, 0.0) if bank != 128 else 0.0
+            fc = edge_filter_cents(bank, prog)
             self.fc_cents.append(fc)
             if fc:
                 lib.fluid_synth_set_gen(h, ch, GEN_FILTERFC, fc)
@@ -448,8 +453,7 @@ def calibrate(pool: FluidPool) -> dict:
                 lib.fluid_synth_program_select(h, ch, sid, bank, prog)
                 for cc, v in ((7, 127), (91, 0), (93, 0), (10, 64)):
                     lib.fluid_synth_cc(h, ch, cc, v)
-                fc = EDGE_FILTER_CENTS.get(prog, 0.0) if bank == 0 else 0.0
-                lib.fluid_synth_set_gen(h, ch, GEN_FILTERFC, fc)      # as the instrument plays it
+                lib.fluid_synth_set_gen(h, ch, GEN_FILTERFC, edge_filter_cents(bank, prog))   # as played
                 if bank == 128:
                     seg = int(0.4 * sr) // len(_KIT_NOTES) // 64 * 64
                     for k, key in enumerate(_KIT_NOTES):

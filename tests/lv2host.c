@@ -78,6 +78,19 @@ static LV2_Worker_Status schedule(LV2_Worker_Schedule_Handle h, uint32_t size, c
     return worker->work(lilv_instance_get_handle(instance), respond, NULL, size, data);
 }
 
+/* Close the control input's object and sequence, hand the notify output over as an empty chunk
+ * of the buffer's capacity (as hosts do), and run one block. */
+static void run_block(LV2_Atom_Forge* forge, LV2_Atom_Forge_Frame* obj, LV2_Atom_Forge_Frame* seq,
+                      void* notify_buf, LV2_URID atom_Chunk)
+{
+    lv2_atom_forge_pop(forge, obj);
+    lv2_atom_forge_pop(forge, seq);
+    LV2_Atom* notify = (LV2_Atom*)notify_buf;
+    notify->type = atom_Chunk;
+    notify->size = ATOM_BYTES - sizeof(LV2_Atom);
+    lilv_instance_run(instance, FRAMES);
+}
+
 static const LilvPlugin* plugin;
 static float controls[MAX_PORTS];
 
@@ -245,12 +258,7 @@ int main(int argc, char** argv)
             lv2_atom_forge_float(&forge, (float)bpb);
             lv2_atom_forge_key(&forge, t_unit);
             lv2_atom_forge_int(&forge, 4);
-            lv2_atom_forge_pop(&forge, &obj);
-            lv2_atom_forge_pop(&forge, &seq);
-            LV2_Atom* notify = (LV2_Atom*)atoms[notify_out];
-            notify->type = atom_Chunk;
-            notify->size = ATOM_BYTES - sizeof(LV2_Atom);
-            lilv_instance_run(instance, FRAMES);
+            run_block(&forge, &obj, &seq, atoms[notify_out], atom_Chunk);
             for (int i = 0; i < FRAMES; ++i) {
                 inter[2 * i] = audio[out_l][i];
                 inter[2 * i + 1] = audio[out_r][i];
@@ -283,13 +291,7 @@ int main(int argc, char** argv)
         } else {
             lv2_atom_forge_object(&forge, &obj, 0, patch_Get);
         }
-        lv2_atom_forge_pop(&forge, &obj);
-        lv2_atom_forge_pop(&forge, &seq);
-        /* the output: an empty chunk of the buffer's capacity, as hosts hand it */
-        LV2_Atom* out = (LV2_Atom*)atoms[notify_out];
-        out->type = atom_Chunk;
-        out->size = ATOM_BYTES - sizeof(LV2_Atom);
-        lilv_instance_run(instance, FRAMES);
+        run_block(&forge, &obj, &seq, atoms[notify_out], atom_Chunk);
         if (step == 1) {
             const LV2_Atom_Sequence* s = (const LV2_Atom_Sequence*)atoms[notify_out];
             int found = 0;

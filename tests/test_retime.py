@@ -21,6 +21,7 @@ from engine.hostsync import stream_frame
 from engine.perform import Performance
 from engine.synth import SynthBackend
 from plugin_stub.reader import RingReader
+from polling import wait
 
 SR = 48000
 
@@ -210,12 +211,7 @@ class Host:
 
 
 def wait_until(cond, timeout=10.0, what="condition"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return
-        time.sleep(0.002)
-    raise AssertionError(f"{what} not reached")
+    assert wait(cond, timeout, step=0.002), f"{what} not reached"
 
 
 @pytest.fixture
