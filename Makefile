@@ -14,16 +14,16 @@ plugin: setup
 	$(MAKE) -C plugin_stub/lv2 BUILD=$(CURDIR)/build/lv2
 
 demo: setup
-	$(PY) -m bridge.cli demo --wav demo.wav
+	$(PY) -m bridge demo --wav demo.wav
 
 test: setup plugin
 	bash scripts/run-tests
 
 bench: setup
-	$(PY) -m bridge.cli bench
+	$(PY) -m bridge bench
 
 serve: setup
-	$(PY) -m bridge.cli serve
+	$(PY) -m bridge serve
 
 clean:
 	rm -rf build .pytest_cache .hypothesis demo.wav

@@ -1,6 +1,11 @@
-"""wavebridge daemon side: OSC/MIDI control, slot and ring management, CLI.
+"""wavebridge daemon side, in four rooms.
 
-Imports follow one rule: ``bridge`` may import ``engine`` and ``dsp``; ``bridge.protocol``
-imports nothing of ours so that ``plugin_stub`` can use it alone.
+``bridge.core``: the daemon, its slots, rings, command inbox, event bus and the one engine thread.
+``bridge.control``: OSC and MIDI, the surfaces that turn input into commands.
+``bridge.web``: HTTP and WebSocket for apps and browsers (keys, tiers, tracks, encoding).
+``bridge.ops``: the CLI, configuration, systemd, metrics, demo, render and benchmarks.
+
+Imports follow one rule (``docs/ARCHITECTURE.md``; ``tests/test_architecture.py`` holds it):
+``bridge`` may import ``engine``, ``dsp`` and ``plugin_stub``; nothing imports ``bridge``.
 """
 __version__ = "0.1.0"

@@ -5,11 +5,11 @@ One API over NumPy and CuPy: every function takes its array module from its inpu
 reference; CuPy is imported lazily and only when a CuPy array is passed in. This package
 imports nothing else of wavebridge. No threads of its own; callers tag their class.
 """
-from .core import (array_module, crossfade, equal_power_curves, fade_curve, linear_curves, fade, gain_ramp,
+from dsp.core import (array_module, crossfade, equal_power_curves, fade_curve, linear_curves, fade, gain_ramp,
                    soft_limit, stitch, Stitcher, planar_to_interleaved, seam_jump)
 
-from .fused import Published, scale_ring, stitch_and_publish
-from .resample import Resampler
+from dsp.fused import Published, scale_ring, stitch_and_publish
+from dsp.resample import Resampler
 
 __all__ = ["Published", "scale_ring", "stitch_and_publish", "Resampler", "array_module", "crossfade", "equal_power_curves",
            "fade_curve", "linear_curves", "fade", "gain_ramp", "soft_limit", "stitch", "Stitcher",

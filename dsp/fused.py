@@ -27,7 +27,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .core import array_module, equal_power_curves, gain_ramp, linear_curves, soft_limit
+from dsp.core import array_module, equal_power_curves, gain_ramp, linear_curves, soft_limit
 
 CURVES = ("equal_power", "linear")
 
@@ -101,7 +101,7 @@ def stitch_and_publish(chunk, ring_data, start_frame: int, gain0: float = 1.0, g
     for tests). ``publish(end)`` runs after the audio is in the ring.
     """
     if array_module(chunk) is not np:
-        from . import gpu
+        from dsp import gpu
 
         return gpu.stitch_and_publish(chunk, ring_data, start_frame, gain0, gain1, prev=prev, curve=curve,
                                       env=env, ceiling=ceiling, knee=knee, publish=publish)
@@ -130,7 +130,7 @@ def scale_ring(ring_data, start_frame: int, gains, publish: Callable[[int], None
     """Multiply ring frames ``start_frame…`` by ``gains`` (``(n,)``), wrapping: a stop's fade over
     audio already stored. CuPy ``gains`` go to the kernel in :mod:`dsp.gpu`. Returns n. ``[engine]``"""
     if array_module(gains) is not np:
-        from . import gpu
+        from dsp import gpu
 
         return gpu.scale_ring(ring_data, start_frame, gains, publish=publish)
     gains = np.asarray(gains, dtype=np.float32)

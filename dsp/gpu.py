@@ -26,7 +26,7 @@ import threading
 
 import numpy as np
 
-from .fused import Published, plan
+from dsp.fused import Published, plan
 
 # cudaHostRegister flags (driver_types.h); CuPy exposes the call, not these names.
 HOST_REGISTER_PORTABLE = 1
@@ -391,7 +391,7 @@ def soft_limit(x, ceiling: float = 0.97, knee: float = 0.7):
     """
     cp = _cupy()
     if not isinstance(x, cp.ndarray) or x.dtype != cp.float32:
-        from .core import soft_limit as ref
+        from dsp.core import soft_limit as ref
 
         return ref(x, ceiling, knee)
     y, args = soft_limit_args(cp, x, ceiling, knee)

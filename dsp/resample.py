@@ -29,7 +29,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .core import array_module
+from dsp.core import array_module
 
 PASSBAND = 0.913          # end of the pass band, fraction of the lower Nyquist (soxr HQ's)
 ATTENUATION_DB = 100.0    # Kaiser stop-band design target
@@ -171,7 +171,7 @@ class Resampler:
         hist = xp.concatenate(parts, axis=0)
         count = m_end - self._m_next
         if xp is not np:
-            from . import gpu
+            from dsp import gpu
 
             if self._H_dev is None:
                 self._H_dev = xp.asarray(H)

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .core import array_module, seam_jump
+from dsp.core import array_module, seam_jump
 
 _EPS = 1e-12
 

@@ -103,8 +103,8 @@ class Backend:
 
 
 _BACKENDS = {
-    "synth": "engine.synth:SynthBackend",
-    "musicgen": "engine.musicgen:MusicgenBackend",
+    "synth": "engine.synth.backend:SynthBackend",
+    "musicgen": "engine.musicgen.backend:MusicgenBackend",
 }
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .score import TempoMap
+from engine.score import TempoMap
 
 QUANTIZE = ("off", "beat", "bar")
 

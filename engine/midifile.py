@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .score import Score
+from engine.score import Score
 
 TICKS_PER_BEAT = 480
 _SIG_NAMES = ["C", "Db", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .backend import Backend, BackendError, OutOfMemory, Stream
+from engine.backend import Backend, BackendError, OutOfMemory, Stream
 
 log = logging.getLogger("wavebridge")
 
@@ -45,7 +45,7 @@ class Job:
     chunks: int = 0
     done: bool = False
     tag: object = None                  # opaque to the engine (the daemon keeps the requester here)
-    retimed: bool = False               # a re-timed restart of the same job (bridge.daemon.retime)
+    retimed: bool = False               # a re-timed restart of the same job (bridge.core.daemon.retime)
     cont_of: "Job | None" = None        # the job it continues, until that one has ended
     prior_frames: int = 0               # frames the job had played before this continuation
 

@@ -1,6 +1,6 @@
 """The score: what the synth's composer decides and its renderers play.
 
-A :class:`Score` is the contract between ``engine.compose`` (prompt → score) and the renderers
+A :class:`Score` is the contract between ``engine.compose.composer`` (prompt → score) and the renderers
 (score → audio: FluidSynth with a General MIDI SoundFont, or the oscillator fallback). It holds
 the piece's global facts (tempo, meter, key, genre, parts with their GM programs and mix) and
 produces its notes **bar by bar, on demand**: :meth:`Score.bar` is a pure function of

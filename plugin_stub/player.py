@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from bridge.protocol import RingError
+from plugin_stub.protocol import RingError
 
-from .reader import RingReader
+from plugin_stub.reader import RingReader
 
 
 def attach_when_ready(slot, timeout: float = 10.0, **kw) -> RingReader:

@@ -23,8 +23,8 @@ import time
 import msgpack
 import numpy as np
 
-from bridge import protocol as P
-from bridge.protocol import RingError
+from plugin_stub import protocol as P
+from plugin_stub.protocol import RingError
 
 _WI = P.OFF_WRITE_INDEX // 8
 _RI = P.OFF_READ_INDEX // 8

@@ -26,7 +26,7 @@ def slot_name():
 @pytest.fixture
 def daemon_proc():
     """Start ``wavebridge serve`` processes on free ports; all are killed at teardown."""
-    from bridge.demo import DaemonProcess
+    from bridge.ops.demo import DaemonProcess
 
     procs = []
 
@@ -53,7 +53,7 @@ def daemon_proc():
 
 @pytest.fixture
 def osc_client():
-    from bridge.osc import OscClient
+    from bridge.control.osc import OscClient
 
     clients = []
 

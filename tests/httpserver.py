@@ -18,8 +18,8 @@ import numpy as np
 class InProcessServer:
     def __init__(self, state_dir, tiers=None, slots=1, storage=None, host="127.0.0.1", price_per_hour=1.0,
                  backend=None, **http_kw):
-        from bridge.daemon import Config, Daemon
-        from bridge.http import HttpConfig, HttpService
+        from bridge.core.daemon import Config, Daemon
+        from bridge.web.app import HttpConfig, HttpService
 
         self.loop = asyncio.new_event_loop()
         self._t = threading.Thread(target=self.loop.run_forever, name="test-http-loop", daemon=True)

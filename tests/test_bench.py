@@ -9,7 +9,7 @@ import sys
 
 def test_bench_reports_all_figures():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    p = subprocess.run([sys.executable, "-m", "bridge.cli", "bench", "--quick", "--json"], cwd=root,
+    p = subprocess.run([sys.executable, "-m", "bridge", "bench", "--quick", "--json"], cwd=root,
                        capture_output=True, text=True, timeout=240)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "bench:" in p.stderr                     # progress while it runs

@@ -10,7 +10,7 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from bridge.config import ConfigError, Settings, find_config, load_file, parse, resolve, search_path
+from bridge.ops.config import ConfigError, Settings, find_config, load_file, parse, resolve, search_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -54,7 +54,7 @@ def test_the_example_config_is_valid_and_complete():
     assert s.live_params()[-1][0] == 2                  # slot lines come after (and win over) every-slot lines
     with open(os.path.join(ROOT, "examples", "config.toml")) as f:
         text = f.read()
-    from bridge.config import SCHEMA
+    from bridge.ops.config import SCHEMA
 
     for section, keys in SCHEMA.items():                # every key is shown in the example
         for k in keys:
@@ -112,7 +112,7 @@ def test_a_bad_config_stops_serve_with_a_clear_message(tmp_path):
     import sys
 
     p = write(tmp_path / "bad.toml", "[engine]\nslotz = 2\n")
-    r = subprocess.run([sys.executable, "-m", "bridge.cli", "serve", "--config", str(p), "--osc-port", "0"],
+    r = subprocess.run([sys.executable, "-m", "bridge", "serve", "--config", str(p), "--osc-port", "0"],
                        capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert r.returncode == 2
     assert "engine.slotz" in r.stderr and str(p) in r.stderr
@@ -228,7 +228,7 @@ def test_only_what_the_file_sets_is_returned_with_types_kept():
 def test_every_schema_key_maps_to_a_settings_field():
     import msgspec
 
-    from bridge import config
+    from bridge.ops import config
 
     names = {f.name for f in fields(Settings)}
     structs = {"": config._Config, "osc": config._Osc, "engine": config._Engine, "midi": config._Midi,
@@ -245,7 +245,7 @@ def test_any_table_is_either_settings_or_a_config_error():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from bridge.config import SCHEMA
+    from bridge.ops.config import SCHEMA
 
     keys = st.sampled_from(sorted({k for t in SCHEMA.values() for k in t}
                                   | {"osc", "engine", "midi", "metrics", "http", "log", "params", "tiers", "2", "x"}))

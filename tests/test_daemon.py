@@ -8,11 +8,11 @@ import time
 import numpy as np
 import pytest
 
-from bridge.commands import Command
-from bridge.daemon import Config, Daemon
-from bridge.protocol import WavebridgeError
+from bridge.core.commands import Command
+from bridge.core.daemon import Config, Daemon
+from plugin_stub.protocol import WavebridgeError
 from dsp import soft_limit
-from engine.synth import SynthBackend, render_stream
+from engine.synth.backend import SynthBackend, render_stream
 from plugin_stub.reader import RingReader
 
 
@@ -366,8 +366,8 @@ def assert_heard_fade(rec, meta, frames: int) -> None:
 
 
 def test_a_ring_being_created_or_held_by_a_live_writer_is_never_taken(slot_name):
-    from bridge.protocol import RingError
-    from bridge.ring import RingWriter
+    from plugin_stub.protocol import RingError
+    from bridge.core.ring import RingWriter
 
     w = RingWriter.open(slot_name, 48000, 2, 1 << 12)
     try:
@@ -380,7 +380,7 @@ def test_a_ring_being_created_or_held_by_a_live_writer_is_never_taken(slot_name)
 
 # ---- control-side fixes: queue, params, config, capacity, short jobs, backend.end ----------------
 def test_params_are_coalesced_and_stops_are_never_refused():
-    from bridge.daemon import CommandQueue
+    from bridge.core.daemon import CommandQueue
 
     q = CommandQueue(4)
     for v in range(50):                      # a CC sweep fanned out to two slots
@@ -416,7 +416,7 @@ def test_a_burst_of_prompt_changes_costs_one_start_and_every_job_is_answered(dae
 
 
 def test_backend_parameter_ranges_win_over_the_common_ones():
-    from bridge.commands import parse_osc
+    from bridge.core.commands import parse_osc
 
     class Wide(SynthBackend):
         params = dict(SynthBackend.params, guidance=(0.0, 15.0, 3.0))
@@ -430,7 +430,7 @@ def test_backend_parameter_ranges_win_over_the_common_ones():
 @pytest.mark.parametrize("field,value", [("first_chunk", 0), ("first_chunk", 16384), ("max_chunk", 0),
                                          ("target_s", 0.0), ("target_s", float("nan")), ("queue_max", 0)])
 def test_bad_engine_settings_are_refused_before_any_ring_exists(field, value):
-    from bridge.daemon import validate_config
+    from bridge.core.daemon import validate_config
 
     name = "v" + secrets.token_hex(4)
     cfg = Config(slot_names=[name], slots=1, **{field: value})

@@ -14,9 +14,9 @@ import time
 import numpy as np
 import pytest
 
-from bridge.commands import Command
-from bridge.daemon import Config, Daemon
-from engine.synth import SynthBackend
+from bridge.core.commands import Command
+from bridge.core.daemon import Config, Daemon
+from engine.synth.backend import SynthBackend
 from plugin_stub.reader import RingReader
 from test_daemon import assert_heard_fade, listening
 
@@ -165,7 +165,7 @@ def tiny_musicgen_dir(tmp_path_factory):
 def test_musicgen_hands_device_chunks_to_the_daemon(cp, tiny_musicgen_dir, monkeypatch):
     """musicgen → CuPy chunks (dlpack, its stitcher and FIFO on the device) → the daemon's kernels
     → the ring, equal to the same model played through the host path."""
-    import engine.musicgen as mg
+    import engine.musicgen.backend as mg
     from engine.backend import get_backend
 
     if cp is not CUDA:                        # emulated: the CPU model hands over "device" arrays

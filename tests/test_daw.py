@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge.commands import parse_osc
-from bridge.protocol import WavebridgeError
+from bridge.core.commands import parse_osc
+from plugin_stub.protocol import WavebridgeError
 
 from test_lv2 import (BUILD, RATE, URI, SignalWriter, _need, _stop, free_slots, header,  # noqa: F401
                       jack_env, lv2_env, wait_until)
@@ -666,7 +666,7 @@ class PluginStandIn:
         return self.beat0 + (frame - self.f0) * self.bpm / (60.0 * self.sr)
 
     def report(self, k, rec):
-        from bridge.osc import build
+        from bridge.control.osc import build
 
         ri = int(rec.read_index[k])
         if self.f0 is None:
@@ -831,7 +831,7 @@ def test_downbeats_land_on_the_host_bar_lines(lv2host, lv2_env, daemon_proc, tmp
     change and from a bar after it, when the beat period is the new tempo's."""
     import numpy as np
 
-    from engine.synth import SynthBackend
+    from engine.synth.backend import SynthBackend
 
     prompt = "waltz with strings and piano"
     d = start_daemon_on_slot_1(daemon_proc, 30.0, "--log-level", "INFO")

@@ -12,7 +12,7 @@ from plugin_stub.player import read_wav
 
 def test_demo_runs_end_to_end(tmp_path):
     wav = tmp_path / "demo.wav"
-    p = subprocess.run([sys.executable, "-m", "bridge.cli", "demo", "--seconds", "4", "--wav", str(wav)],
+    p = subprocess.run([sys.executable, "-m", "bridge", "demo", "--seconds", "4", "--wav", str(wav)],
                        capture_output=True, text=True, timeout=120,
                        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert p.returncode == 0, p.stdout + p.stderr

@@ -230,7 +230,7 @@ def test_scale_ring_fades_stored_frames_in_place_wrapping():
 
 
 def test_fused_into_a_real_ring_publishes():
-    from bridge.ring import RingWriter
+    from bridge.core.ring import RingWriter
 
     slot = f"tdsp{os.getpid()}"
     w = RingWriter.open(slot, SR, 2, 1024)

@@ -4,7 +4,7 @@ Each test runs twice: on a GPU (marked ``gpu``; skipped cleanly when CuPy is mis
 device can allocate; ``python3 -m pytest -m gpu tests/test_dsp_gpu.py``, as ``scripts/gpu-check``
 does) and on ``tests/emulated_cupy.py`` everywhere (the kernels compiled for the CPU, host memory
 as device memory: the logic around the kernels, not the device).
-Imports of ours: ``dsp`` and ``bridge.ring`` only.
+Imports of ours: ``dsp`` and ``bridge.core.ring`` only.
 """
 from __future__ import annotations
 
@@ -155,7 +155,7 @@ def test_fused_cupy_equals_numpy_twin(cp, curve, capacity):
 
 
 def test_fused_and_ring_fades_into_registered_dev_shm_ring(cp):
-    from bridge.ring import RingWriter
+    from bridge.core.ring import RingWriter
     from dsp import gpu
     from dsp.fused import scale_ring, stitch_and_publish
 

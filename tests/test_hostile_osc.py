@@ -331,7 +331,7 @@ def test_status_replies_stay_within_ten_times_the_request(daemon_proc):
         import subprocess
         import sys
 
-        out = subprocess.run([sys.executable, "-m", "bridge.cli", "status", "--port", str(d.port)],
+        out = subprocess.run([sys.executable, "-m", "bridge", "status", "--port", str(d.port)],
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
         assert sum(1 for ln in out.stdout.splitlines() if " playing " in ln) == 8      # `wavebridge status` pages
@@ -457,6 +457,6 @@ def test_a_bad_allow_network_is_a_clear_startup_error():
     import sys
 
     for flag in ("--allow", "--metrics-allow"):
-        r = subprocess.run([sys.executable, "-m", "bridge.cli", "serve", "--osc-port", "0", flag, "10.0.0.0/33"],
+        r = subprocess.run([sys.executable, "-m", "bridge", "serve", "--osc-port", "0", flag, "10.0.0.0/33"],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and flag in r.stderr and "10.0.0.0/33" in r.stderr, r.stderr

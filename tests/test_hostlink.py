@@ -1,4 +1,4 @@
-"""bridge.hostlink without a daemon: a fake engine with one playing slot and a synth-like beat grid."""
+"""bridge.core.hostlink without a daemon: a fake engine with one playing slot and a synth-like beat grid."""
 from __future__ import annotations
 
 import queue
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from bridge.commands import parse_osc
-from bridge.hostlink import RETIME_MARGIN_S, HostLink
+from bridge.core.commands import parse_osc
+from bridge.core.hostlink import RETIME_MARGIN_S, HostLink
 from engine.hostsync import HostPosition, HostSync
 from engine.score import TempoMap
 

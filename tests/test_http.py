@@ -340,7 +340,7 @@ def test_keys_quota_429_and_revocation(tmp_path):
 def _metrics_text(svc) -> str:
     from prometheus_client import CollectorRegistry, generate_latest
 
-    from bridge.http import HttpCollector
+    from bridge.web.app import HttpCollector
 
     r = CollectorRegistry()
     r.register(HttpCollector(svc))
@@ -390,7 +390,7 @@ def test_keys_cli_add_list_revoke(tmp_path):
     import sys
 
     def cli(*a):
-        return subprocess.run([sys.executable, "-m", "bridge.cli", "keys", "--state-dir", str(tmp_path), *a],
+        return subprocess.run([sys.executable, "-m", "bridge", "keys", "--state-dir", str(tmp_path), *a],
                               capture_output=True, text=True, timeout=60)
     r = cli("add", "dave", "--tier", "pro")
     assert r.returncode == 0, r.stderr
@@ -404,7 +404,7 @@ def test_keys_cli_add_list_revoke(tmp_path):
     assert key.split("_", 2)[2].encode() not in raw                # stored hashed
     assert cli("revoke", "dave").returncode == 0
     assert "revoked" in cli("list").stdout
-    from bridge.store import Store
+    from bridge.web.store import Store
 
     st = Store(str(tmp_path))
     try:
@@ -452,7 +452,7 @@ def test_raw_pcm_and_wav_streams(server):
 def test_bench_http_quick_reports_every_figure(capsys):
     import argparse
 
-    from bridge.bench_http import run_http_bench
+    from bridge.ops.bench.web import run_http_bench
 
     rc = run_http_bench(argparse.Namespace(quick=True, json=True, price_per_hour=2.0, backend="synth"))
     assert rc == 0
@@ -533,7 +533,7 @@ def test_a_websocket_flood_is_rate_limited_and_the_session_survives(server):
 
 def test_an_engine_oom_ends_that_request_with_an_error_event_and_nothing_else(tmp_path):
     from engine.backend import OutOfMemory
-    from engine.synth import SynthBackend
+    from engine.synth.backend import SynthBackend
 
     class OomOnCue(SynthBackend):
         def generate(self, streams, frames):

@@ -3,7 +3,7 @@
 lilv's ``lv2ls``/``lv2info`` must find the bundle and its ports; then the console ``jalv``
 (headless; it reads commands such as ``set slot 58`` and ``monitors`` on stdin and quits on
 EOF) runs the plugin inside a private JACK server (dummy backend, its own server name), a
-thread of this process writes a ring through ``bridge.ring.RingWriter``, and ``jack_capture``
+thread of this process writes a ring through ``bridge.core.ring.RingWriter``, and ``jack_capture``
 records the plugin's outputs. The written signal encodes each frame's absolute index
 exactly (a float32 sawtooth of period ``PERIOD``; the right channel is the same sawtooth
 shifted by ``shift``), so a capture proves contiguity, channel order and which ring was read.
@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bridge import protocol as P
-from bridge.ring import RingWriter
+from plugin_stub import protocol as P
+from bridge.core.ring import RingWriter
 from plugin_stub.player import read_wav
 
 REPO = Path(__file__).resolve().parents[1]
@@ -494,7 +494,7 @@ def test_slot_port_change_switches_rings(host, writers, tmp_path):
 def test_jalv_plays_what_the_daemon_wrote(host, tmp_path, daemon_proc, osc_client):
     """jalv hosting the stub on slot 1 of a real daemon: the capture is the synth's audio, exactly."""
     from dsp import fade, soft_limit
-    from engine.synth import render_stream
+    from engine.synth.backend import render_stream
 
     d = daemon_proc("--slots", "1", "--metrics-port", "off")
     c = osc_client(d.host, d.port)

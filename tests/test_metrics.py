@@ -10,10 +10,10 @@ import urllib.request
 import numpy as np
 import pytest
 
-from bridge.commands import Command
-from bridge.daemon import Config, Daemon
-from bridge.metrics import Metrics
-from engine.synth import SynthBackend
+from bridge.core.commands import Command
+from bridge.core.daemon import Config, Daemon
+from bridge.ops.metrics import Metrics
+from engine.synth.backend import SynthBackend
 from oscwire import prom_samples as samples
 from plugin_stub.reader import RingReader
 

@@ -12,9 +12,9 @@ import time
 import mido
 import pytest
 
-from bridge.commands import parse_osc
-from bridge.midi import DEFAULT_BANKS, MidiInput, MidiMap, MidiMapError, MidiMapper, note_number
-from bridge.protocol import WavebridgeError
+from bridge.core.commands import parse_osc
+from bridge.control.midi import DEFAULT_BANKS, MidiInput, MidiMap, MidiMapError, MidiMapper, note_number
+from plugin_stub.protocol import WavebridgeError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JACK = "mido.backends.rtmidi/UNIX_JACK"
@@ -54,7 +54,7 @@ def test_note_names_follow_c4_is_60():
 
 
 def test_the_example_map_loads_and_fits_a_default_daemon():
-    from bridge.commands import COMMON_PARAMS
+    from bridge.core.commands import COMMON_PARAMS
 
     m = MidiMap.load(os.path.join(ROOT, "examples", "midi-map.toml"))
     assert m.mode == "gate" and m.source.endswith("midi-map.toml")
@@ -297,7 +297,7 @@ class FakeDaemon:
         self.thread = None
 
     def params(self):
-        from bridge.commands import COMMON_PARAMS
+        from bridge.core.commands import COMMON_PARAMS
 
         return dict(COMMON_PARAMS)
 
@@ -547,14 +547,14 @@ def test_a_typo_in_mido_backend_stops_serve_before_any_ring_exists(tmp_path):
     import subprocess
     import sys
 
-    from bridge.midi import check_backend
+    from bridge.control.midi import check_backend
 
     with pytest.raises(ValueError, match="MIDO_BACKEND"):
         check_backend("mido.backends.rtmdi")
     with pytest.raises(ValueError, match="no MIDI API 'UNIX_JAK'"):
         check_backend("mido.backends.rtmidi/UNIX_JAK")
     env = dict(os.environ, MIDO_BACKEND="mido.backends.rtmidi/UNIX_JAK", XDG_CONFIG_HOME=str(tmp_path))
-    p = subprocess.run([sys.executable, "-m", "bridge.cli", "serve", "--midi", "--osc-port", "0", "--metrics-port",
+    p = subprocess.run([sys.executable, "-m", "bridge", "serve", "--midi", "--osc-port", "0", "--metrics-port",
                         "off", "--slots", "1"], env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
     assert "UNIX_JAK" in p.stderr and "warming up" not in p.stderr

@@ -18,8 +18,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from engine.backend import BackendError, OutOfMemory, get_backend  # noqa: E402
-from engine.musicgen import WindowResampler  # noqa: E402
-from engine.musicgen_decode import counter_uniforms, plan_context, sample_tokens  # noqa: E402
+from engine.musicgen.backend import WindowResampler  # noqa: E402
+from engine.musicgen.decode import counter_uniforms, plan_context, sample_tokens  # noqa: E402
 from tiny_musicgen import build_random_musicgen, build_tiny_musicgen  # noqa: E402
 
 PROMPT = "lofi piano beat"

@@ -51,7 +51,7 @@ def test_missing_model_directory_is_a_clear_startup_error(tmp_path):
     import subprocess
     import sys
 
-    p = subprocess.run([sys.executable, "-m", "bridge.cli", "serve", "--osc-port", "0", "--backend", "musicgen",
+    p = subprocess.run([sys.executable, "-m", "bridge", "serve", "--osc-port", "0", "--backend", "musicgen",
                         "--model", str(tmp_path / "nope")], capture_output=True, text=True, timeout=60)
     assert p.returncode != 0
     assert "nope" in p.stderr and ("not" in p.stderr.lower() or "missing" in p.stderr.lower())

@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from bridge.daemon import Config, Daemon
-from bridge.osc import AMPLIFICATION, MAX_PENDING_PER_HOST, OscServer, ServingProbe
-from bridge.oscdecode import decode
-from bridge.systemd import Notifier, Watchdog
-from engine.synth import SynthBackend
+from bridge.core.daemon import Config, Daemon
+from bridge.control.osc import AMPLIFICATION, MAX_PENDING_PER_HOST, OscServer, ServingProbe
+from bridge.control.oscdecode import decode
+from bridge.ops.systemd import Notifier, Watchdog
+from engine.synth.backend import SynthBackend
 from oscwire import bundle, msg, timetag
 from test_systemd import NotifySocket
 
@@ -121,7 +121,7 @@ def test_one_host_cannot_fill_the_timetag_queue_for_everyone(daemon):
 
 
 def _play_all(daemon, prompt_len=200):
-    from bridge.commands import Command
+    from bridge.core.commands import Command
 
     for n in daemon.slots:
         daemon.submit(Command("play", slot=n, prompt=("slot %s " % n + "lush strings " * 40)[:prompt_len]))

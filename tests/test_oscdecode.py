@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge.netguard import AllowList, HostBudgets, exposure_warnings, host_key
-from bridge.osc import build, cut_utf8, osc_size, status_pages
-from bridge.oscdecode import MAX_DEPTH, OscDecodeError, decode, timetag_to_unix
+from bridge.control.netguard import AllowList, HostBudgets, exposure_warnings, host_key
+from bridge.control.osc import build, cut_utf8, osc_size, status_pages
+from bridge.control.oscdecode import MAX_DEPTH, OscDecodeError, decode, timetag_to_unix
 from oscwire import bundle, msg, timetag
 
 MINUS_FOUR = bytes.fromhex("2362756e646c65000000000000000001fffffffc")

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from bridge.ring import RingWriter
+from bridge.core.ring import RingWriter
 from plugin_stub.player import read_wav
 
 pytestmark = pytest.mark.jack
@@ -59,7 +59,7 @@ def test_play_slot_on_the_sound_card_through_jack(jack, tmp_path):
 
     th = threading.Thread(target=writer, daemon=True)
     th.start()
-    player = subprocess.Popen([sys.executable, "-m", "bridge.cli", "play", "--slot", str(slot), "--seconds", "6",
+    player = subprocess.Popen([sys.executable, "-m", "bridge", "play", "--slot", str(slot), "--seconds", "6",
                                "--block", "256"], env=jack, cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:

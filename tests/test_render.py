@@ -14,11 +14,11 @@ import sys
 import numpy as np
 import pytest
 
-from engine.compose import compose
-from engine.genres import INSTRUMENTS
-from engine.oscillators import OscInstrument
-from engine.perform import BLOCK, Performance
-from engine.synth import SynthBackend
+from engine.compose.composer import compose
+from engine.compose.genres import INSTRUMENTS
+from engine.synth.oscillators import OscInstrument
+from engine.synth.perform import BLOCK, Performance
+from engine.synth.backend import SynthBackend
 
 from scorekit import make_score  # noqa: E402
 
@@ -81,7 +81,7 @@ def test_the_shipped_soundfont_calibration_is_what_the_instrument_plays():
     filters the instrument applies — it is regenerated whenever those change."""
     import json
 
-    from engine import fluid
+    from engine.synth import fluid
 
     pool = fluid.FluidPool(size=1)
     try:
@@ -136,7 +136,7 @@ def test_events_land_on_their_frames(renderer, beat):
     if renderer == "oscillators":
         inst, pool = OscInstrument(SR), None
     else:
-        from engine.fluid import FluidPool
+        from engine.synth.fluid import FluidPool
         pool = FluidPool(size=1)
         pool.warmup()
         inst = pool.instrument()
@@ -186,7 +186,7 @@ WORDS = ["piano", "flute", "distorted guitar", "marimba", "trumpet", "organ", "v
 
 
 def test_instrument_words_get_their_programs_and_change_the_sound():
-    from engine.fluid import FluidPool
+    from engine.synth.fluid import FluidPool
     pool = FluidPool(size=2)
     pool.warmup()
 
@@ -349,7 +349,7 @@ def test_fallback_hats_are_band_limited():
 def test_fallback_is_used_without_a_soundfont(monkeypatch, caplog):
     import logging
 
-    import engine.fluid as F
+    import engine.synth.fluid as F
     monkeypatch.setattr(F, "DEFAULT_SOUNDFONTS", ("/nonexistent/none.sf2",))
     b = SynthBackend(pool_size=1, workers=1)
     with caplog.at_level(logging.INFO, logger="wavebridge"):
@@ -365,7 +365,7 @@ def test_fallback_is_used_without_a_soundfont(monkeypatch, caplog):
 
 
 def test_pool_shares_one_soundfont_and_refills():
-    from engine.fluid import FluidPool
+    from engine.synth.fluid import FluidPool
     pool = FluidPool(size=2)
     pool.warmup()
     try:
@@ -384,7 +384,7 @@ def test_render_command_writes_audio_and_midi(tmp_path):
     import mido
     import soundfile as sf
     wav, flac, mid = tmp_path / "t.wav", tmp_path / "t.flac", tmp_path / "t.mid"
-    cmd = [sys.executable, "-m", "bridge.cli", "render", "jazz trio with brushes", "--seconds", "3",
+    cmd = [sys.executable, "-m", "bridge", "render", "jazz trio with brushes", "--seconds", "3",
            "--out", str(wav), "--midi", str(mid), "--seed", "4"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from bridge.protocol import shm_path
+from plugin_stub.protocol import shm_path
 from plugin_stub.player import PacedRecorder, attach_when_ready
 from polling import wait  # noqa: E402
 

@@ -15,11 +15,11 @@ import time
 import numpy as np
 import pytest
 
-from bridge.commands import Command
-from bridge.daemon import Config, Daemon
+from bridge.core.commands import Command
+from bridge.core.daemon import Config, Daemon
 from engine.hostsync import stream_frame
-from engine.perform import Performance
-from engine.synth import SynthBackend
+from engine.synth.perform import Performance
+from engine.synth.backend import SynthBackend
 from plugin_stub.reader import RingReader
 from polling import wait
 
@@ -57,7 +57,7 @@ class Recorder:
 
 
 def _score(prompt="soul with rhodes, strings pad, bass and drums", seed=3):
-    from engine.compose import compose
+    from engine.compose.composer import compose
 
     return compose(prompt, seed=seed)
 
@@ -286,7 +286,7 @@ def test_a_host_tempo_change_is_heard_from_the_next_beat(daemon):
     audio, change = _run(d, host, 4.0, 140.0, 7.0)
     slot = d.slots[d.name]
     assert d.retimes == 1                                 # started at the host's tempo; one change
-    from bridge.metrics import Metrics
+    from bridge.ops.metrics import Metrics
 
     assert "wavebridge_retimes_total 1.0" in Metrics(d).text().splitlines()   # and /metrics says so
     ev = _events(d)

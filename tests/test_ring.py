@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from bridge import protocol as P
-from bridge.protocol import RingError
-from bridge.ring import RingWriter
+from plugin_stub import protocol as P
+from plugin_stub.protocol import RingError
+from bridge.core.ring import RingWriter
 from plugin_stub.reader import RingReader
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -227,8 +227,8 @@ def test_a_live_writer_is_never_displaced(slot_name):
     w = RingWriter.open(slot_name, 48000, 2, 1 << 12)
     code = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {ROOT!r})
-        from bridge.ring import RingWriter
-        from bridge.protocol import RingError
+        from bridge.core.ring import RingWriter
+        from plugin_stub.protocol import RingError
         try:
             RingWriter.open({slot_name!r}, 48000, 2, 1 << 12)
         except RingError as e:
@@ -262,7 +262,7 @@ def test_two_processes_wrap_many_times(slot_name):
     writer = textwrap.dedent(f"""
         import sys, time; sys.path.insert(0, {ROOT!r})
         import numpy as np
-        from bridge.ring import RingWriter
+        from bridge.core.ring import RingWriter
         w = RingWriter.open({slot_name!r}, 48000, 2, {cap})
         print("ready", flush=True)
         sys.stdin.readline()

@@ -27,9 +27,9 @@ import time
 import numpy as np
 import pytest
 
-from bridge import protocol as P
-from bridge.protocol import RingError, RingFault
-from bridge.ring import RingWriter
+from plugin_stub import protocol as P
+from plugin_stub.protocol import RingError, RingFault
+from bridge.core.ring import RingWriter
 from plugin_stub.reader import RingReader
 from polling import wait  # noqa: E402
 
@@ -334,8 +334,8 @@ def test_the_reader_bounds_what_it_reads(slot_name):
 def test_a_ring_truncated_under_the_writer_is_retired_without_sigbus(slot_name):
     out = run_child(f"""
         import os, numpy as np
-        from bridge.ring import RingWriter
-        from bridge.protocol import RingFault, shm_path
+        from bridge.core.ring import RingWriter
+        from plugin_stub.protocol import RingFault, shm_path
         from plugin_stub.reader import RingReader
         w = RingWriter.open({slot_name!r}, 48000, 2, 1 << 12)
         r = RingReader({slot_name!r}, max_block=128).attach()
@@ -406,9 +406,9 @@ def test_a_refused_slot_does_not_stop_the_daemon_and_recovers(tmp_path):
     refused slot's next play gets a ring."""
     import queue
 
-    from bridge.commands import Command
-    from bridge.daemon import Config, Daemon
-    from engine.synth import SynthBackend
+    from bridge.core.commands import Command
+    from bridge.core.daemon import Config, Daemon
+    from engine.synth.backend import SynthBackend
 
     bad, good = "t" + secrets.token_hex(5), "t" + secrets.token_hex(5)
     os.mkfifo(P.shm_path(bad), 0o600)
@@ -498,7 +498,7 @@ def private_shm(monkeypatch):
 @pytest.fixture
 def nsdaemon(tmp_path):
     """Start ``wavebridge serve`` inside a private /dev/shm, in an empty working directory."""
-    from bridge.demo import DaemonProcess
+    from bridge.ops.demo import DaemonProcess
 
     procs = []
     cwd = tmp_path / "cwd"

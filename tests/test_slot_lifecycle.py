@@ -29,10 +29,10 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from bridge import protocol as P
-from bridge.commands import Command
-from bridge.daemon import Config, Daemon
-from bridge.slotstate import FADING, DRAINING
+from plugin_stub import protocol as P
+from bridge.core.commands import Command
+from bridge.core.daemon import Config, Daemon
+from bridge.core.slotstate import FADING, DRAINING
 from engine.backend import Backend, BackendError, Stream
 
 A = 0.55                                  # every job's amplitude

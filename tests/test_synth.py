@@ -8,7 +8,7 @@ import pytest
 from dsp import seam_jump
 from engine import get_backend
 from engine.backend import BackendError
-from engine.synth import SynthBackend
+from engine.synth.backend import SynthBackend
 
 SR = 48000
 

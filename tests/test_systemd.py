@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from bridge.systemd import Notifier, Watchdog, interrupted_jobs, render_unit
+from bridge.ops.systemd import Notifier, Watchdog, interrupted_jobs, render_unit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -134,9 +134,9 @@ def test_watchdog_pings_only_while_the_engine_loop_is_fresh(tmp_path):
 
 def test_a_stuck_engine_thread_stops_the_pings(tmp_path):
     """A real Daemon whose backend hangs inside generate(): the control loop lives, pings stop."""
-    from bridge.commands import Command
-    from bridge.daemon import Config, Daemon
-    from engine.synth import SynthBackend
+    from bridge.core.commands import Command
+    from bridge.core.daemon import Config, Daemon
+    from engine.synth.backend import SynthBackend
 
     release = threading.Event()
 
@@ -221,7 +221,7 @@ def test_serve_without_notify_socket_runs_as_before(daemon_proc, osc_client):
 
 # ------------------------------------------------------------------ restart recovery (unit level)
 def test_interrupted_jobs_reads_what_a_dead_writer_was_playing(slot_name):
-    from bridge.ring import RingWriter
+    from bridge.core.ring import RingWriter
 
     w = RingWriter.open(slot_name, 48000, 2, 1 << 16)
     try:
@@ -282,7 +282,7 @@ def _verify(path, user, tmp_path):
 @pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
 @pytest.mark.parametrize("user", [False, True])
 def test_systemd_analyze_verify_accepts_the_installed_unit(tmp_path, user):
-    p = subprocess.run([sys.executable, "-m", "bridge.cli", "install-service", "--unit-dir", str(tmp_path),
+    p = subprocess.run([sys.executable, "-m", "bridge", "install-service", "--unit-dir", str(tmp_path),
                         *(["--user"] if user else ["--run-as", "root"])],
                        capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert p.returncode == 0, p.stderr
@@ -300,7 +300,7 @@ def test_systemd_analyze_verify_accepts_the_installed_unit(tmp_path, user):
 
 
 def test_install_service_dry_run_changes_nothing(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "bridge.cli", "install-service", "--user", "--dry-run",
+    p = subprocess.run([sys.executable, "-m", "bridge", "install-service", "--user", "--dry-run",
                         "--unit-dir", str(tmp_path / "units"), "--", "--midi", "--slots", "16"],
                        capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert p.returncode == 0, p.stderr

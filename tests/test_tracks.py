@@ -87,7 +87,7 @@ def test_tracks_belong_to_their_key(tmp_path):
 def _serve(tmp_path, names):
     cfg = tmp_path / "config.toml"
     cfg.write_text(f"[engine]\nslot_names = {json.dumps(names)}\n[http]\ntrack_workers = 1\n")
-    from bridge.demo import DaemonProcess
+    from bridge.ops.demo import DaemonProcess
 
     return DaemonProcess("--config", str(cfg), "--metrics-port", "off", "--http", "127.0.0.1:0",
                          "--state-dir", str(tmp_path / "state"))
@@ -219,7 +219,7 @@ def test_serve_http_flags_a_taken_port_and_sigterm_mid_stream(tmp_path):
     names = [f"f{os.getpid()}x0"]
     cfg = tmp_path / "config.toml"
     cfg.write_text(f"[engine]\nslot_names = {json.dumps(names)}\n")
-    from bridge.demo import DaemonProcess
+    from bridge.ops.demo import DaemonProcess
 
     off = DaemonProcess("--config", str(cfg), "--metrics-port", "off", "--http", "off",
                         "--state-dir", str(tmp_path / "s1"))
@@ -257,11 +257,11 @@ def test_sighup_applies_new_tier_limits(tmp_path):
     cfg = tmp_path / "config.toml"
     base = f"[engine]\nslot_names = {json.dumps(names)}\n[http]\nstate_dir = \"{tmp_path / 'state'}\"\n"
     cfg.write_text(base + "[http.tiers.custom]\naudio_s_per_day = 5.0\n")
-    r = subprocess.run([sys.executable, "-m", "bridge.cli", "keys", "--config", str(cfg), "add", "k", "--tier", "custom"],
+    r = subprocess.run([sys.executable, "-m", "bridge", "keys", "--config", str(cfg), "add", "k", "--tier", "custom"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     key = r.stdout.strip()
-    from bridge.demo import DaemonProcess
+    from bridge.ops.demo import DaemonProcess
 
     d = DaemonProcess("--config", str(cfg), "--metrics-port", "off", "--http", "127.0.0.1:0")
     try:
@@ -288,7 +288,7 @@ def test_http_meters_are_on_the_daemons_metrics_endpoint(tmp_path):
     names = [f"m{os.getpid()}x0"]
     cfg = tmp_path / "config.toml"
     cfg.write_text(f"[engine]\nslot_names = {json.dumps(names)}\n")
-    from bridge.demo import DaemonProcess
+    from bridge.ops.demo import DaemonProcess
 
     d = DaemonProcess("--config", str(cfg), "--metrics-port", "0", "--http", "127.0.0.1:0",
                       "--state-dir", str(tmp_path / "state"), "--price-per-hour", "3.6")

@@ -85,7 +85,7 @@
 #define STUB_URI "urn:wavebridge:stub"
 #define PROMPT_URI STUB_URI "#prompt"
 
-/* Ring protocol v1 layout (mirrors bridge/protocol.py). */
+/* Ring protocol v1 layout (mirrors plugin_stub/protocol.py). */
 #define RING_MAGIC "WBRING1"           /* plus the terminating NUL: 8 bytes */
 #define RING_VERSION 1u
 #define RING_DATA_OFFSET 4096u

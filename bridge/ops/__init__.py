@@ -1,0 +1,1 @@
+"""Operating the daemon: the ``wavebridge`` CLI, configuration, systemd, metrics, demo, render, bench."""

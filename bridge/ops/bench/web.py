@@ -1,0 +1,292 @@
+"""``wavebridge bench --http``: the web side's figures, against a real ``serve`` process on loopback.
+
+- ``sse_first_byte_ms`` / ``sse_first_audio_ms``: request sent → response headers / first
+  ``audio_chunk`` event parsed (``POST /v1/audio/generate``, Opus), p50/p99.
+- ``raw_opus_first_audio_ms``: ``Accept: audio/ogg`` → the first body bytes holding an audio page.
+- ``ws_first_audio_ms``: ``play`` sent on an open WebSocket session → the first binary audio message.
+- ``ws_prompt_change_ms``: ``play`` of a new prompt on a playing session (≥ 1 s generated ahead) →
+  the first frame of the new prompt (the server's ``first_audio.frame``) has arrived at the client.
+- ``concurrent_ws_opus_streams``: the most WebSocket Opus sessions held in real time together with
+  0 gaps, a gap being a moment when a client with a 150 ms jitter buffer would have run dry
+  (audio time from the Ogg granule positions of what arrived).
+- ``opus_encode_cpu_per_stream_s``: CPU seconds to encode one second of a stream in 20 ms blocks
+  (PyAV/libopus), and MP3 for comparison.
+- ``track_30s``: a queued 30 s track: wall time to render and store, compute seconds, cost at
+  ``--price-per-hour`` (the source documents' figures: $0.18 → $0.05 per track).
+
+The client runs in this process on the same cores as the daemon, as a user's would on one box.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import struct
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+PROMPTS = ["deep house in A minor with piano, warm bass and drums, 122 bpm",
+           "dreamy ambient pads and a slow bell melody in D major",
+           "funky disco groove with slap bass, 118 bpm", "lofi hip hop with rhodes and vinyl drums"]
+
+
+def _say(msg: str) -> None:
+    print(f"bench-http: {msg}", file=sys.stderr, flush=True)
+
+
+def _pct(xs, q):
+    return round(float(np.percentile(np.asarray(xs, dtype=np.float64), q)), 2) if len(xs) else None
+
+
+def _stats(xs) -> dict:
+    return {"p50": _pct(xs, 50), "p99": _pct(xs, 99), "n": len(xs)}
+
+
+def ogg_granules(data: bytes) -> list[int]:
+    """Granule positions of the Ogg pages in ``data`` (bench-side bookkeeping only)."""
+    out, i = [], 0
+    while True:
+        i = data.find(b"OggS", i)
+        if i < 0 or i + 27 > len(data):
+            return out
+        out.append(struct.unpack_from("<q", data, i + 6)[0])
+        nseg = data[i + 26]
+        i += 27 + nseg + sum(data[i + 27:i + 27 + nseg])
+
+
+async def _sse_once(s, url, fmt="opus"):
+    t0 = time.perf_counter()
+    async with s.post(url + "/v1/audio/generate", json={"prompt": PROMPTS[0], "duration_seconds": 1.0,
+                                                        "format": fmt}) as r:
+        t_head = time.perf_counter()
+        first = None
+        async for line in r.content:
+            if first is None and line.startswith(b'data: {"event":"audio_chunk"'):
+                first = time.perf_counter()
+        return (t_head - t0) * 1e3, (first - t0) * 1e3
+
+
+async def _raw_once(s, url):
+    t0 = time.perf_counter()
+    async with s.post(url + "/v1/audio/generate", headers={"Accept": "audio/ogg"},
+                      json={"prompt": PROMPTS[1], "duration_seconds": 1.0}) as r:
+        buf = b""
+        while True:
+            chunk = await r.content.readany()
+            if not chunk:
+                return None
+            buf += chunk
+            if any(g > 0 for g in ogg_granules(buf)):     # an audio page (headers have granule 0)
+                t = (time.perf_counter() - t0) * 1e3
+                await r.read()
+                return t
+
+
+async def _ws_first_and_change(s, url, trials):
+    first, change = [], []
+    frames = 0                                # the session's frames so far (server frame numbers count them)
+    async with s.ws_connect(url + "/v1/stream?format=pcm_s16le") as ws:
+        await ws.receive_json()
+        for k in range(trials):
+            end = time.perf_counter() + 0.7   # idle (the server's pacing starts afresh); count any tail
+            while (left := end - time.perf_counter()) > 0:
+                try:
+                    m = await ws.receive(timeout=left)
+                except asyncio.TimeoutError:
+                    break
+                if m.type.name == "BINARY":
+                    frames += len(m.data) // 4
+            t0 = time.perf_counter()
+            await ws.send_json({"type": "play", "prompt": PROMPTS[k % 4]})
+            t_first = None
+            while t_first is None:
+                m = await ws.receive()
+                if m.type.name == "BINARY":
+                    t_first = time.perf_counter()
+                    frames += len(m.data) // 4
+            first.append((t_first - t0) * 1e3)
+            # let it play 1.2 s, then change the prompt and wait for the splice frame to arrive
+            end = time.perf_counter() + 1.2
+            while time.perf_counter() < end:
+                m = await ws.receive()
+                if m.type.name == "BINARY":
+                    frames += len(m.data) // 4
+            t1 = time.perf_counter()
+            await ws.send_json({"type": "play", "prompt": PROMPTS[(k + 1) % 4]})
+            splice = None
+            while True:
+                m = await ws.receive()
+                if m.type.name == "BINARY":
+                    frames += len(m.data) // 4
+                elif m.type.name == "TEXT":
+                    ev = json.loads(m.data)
+                    if ev["type"] == "first_audio" and splice is None and ev.get("frame") is not None:
+                        splice = ev["frame"]
+                if splice is not None and frames > splice:
+                    change.append((time.perf_counter() - t1) * 1e3)
+                    break
+            await ws.send_json({"type": "stop", "fade_s": 0.0})
+            while True:                       # drain to the stop
+                m = await ws.receive()
+                if m.type.name == "BINARY":
+                    frames += len(m.data) // 4
+                elif m.type.name == "TEXT" and json.loads(m.data).get("reason") == "stopped":
+                    break
+    return first, change
+
+
+async def _concurrent(url, n, window_s, buffer_s=0.15):
+    import aiohttp
+
+    gaps = [0] * n
+    got_s = [0.0] * n
+
+    async def one(i, s):
+        async with s.ws_connect(url + "/v1/stream?format=opus") as ws:
+            await ws.receive_json()
+            await ws.send_json({"type": "play", "prompt": PROMPTS[i % 4], "seed": i})
+            t_start = None
+            end = None
+            buf = b""
+            while True:
+                m = await ws.receive()
+                now = time.perf_counter()
+                if m.type.name != "BINARY":
+                    if m.type.name in ("CLOSE", "CLOSED", "ERROR"):
+                        return
+                    continue
+                buf = (buf + m.data)[-65536:]
+                g = [x for x in ogg_granules(m.data) if x > 0]
+                if not g:
+                    continue
+                audio = (g[-1] - 312) / 48000.0           # Opus pre-skip of libopus: 312 samples
+                if t_start is None:
+                    t_start, end = now + buffer_s, now + window_s
+                    continue
+                if now > end:
+                    got_s[i] = audio
+                    return
+                played = now - t_start
+                if audio < played - 1e-3 and played > 0:
+                    gaps[i] += 1
+                    t_start += played - audio     # the player waits (one gap), then goes on
+
+    conn = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=conn) as s:
+        await asyncio.gather(*(one(i, s) for i in range(n)))
+    return sum(gaps), min(got_s) if got_s else 0.0
+
+
+def _encode_cost(fmt: str, seconds: float = 10.0) -> float:
+    from engine import get_backend
+
+    from bridge.web.encoding import Encoder
+
+    b = get_backend("synth")
+    b.warmup()
+    st = b.start(1, PROMPTS[0], 1)
+    a = np.asarray(b.generate([st], int(seconds * 48000))[0], dtype=np.float32)
+    enc = Encoder(fmt)
+    t0 = time.process_time()
+    for i in range(0, a.shape[0], 960):
+        enc.push(a[i:i + 960])
+    enc.finish()
+    return (time.process_time() - t0) / seconds
+
+
+async def _track(url, seconds=30.0):
+    import aiohttp
+
+    async with aiohttp.ClientSession() as s:
+        t0 = time.perf_counter()
+        async with s.post(url + "/v1/tracks", json={"prompt": PROMPTS[2], "seconds": seconds, "format": "opus"}) as r:
+            tid = (await r.json())["id"]
+        while True:
+            async with s.get(f"{url}/v1/tracks/{tid}") as r:
+                row = await r.json()
+            if row["state"] in ("done", "error"):
+                break
+            await asyncio.sleep(0.05)
+        wall = time.perf_counter() - t0
+    return {"state": row["state"], "wall_s": round(wall, 3), "render_s": round(row["render_s"] or 0, 3),
+            "compute_s": round(row["compute_s"] or 0, 4), "cost_usd": row["cost_usd"],
+            "realtime_factor": round(seconds / wall, 1) if wall > 0 else None}
+
+
+async def _run(url, quick: bool) -> dict:
+    import aiohttp
+
+    out = {}
+    trials = 10 if quick else 40
+    async with aiohttp.ClientSession() as s:
+        await _sse_once(s, url)                          # warm the path (PyAV import, first encoder)
+        heads, firsts = [], []
+        for _ in range(trials):
+            h, f = await _sse_once(s, url)
+            heads.append(h)
+            firsts.append(f)
+        out["sse_first_byte_ms"] = _stats(heads)
+        out["sse_first_audio_ms"] = _stats(firsts)
+        _say(f"SSE first audio p50 {out['sse_first_audio_ms']['p50']} ms, p99 {out['sse_first_audio_ms']['p99']} ms")
+        raw = [t for t in [await _raw_once(s, url) for _ in range(trials)] if t is not None]
+        out["raw_opus_first_audio_ms"] = _stats(raw)
+        _say(f"raw Opus first audio page p50 {out['raw_opus_first_audio_ms']['p50']} ms")
+        first, change = await _ws_first_and_change(s, url, 3 if quick else 10)
+        out["ws_first_audio_ms"] = _stats(first)
+        out["ws_prompt_change_ms"] = _stats(change)
+        _say(f"WebSocket first audio p50 {out['ws_first_audio_ms']['p50']} ms; prompt change at the client "
+             f"p50 {out['ws_prompt_change_ms']['p50']} ms, p99 {out['ws_prompt_change_ms']['p99']} ms")
+    window = 3.0 if quick else 8.0
+    best, runs = 0, {}
+    for n in ([2, 4] if quick else [8, 16, 24, 32, 48]):
+        g, least = await _concurrent(url, n, window)
+        runs[str(n)] = {"gaps": g, "least_audio_s": round(least, 2)}
+        _say(f"{n} concurrent WebSocket Opus sessions for {window:.0f} s: {g} gaps")
+        if g:
+            break
+        best = n
+    out["concurrent_ws_opus_streams"] = best
+    out["concurrent_runs"] = runs
+    out["track_30s"] = await _track(url, 10.0 if quick else 30.0)
+    _say(f"track: {out['track_30s']}")
+    return out
+
+
+def run_http_bench(args) -> int:
+    from bridge.ops.demo import DaemonProcess
+
+    quick = bool(getattr(args, "quick", False))
+    price = args.price_per_hour if getattr(args, "price_per_hour", None) is not None else 1.0
+    tmp = tempfile.mkdtemp(prefix="wb-bench-http-")
+    cfg = os.path.join(tmp, "config.toml")
+    with open(cfg, "w") as f:
+        f.write(f'[engine]\nslot_names = ["bh{os.getpid()}"]\n')
+    res = {"machine": None, "price_per_hour": price}
+    from bridge.ops.bench.run import machine_info
+
+    res["machine"] = machine_info()
+    res["opus_encode_cpu_per_stream_s"] = round(_encode_cost("opus"), 5)
+    res["mp3_encode_cpu_per_stream_s"] = round(_encode_cost("mp3"), 5)
+    _say(f"Opus encode {res['opus_encode_cpu_per_stream_s'] * 1000:.2f} ms CPU per stream-second, "
+         f"MP3 {res['mp3_encode_cpu_per_stream_s'] * 1000:.2f} ms")
+    d = DaemonProcess("--config", cfg, "--metrics-port", "off", "--http", "127.0.0.1:0", "--state-dir",
+                      os.path.join(tmp, "state"), "--price-per-hour", str(price), "--backend", args.backend)
+    try:
+        url = "http://%s:%d" % d.http
+        res.update(asyncio.run(_run(url, quick)))
+    finally:
+        d.terminate()
+        try:
+            os.unlink(f"/dev/shm/wavebridge.bh{os.getpid()}")
+        except FileNotFoundError:
+            pass
+    if getattr(args, "json", False):
+        print(json.dumps(res))
+    else:
+        for k, v in res.items():
+            if k != "machine":
+                print(f"{k}: {v}")
+    return 0

@@ -1,0 +1,476 @@
+"""fluid: the FluidSynth renderer — a General MIDI SoundFont played through libfluidsynth.
+
+Owns the ctypes binding to ``libfluidsynth`` (loaded lazily; only the calls used here, with
+their C signatures), one loaded SoundFont, and a :class:`FluidPool` of warm synth instances.
+
+* The SoundFont is loaded **once** (``fluid_synth_sfload`` into the pool's owner instance, ~0.2 s
+  for FluidR3_GM) and the same ``fluid_sfont_t`` is added to every other instance with
+  ``fluid_synth_add_sfont`` (instances share the sample data; nothing is loaded per stream).
+  At close the borrowers remove it before the owner deletes it.
+* The pool makes its instances in :meth:`FluidPool.warmup`; a stream takes a never-used one in
+  ``start`` and hands it back in ``end``, where it is deleted and a fresh one made in its place
+  (a reset instance keeps per-voice history, so reuse would break bit-exact determinism per
+  prompt and seed). The owner instance only holds the SoundFont. If the pool runs dry it makes
+  another (~2 ms, no SoundFont load) and logs it once.
+* :class:`FluidInstrument` maps a score's parts to MIDI channels (drum parts get a drum channel,
+  bank 128, program = the GM kit), sends program, CC7 level, CC10 pan, CC91/93 reverb and
+  chorus sends, pitch bend from the score's controls, and renders float stereo with
+  ``fluid_synth_write_float`` (never the int16 path). FluidSynth applies events at its 64-frame
+  block boundaries, so ``quantum = 64``: :mod:`engine.synth.perform` snaps each event to the nearest
+  multiple of 64 frames from the stream's start and renders in 64-frame multiples.
+* Each program's loudness is calibrated once per SoundFont (:func:`calibrate`: one note per
+  program or drum key through a spare instance, K-weighted) and each part is attenuated so the
+  instruments sit at their parts' levels whatever the SoundFont's own levels; the score's
+  expected loudness from those figures is the mix's starting gain.
+
+Threading: ``warmup``/``close`` on ``[control]`` at start and shutdown; everything else on the
+``[engine]`` thread (one instance is only ever used by one stream at a time).
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+import math
+import os
+
+import numpy as np
+
+from engine.score import Control, Part
+
+log = logging.getLogger("wavebridge.fluid")
+
+DEFAULT_SOUNDFONTS = (
+    "/usr/share/sounds/sf2/FluidR3_GM.sf2",
+    "/usr/share/sounds/sf2/default-GM.sf2",
+    "/usr/share/sounds/sf3/default-GM.sf3",
+    "/usr/share/sounds/sf3/MuseScore_General.sf3",
+)
+GEN_FILTERFC = 8
+#: GM presets that play a raw oscillator wave (synth bass 1, square, saw, fifths, bass + lead):
+#: their edges are band-limited only at Nyquist, so on a quiet mix each period reads as a click
+#: (a one-sample jump 20× the local median). Their filter is closed this many cents below the
+#: preset's own (an analogue synth's low-pass: still bright, no longer razor-edged).
+EDGE_FILTER_CENTS = {38: -2400.0, 80: -1800.0, 81: -2400.0, 86: -1200.0, 87: -1800.0}
+
+
+def edge_filter_cents(bank: int, program: int) -> float:
+    """The filter offset a preset plays with (0 for drum kits and the other presets)."""
+    return 0.0 if bank == 128 else EDGE_FILTER_CENTS.get(program, 0.0)
+GEN_ATTENUATION = 48
+CHANNEL_TYPE_MELODIC, CHANNEL_TYPE_DRUM = 0, 1
+FLUID_FAILED = -1
+
+
+class FluidUnavailable(RuntimeError):
+    """libfluidsynth or a SoundFont is missing: the caller falls back to the oscillators."""
+
+
+_LIB = None
+
+
+def _lib():
+    """Load libfluidsynth once and declare the signatures used. ``[control]`` (first use)."""
+    global _LIB
+    if _LIB is not None:
+        return _LIB
+    name = ctypes.util.find_library("fluidsynth") or "libfluidsynth.so.3"
+    try:
+        lib = ctypes.CDLL(name)
+    except OSError as e:
+        raise FluidUnavailable(f"libfluidsynth not found ({e}); install libfluidsynth3") from None
+    vp, i, d, cp, f = ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_char_p, ctypes.c_float
+    sig = {
+        "new_fluid_settings": (vp, []),
+        "delete_fluid_settings": (None, [vp]),
+        "fluid_settings_setnum": (i, [vp, cp, d]),
+        "fluid_settings_setint": (i, [vp, cp, i]),
+        "new_fluid_synth": (vp, [vp]),
+        "delete_fluid_synth": (None, [vp]),
+        "fluid_synth_sfload": (i, [vp, cp, i]),
+        "fluid_synth_get_sfont_by_id": (vp, [vp, i]),
+        "fluid_synth_add_sfont": (i, [vp, vp]),
+        "fluid_synth_remove_sfont": (i, [vp, vp]),
+        "fluid_sfont_get_preset": (vp, [vp, i, i]),
+        "fluid_synth_program_select": (i, [vp, i, i, i, i]),
+        "fluid_synth_set_channel_type": (i, [vp, i, i]),
+        "fluid_synth_noteon": (i, [vp, i, i, i]),
+        "fluid_synth_noteoff": (i, [vp, i, i]),
+        "fluid_synth_cc": (i, [vp, i, i, i]),
+        "fluid_synth_pitch_bend": (i, [vp, i, i]),
+        "fluid_synth_pitch_wheel_sens": (i, [vp, i, i]),
+        "fluid_synth_set_gen": (i, [vp, i, i, f]),
+        "fluid_synth_system_reset": (i, [vp]),
+        "fluid_synth_write_float": (i, [vp, i, vp, i, i, vp, i, i]),
+        "fluid_set_log_function": (vp, [i, vp, vp]),
+    }
+    for fn, (res, args) in sig.items():
+        c = getattr(lib, fn)
+        c.restype = res
+        c.argtypes = args
+    for level in range(5):              # FluidSynth prints to stderr by default; we log ourselves
+        lib.fluid_set_log_function(level, None, None)
+    _LIB = lib
+    return lib
+
+
+def find_soundfont(path: str | None = None) -> str:
+    """The SoundFont to use: ``path`` if given (must exist), else the first Debian GM font found."""
+    if path:
+        if not os.path.isfile(path):
+            raise FluidUnavailable(f"SoundFont {path!r} not found")
+        return path
+    for p in DEFAULT_SOUNDFONTS:
+        if os.path.isfile(p):
+            return p
+    raise FluidUnavailable("no General MIDI SoundFont found (install fluid-soundfont-gm, or pass --soundfont)")
+
+
+class FluidPool:
+    """Warm FluidSynth instances sharing one loaded SoundFont."""
+
+    def __init__(self, soundfont: str | None = None, sample_rate: int = 48000, size: int = 16,
+                 polyphony: int = 64):
+        self.lib = _lib()
+        self.path = find_soundfont(soundfont)
+        self.sr = int(sample_rate)
+        self.size = int(size)
+        self.polyphony = int(polyphony)
+        self._settings = None
+        self._owner = None
+        self._sfont = None
+        self._free: list[int] = []
+        self._all: list[int] = []
+        self._grew = False
+        self.levels: dict | None = None     # calibration: (bank, program) → dB, ("kit", k, key) → dB
+        self._presets: dict = {}
+
+    # --- lifecycle
+    def warmup(self) -> None:
+        """Create the settings, load the SoundFont once, make the pool, calibrate. ``[control]``"""
+        if self._owner is not None:
+            return
+        lib = self.lib
+        s = lib.new_fluid_settings()
+        for k, v in (("synth.sample-rate", float(self.sr)), ("synth.gain", 0.5),
+                     ("synth.reverb.room-size", 0.55), ("synth.reverb.damp", 0.35),
+                     ("synth.reverb.width", 0.5), ("synth.reverb.level", 0.6),
+                     ("synth.chorus.level", 0.7), ("synth.chorus.depth", 6.0)):
+            lib.fluid_settings_setnum(s, k.encode(), v)
+        for k, v in (("synth.lock-memory", 0), ("synth.cpu-cores", 1), ("synth.threadsafe-api", 0),
+                     ("synth.polyphony", self.polyphony), ("synth.reverb.active", 1),
+                     ("synth.chorus.active", 1), ("synth.midi-channels", 16)):
+            lib.fluid_settings_setint(s, k.encode(), v)
+        self._settings = s
+        owner = lib.new_fluid_synth(s)
+        if not owner:
+            raise FluidUnavailable("new_fluid_synth failed")
+        sid = lib.fluid_synth_sfload(owner, self.path.encode(), 1)
+        if sid == FLUID_FAILED:
+            lib.delete_fluid_synth(owner)
+            raise FluidUnavailable(f"FluidSynth could not load SoundFont {self.path!r}")
+        self._owner = owner
+        self._sfont = lib.fluid_synth_get_sfont_by_id(owner, sid)
+        for _ in range(self.size):
+            self._free.append(self._new_instance())
+        self.levels = levels_for(self)
+        log.info("FluidSynth renderer: %s, %d warm instances", os.path.basename(self.path), len(self._free))
+
+    def _new_instance(self) -> int:
+        h = self.lib.new_fluid_synth(self._settings)
+        if not h:
+            raise FluidUnavailable("new_fluid_synth failed")
+        self.lib.fluid_synth_add_sfont(h, self._sfont)
+        self._all.append(h)
+        return h
+
+    def acquire(self) -> int:
+        """A warm instance for one stream. ``[engine]``"""
+        if self._free:
+            return self._free.pop()
+        if not self._grew:
+            log.info("FluidSynth pool ran dry at %d instances; making more on demand", len(self._all))
+            self._grew = True
+        return self._new_instance()
+
+    def release(self, h: int) -> None:
+        """Retire a used instance and put a fresh one in the pool. ``[engine]`` (at a stream's end)
+
+        A used instance is not reused: ``fluid_synth_system_reset`` leaves per-voice state behind
+        (filter and interpolation history of the reused voice objects), so a second stream on it
+        would not render bit-for-bit like the first; a fresh instance costs ~2 ms and no load.
+        """
+        if h in self._all:
+            self._all.remove(h)
+            self.lib.fluid_synth_remove_sfont(h, self._sfont)
+            self.lib.delete_fluid_synth(h)
+        if len(self._free) < self.size:
+            self._free.append(self._new_instance())
+
+    def close(self) -> None:
+        """Delete every instance (borrowers drop the shared SoundFont first). ``[control]``"""
+        lib = self.lib
+        for h in self._all:
+            lib.fluid_synth_remove_sfont(h, self._sfont)
+            lib.delete_fluid_synth(h)
+        if self._owner:
+            lib.delete_fluid_synth(self._owner)
+        if self._settings:
+            lib.delete_fluid_settings(self._settings)
+        self._all, self._free, self._owner, self._settings, self._sfont = [], [], None, None, None
+
+    # --- presets
+    def has_preset(self, bank: int, program: int) -> bool:
+        key = (bank, program)
+        hit = self._presets.get(key)
+        if hit is None:
+            hit = bool(self.lib.fluid_sfont_get_preset(self._sfont, bank, program))
+            self._presets[key] = hit
+        return hit
+
+    def resolve(self, part: Part) -> tuple[int, int]:
+        """(bank, program) the SoundFont really has for ``part`` (a missing kit → the standard kit)."""
+        if part.is_drums or part.role == "drums":
+            kit = int(part.program) & 127
+            return (128, kit) if self.has_preset(128, kit) else (128, 0)
+        prog = int(part.program) & 127
+        return (0, prog) if self.has_preset(0, prog) else (0, 0)
+
+    def instrument(self) -> "FluidInstrument":
+        return FluidInstrument(self)
+
+    def part_level_db(self, part: Part, bank: int, program: int) -> float:
+        """Calibrated loudness (dB, K-weighted, of a reference note) of ``part``'s preset."""
+        lv = self.levels or {}
+        if bank == 128:
+            return lv.get(("kit", program), lv.get(("kit", 0), -20.0))
+        return lv.get((0, program), -20.0)
+
+
+    def expected_lufs(self, score, inst: "FluidInstrument") -> float | None:
+        """The score's loudness through ``inst`` (after its trims), from the calibration. ``[engine]``"""
+        from engine.synth.perform import expected_lufs
+        note_ms, hit = [], []
+        for p, (bank, prog), trim in zip(score.parts, inst.presets, inst.trim_db):
+            ms = 10 ** ((self.part_level_db(p, bank, prog) - trim + 0.691) / 10)
+            if bank == 128:
+                note_ms.append(0.0)
+                hit.append(ms * 0.4 / len(_KIT_NOTES))
+            else:
+                note_ms.append(ms / len(_CAL_KEYS))
+                hit.append(0.0)
+        return expected_lufs(score, note_ms, hit)
+
+
+REF_DB = -20.0           # calibrated presets are attenuated toward this reference loudness
+
+
+class FluidInstrument:
+    """One stream's FluidSynth instance, as a :mod:`engine.synth.perform` instrument. ``[engine]``"""
+
+    quantum = 64
+    name = "fluidsynth"
+
+    def __init__(self, pool: FluidPool):
+        self.pool = pool
+        self.lib = pool.lib
+        self.h = pool.acquire()
+        self.chan: list[int] = []
+        self.parts: list[Part] = []
+        self.trim_db: list[float] = []
+        self.presets: list[tuple[int, int]] = []
+        self.fc_cents: list[float] = []          # each part's filter offset before brightness
+
+    def setup(self, parts: list[Part]) -> None:
+        lib, h = self.lib, self.h
+        sid = 1
+        self.parts = list(parts)
+        melodic = [c for c in range(16) if c != 9]
+        drums = [9] + [c for c in range(15, 9, -1)]
+        mi = di = 0
+        self.chan = []
+        self.fc_cents = []
+        self.trim_db = []
+        self.presets = []
+        for p in parts:
+            bank, prog = self.pool.resolve(p)
+            self.presets.append((bank, prog))
+            if bank == 128:
+                ch = drums[di % len(drums)]
+                di += 1
+                lib.fluid_synth_set_channel_type(h, ch, CHANNEL_TYPE_DRUM)
+            else:
+                ch = melodic[mi % len(melodic)]
+                mi += 1
+                lib.fluid_synth_set_channel_type(h, ch, CHANNEL_TYPE_MELODIC)
+            self.chan.append(ch)
+            lib.fluid_synth_program_select(h, ch, sid, bank, prog)
+            lib.fluid_synth_pitch_wheel_sens(h, ch, 2)
+            lib.fluid_synth_cc(h, ch, 7, _cc(127 * p.level ** 0.5))      # CC7's curve ≈ amplitude²
+            lib.fluid_synth_cc(h, ch, 10, _cc(64 + 63.5 * p.pan))
+            lib.fluid_synth_cc(h, ch, 91, _cc(127 * p.reverb))
+            lib.fluid_synth_cc(h, ch, 93, _cc(127 * p.chorus))
+            # calibration: bring the preset to the reference loudness (attenuation only)
+            trim = max(0.0, self.pool.part_level_db(p, bank, prog) - REF_DB)
+            self.trim_db.append(trim)
+            lib.fluid_synth_set_gen(h, ch, GEN_ATTENUATION, float(trim * 10.0))   # centibels
+            fc = edge_filter_cents(bank, prog)
+            self.fc_cents.append(fc)
+            if fc:
+                lib.fluid_synth_set_gen(h, ch, GEN_FILTERFC, fc)
+
+    def note_on(self, part: int, key: int, vel: int) -> None:
+        self.lib.fluid_synth_noteon(self.h, self.chan[part], int(key) & 127, max(1, min(127, int(vel))))
+
+    def note_off(self, part: int, key: int) -> None:
+        self.lib.fluid_synth_noteoff(self.h, self.chan[part], int(key) & 127)
+
+    def control(self, part: int, c: Control) -> None:
+        ch = self.chan[part]
+        if c.kind == "bend":
+            v = int(round(8192 + max(-2.0, min(2.0, c.value)) / 2.0 * 8191))
+            self.lib.fluid_synth_pitch_bend(self.h, ch, max(0, min(16383, v)))
+        elif c.kind == "cc":
+            self.lib.fluid_synth_cc(self.h, ch, int(c.number) & 127, _cc(c.value))
+
+    def set_brightness(self, b: float) -> None:
+        """0 dark … 1 open: every part's filter cutoff offset (up to 4 octaves down). ``[engine]``"""
+        off = -(1.0 - max(0.0, min(1.0, float(b)))) * 4800.0
+        for ch, fc in zip(self.chan, self.fc_cents):
+            self.lib.fluid_synth_set_gen(self.h, ch, GEN_FILTERFC, fc + off)
+
+    def render(self, out: np.ndarray) -> None:
+        n = out.shape[0]
+        if n:
+            p = out.ctypes.data
+            self.lib.fluid_synth_write_float(self.h, n, p, 0, 2, p, 1, 2)
+
+    def close(self) -> None:
+        if self.h:
+            self.pool.release(self.h)
+            self.h = 0
+
+
+def _cc(v: float) -> int:
+    return max(0, min(127, int(round(v))))
+
+
+# --- calibration ---------------------------------------------------------------------------
+
+LEVELS_FILE = os.path.join(os.path.dirname(__file__), "fluid_levels.json")
+
+
+def _font_key(path: str) -> str:
+    return f"{os.path.basename(path)}:{os.path.getsize(path)}"
+
+
+def _cache_path(key: str) -> str:
+    import hashlib
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    # v2: measured through EDGE_FILTER_CENTS (older caches are measured again)
+    return os.path.join(base, "wavebridge", f"fluid-levels-v2-{hashlib.sha1(key.encode()).hexdigest()[:16]}.json")
+
+
+def _decode(d: dict) -> dict:
+    out = {}
+    for k, v in d.items():
+        a, b = k.split(":")
+        out[("kit", int(b)) if a == "kit" else (int(a), int(b))] = float(v)
+    return out
+
+
+def _encode(levels: dict) -> dict:
+    return {f"{a}:{b}": round(v, 2) for (a, b), v in sorted(levels.items(), key=lambda kv: str(kv[0]))}
+
+
+def levels_for(pool: "FluidPool") -> dict:
+    """The calibration of ``pool``'s SoundFont: shipped (FluidR3_GM), cached, or measured now.
+
+    Measuring takes a few seconds; the result is cached under ``~/.cache/wavebridge`` (best
+    effort) so a SoundFont is measured once per machine. ``[control]`` at warmup.
+    """
+    import json
+    key = _font_key(pool.path)
+    for path in (LEVELS_FILE, _cache_path(key)):
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            if key in data:
+                return _decode(data[key])
+        except (OSError, ValueError):
+            pass
+    levels = calibrate(pool)
+    try:
+        cp = _cache_path(key)
+        os.makedirs(os.path.dirname(cp), exist_ok=True)
+        with open(cp + ".tmp", "w") as f:
+            json.dump({key: _encode(levels)}, f)
+        os.replace(cp + ".tmp", cp)
+    except OSError as e:
+        log.info("could not cache the SoundFont calibration (%s)", e)
+    return levels
+
+_CAL_KEYS = {"low": 40, "mid": 60, "high": 72}
+_KIT_NOTES = (36, 38, 42, 46, 49, 51)       # kick, snare, closed/open hat, crash, ride
+
+
+def _kw_db(x: np.ndarray, sr: int) -> float:
+    from engine.synth.perform import k_weighting_power
+    n = x.shape[0]
+    kw = k_weighting_power(n, sr)
+    spec = np.fft.rfft(x.astype(np.float64), axis=0)
+    ms = 2.0 * (np.abs(spec) ** 2 * kw[:, None]).sum() / (n * n)
+    return -0.691 + 10 * math.log10(ms + 1e-20)
+
+
+def calibrate(pool: FluidPool) -> dict:
+    """Loudness of every GM program and kit in the pool's SoundFont, measured once at warmup.
+
+    A program: a three-note chord (E2, C4, C5 struck together, velocity 100) held 1.2 s — the
+    louder of the whole hold and its second half, so a slow pad counts once it has swelled; a
+    kit: its kick, snare, hats, crash and ride one after another. Rendered dry (sends 0) on the
+    owner instance (it never plays a stream) at CC7 127, K-weighted. About three seconds of CPU for a
+    full GM font, so the figures are kept per SoundFont (see :func:`levels_for`).
+    ``[control]`` at warmup.
+    """
+    lib = pool.lib
+    h = pool._owner                 # the instance that only holds the SoundFont
+    sr = pool.sr
+    sid = 1
+    n_hold, n_tail = int(1.2 * sr) // 64 * 64, int(0.1 * sr) // 64 * 64
+    buf = np.zeros((n_hold + n_tail, 2), dtype=np.float32)
+    p = buf.ctypes.data
+    out: dict = {}
+    pool._presets.clear()
+    try:
+        for bank, progs in ((0, range(128)), (128, range(128))):
+            for prog in progs:
+                if not pool.has_preset(bank, prog):
+                    continue
+                lib.fluid_synth_system_reset(h)
+                ch = 9 if bank == 128 else 0
+                lib.fluid_synth_set_channel_type(h, ch, CHANNEL_TYPE_DRUM if bank == 128 else CHANNEL_TYPE_MELODIC)
+                lib.fluid_synth_program_select(h, ch, sid, bank, prog)
+                for cc, v in ((7, 127), (91, 0), (93, 0), (10, 64)):
+                    lib.fluid_synth_cc(h, ch, cc, v)
+                lib.fluid_synth_set_gen(h, ch, GEN_FILTERFC, edge_filter_cents(bank, prog))   # as played
+                if bank == 128:
+                    seg = int(0.4 * sr) // len(_KIT_NOTES) // 64 * 64
+                    for k, key in enumerate(_KIT_NOTES):
+                        lib.fluid_synth_noteon(h, ch, key, 100)
+                        lib.fluid_synth_write_float(h, seg, p + k * seg * 8, 0, 2, p + k * seg * 8, 1, 2)
+                    out[("kit", prog)] = _kw_db(buf[:seg * len(_KIT_NOTES)], sr)
+                else:
+                    for key in _CAL_KEYS.values():
+                        lib.fluid_synth_noteon(h, ch, key, 100)
+                    lib.fluid_synth_write_float(h, n_hold, p, 0, 2, p, 1, 2)
+                    for key in _CAL_KEYS.values():
+                        lib.fluid_synth_noteoff(h, ch, key)
+                    q = p + n_hold * 8
+                    lib.fluid_synth_write_float(h, n_tail, q, 0, 2, q, 1, 2)
+                    # a slow pad is measured where it has swelled, a decaying sound over its note
+                    out[(0, prog)] = max(_kw_db(buf[:n_hold], sr), _kw_db(buf[n_hold // 2:n_hold], sr))
+    finally:
+        lib.fluid_synth_set_gen(h, 0, GEN_FILTERFC, 0.0)
+        lib.fluid_synth_system_reset(h)
+    return out

@@ -1,0 +1,545 @@
+"""perform: plays a :class:`~engine.score.Score` through an instrument, on a fixed frame grid.
+
+One :class:`Performance` per stream owns everything that makes a stream's audio independent of
+how it is asked for:
+
+* the stream's :class:`~engine.score.TempoMap` (beats → frames; where tempo changes and, later,
+  host tempo lock act),
+* an event queue filled bar by bar from :meth:`Score.bar` (note-ons, note-offs, controls), each
+  event put on its frame — snapped to the instrument's ``quantum`` (FluidSynth applies events only
+  at its 64-frame internal block boundaries, so its events land on the nearest multiple of 64
+  frames from the stream's frame 0, ≤ 0.67 ms away; the oscillator fallback has a quantum of 1),
+* production in fixed :data:`BLOCK`-frame blocks on a grid from frame 0, each block split at its
+  event frames, then the :class:`Mix` (loudness follower and look-ahead limiter, also per block),
+* a FIFO that serves any chunk size from the produced blocks.
+
+So ``read(n)`` returns the same frames whatever the sequence of chunk sizes (tested for 1, 64,
+65, 2048, 8193). An *instrument* is anything with ``quantum``, ``setup(parts)``,
+``note_on(part, key, vel)``, ``note_off(part, key)``, ``control(part, ctl)``,
+``set_brightness(b)`` and ``render(out)`` (fill an ``(n, 2)`` float32 view); ``engine.synth.fluid``
+and ``engine.synth.oscillators`` provide the two.
+
+Everything here runs on the ``[engine]`` thread (or in the ``render`` command); buffers are
+allocated when the performance is made, not per block.
+"""
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import math
+
+import numpy as np
+
+from engine.score import Score, TempoMap
+
+BLOCK = 4096                 # production block (frames); a multiple of FluidSynth's 64
+TARGET_LUFS = -14.0
+CEILING = 10 ** (-1.8 / 20)  # limiter ceiling on samples and 4×-interpolated peaks (≤ −1 dBTP with margin)
+
+# event kinds, in the order they apply on one frame: a note ends before the next one starts
+_OFF, _CTL, _ON = 0, 1, 2
+
+
+def k_weighting_power(n: int, sr: int) -> np.ndarray:
+    """|H(f)|² of the BS.1770 K-weighting (shelf + high-pass) at the bins of an ``n``-point rfft."""
+    f = np.fft.rfftfreq(n, 1.0 / sr)
+    # analog prototypes of the two BS.1770 stages, evaluated on the jω axis
+    s = 2j * np.pi * np.maximum(f, 1e-3)
+    f0, g, q = 1681.974450955533, 3.999843853973347, 0.7071752369554196
+    w0 = 2 * np.pi * f0
+    vh = 10 ** (g / 20)
+    shelf = (vh * s * s + math.sqrt(vh) * w0 / q * s + w0 * w0) / (s * s + w0 / q * s + w0 * w0)
+    f1, q1 = 38.13547087602444, 0.5003270373238773
+    w1 = 2 * np.pi * f1
+    hp = (s * s) / (s * s + w1 / q1 * s + w1 * w1)
+    return (np.abs(shelf * hp) ** 2).astype(np.float64)
+
+
+def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], bars: int = 4) -> float | None:
+    """The score's loudness guessed from its notes (first ``bars`` bars) and calibrated parts.
+
+    ``note_ms[i]``: K-weighted mean square of part ``i`` holding one note at velocity 100
+    (melodic parts; sounding time capped at 3 s); ``hit_energy[i]``: K-weighted energy
+    (mean square × seconds) of one drum hit at velocity 100. Levels scale as ``level²`` and
+    velocity as ``(vel/100)³`` (close to FluidSynth's default velocity curve); reverb and
+    chorus sends add their share. ``None`` if
+    the bars are silent. ``[engine]``
+    """
+    bpb = score.beats_per_bar
+    span_beats = bars * bpb
+    sec_per_beat = 60.0 / score.bpm
+    energy = 0.0
+    for n in score.notes_between(0.0, span_beats):
+        p = score.parts[n.part]
+        v = (n.vel / 100.0) ** 3 * p.level ** 2 * (1.0 + 1.5 * p.reverb + 1.0 * p.chorus)
+        if hit_energy[n.part] > 0:
+            energy += hit_energy[n.part] * v
+        else:
+            energy += note_ms[n.part] * v * min(n.dur * sec_per_beat, 3.0)
+    if energy <= 0:
+        return None
+    return -0.691 + 10 * math.log10(energy / (span_beats * sec_per_beat))
+
+
+def _shelf(kind: str, f0: float, db: float, sr: int) -> np.ndarray:
+    """RBJ shelving biquad (slope 1) as one second-order section."""
+    a = 10 ** (db / 40)
+    w = 2 * math.pi * f0 / sr
+    cw, sw = math.cos(w), math.sin(w)
+    al = sw / 2 * math.sqrt(2)
+    sq = 2 * math.sqrt(a) * al
+    if kind == "low":
+        b0, b1, b2 = a * ((a + 1) - (a - 1) * cw + sq), 2 * a * ((a - 1) - (a + 1) * cw), a * ((a + 1) - (a - 1) * cw - sq)
+        a0, a1, a2 = (a + 1) + (a - 1) * cw + sq, -2 * ((a - 1) + (a + 1) * cw), (a + 1) + (a - 1) * cw - sq
+    else:
+        b0, b1, b2 = a * ((a + 1) + (a - 1) * cw + sq), -2 * a * ((a - 1) + (a + 1) * cw), a * ((a + 1) + (a - 1) * cw - sq)
+        a0, a1, a2 = (a + 1) - (a - 1) * cw + sq, 2 * ((a - 1) - (a + 1) * cw), (a + 1) - (a - 1) * cw - sq
+    return np.array([b0 / a0, b1 / a0, b2 / a0, 1.0, a1 / a0, a2 / a0])
+
+
+def _peak(f0: float, db: float, q: float, sr: int) -> np.ndarray:
+    """RBJ peaking biquad."""
+    a = 10 ** (db / 40)
+    w = 2 * math.pi * f0 / sr
+    cw, al = math.cos(w), math.sin(w) / (2 * q)
+    a0 = 1 + al / a
+    return np.array([(1 + al * a) / a0, -2 * cw / a0, (1 - al * a) / a0, 1.0, -2 * cw / a0, (1 - al / a) / a0])
+
+
+def _lowpass(f0: float, sr: int, q: float = 1 / math.sqrt(2)) -> np.ndarray:
+    w = 2 * math.pi * f0 / sr
+    cw, al = math.cos(w), math.sin(w) / (2 * q)
+    a0 = 1 + al
+    return np.array([(1 - cw) / 2 / a0, (1 - cw) / a0, (1 - cw) / 2 / a0, 1.0, -2 * cw / a0, (1 - al) / a0])
+
+
+def _highpass(f0: float, sr: int) -> np.ndarray:
+    w = 2 * math.pi * f0 / sr
+    cw, al = math.cos(w), math.sin(w) / 2 * math.sqrt(2)
+    a0 = 1 + al
+    return np.array([(1 + cw) / 2 / a0, -(1 + cw) / a0, (1 + cw) / 2 / a0, 1.0, -2 * cw / a0, (1 - al) / a0])
+
+
+class Balance:
+    """Adaptive tonal balance: a 25 Hz high-pass and a 16 kHz low-pass (nothing harsh near
+    Nyquist), a low shelf (90 Hz) that cuts while more than 12 % of the energy sits below 60 Hz,
+    and a broad bell at 4 kHz (Q 0.7, about 2–8 kHz) that lifts while that presence band is under
+    −14 dB of the total; past +9 dB of lift a low shelf at 350 Hz also tilts the low mids down
+    (to −8 dB) for mixes with little above 2 kHz. Once the user sets ``brightness`` the presence
+    lift and tilt relax to flat (the low-end cleanup stays). Band shares come from slow running means (τ 3 s) of
+    the band powers of the balanced output (a feedback loop); the shelves move fast for the
+    first 3 s or while far off target (9 dB/s), else ≤ 2.3 dB/s, within −12 / +18 dB, relaxing
+    back when the music no longer needs them.
+    ``[engine]``
+    """
+
+    def __init__(self, sr: int):
+        from scipy.signal import sosfilt          # lazy: only when a performance is made
+        self._sosfilt = sosfilt
+        self.sr = sr
+        f = np.fft.rfftfreq(BLOCK, 1.0 / sr)
+        self.m_low, self.m_pres = f < 60, (f >= 2000) & (f < 8000)
+        self.low_db = 0.0
+        self.pres_db = 0.0
+        self.tilt_db = 0.0
+        self.auto_presence = True
+        self.share_low = None
+        self.share_pres = None
+        self._p = None
+        self.blocks = 0
+        # 4th-order Butterworth at 64 Hz: about the energy below 60 Hz
+        self.hp = _highpass(25.0, sr)
+        self.lp = _lowpass(min(16000.0, 0.4 * sr), sr)
+        self.zi = np.zeros((5, 2, 2))
+        self._sos = self._make()
+
+    def _make(self) -> np.ndarray:
+        return np.stack([self.hp, _shelf("low", 90.0, self.low_db, self.sr),
+                         _shelf("low", 350.0, self.tilt_db, self.sr),
+                         _peak(4000.0, self.pres_db, 0.7, self.sr), self.lp])
+
+    def observe(self, power: np.ndarray) -> None:
+        """Update from a block's power spectrum *after* the shelves (a slow feedback loop; the
+        4096-point spectrum's 11.7 Hz bins resolve the sub-60 Hz band)."""
+        tot = float(power.sum())
+        if tot <= 1e-12:
+            return
+        lo = float(power[self.m_low].sum())
+        pr = float(power[self.m_pres].sum())
+        a = math.exp(-BLOCK / (3.0 * self.sr))
+        if self._p is None:
+            self._p = [tot, lo, pr]
+        else:                               # running band powers (loud passages weigh more)
+            for i, v in enumerate((tot, lo, pr)):
+                self._p[i] = a * self._p[i] + (1 - a) * v
+        self.share_low, self.share_pres = self._p[1] / self._p[0], self._p[2] / self._p[0]
+        self.blocks += 1
+        early = self.blocks * BLOCK < 3 * self.sr                      # settle fast, then drift slowly
+        nl, npr, nt = self.low_db, self.pres_db, self.tilt_db
+        pres = 10 * math.log10(max(self.share_pres, 1e-12))
+        fast, slow = 9.0 * BLOCK / self.sr, 2.3 * BLOCK / self.sr       # dB per block (9 / 2.3 dB/s)
+        step = fast if early or self.share_low > 0.25 else slow            # far off: move fast
+        if self.share_low > 0.12:
+            nl = max(-12.0, nl - step)
+        elif self.share_low < 0.08:
+            nl = min(0.0, nl + step)
+        step = fast if early or pres < -19.0 else slow
+        if not self.auto_presence:          # the user chose a tone (brightness): step aside
+            npr, nt = max(0.0, npr - step), min(0.0, nt + step)
+        elif pres < -14.0:
+            npr = min(18.0, npr + step)
+            if npr >= 9.0:                  # a dark mix the bell alone cannot lift: tilt the low mids down
+                nt = max(-8.0, nt - step)
+        elif pres > -12.0:
+            if nt < 0.0:
+                nt = min(0.0, nt + step)
+            else:
+                npr = max(0.0, npr - step)
+        if nl != self.low_db or npr != self.pres_db or nt != self.tilt_db:
+            self.low_db, self.pres_db, self.tilt_db = nl, npr, nt
+            self._sos = self._make()
+
+    def process(self, x: np.ndarray) -> None:
+        y, self.zi = self._sosfilt(self._sos, x, axis=0, zi=self.zi)
+        x[:] = y
+
+
+class Mix:
+    """The stream's master: tonal balance, a slow loudness follower to −14 LUFS and a look-ahead
+    peak limiter.
+
+    Works on whole :data:`BLOCK`-frame blocks (so it is chunk-size independent). The follower
+    measures each block's K-weighted power, keeps a gated running mean (quiet breaks below the
+    running level − 15 LU and silence do not count, so a breakdown is not pumped up), and moves
+    the gain toward ``TARGET_LUFS − level`` by at most ``slew_db`` per block, ramped inside the
+    block. ``initial_db`` is the renderer's calibrated guess for the score, so a stream starts near
+    its level and a prompt change keeps it. The limiter delays by 64 frames and ramps its gain
+    down over the 64 frames before a peak, so neither samples nor the 4×-interpolated waveform
+    between them exceed :data:`CEILING`.
+    """
+
+    SUB = 64
+
+    def __init__(self, sr: int, initial_db: float | None = None, target_lufs: float = TARGET_LUFS,
+                 balance: bool = True):
+        self.sr = sr
+        self.target = target_lufs
+        self.kw = k_weighting_power(BLOCK, sr)
+        self.g0_db = None if initial_db is None else float(initial_db)
+        self.gain_db = 0.0 if initial_db is None else float(initial_db)
+        self.level_ms = None             # running K-weighted mean square (pre-gain)
+        self.blocks = 0
+        self.slew_db = 2.8 * BLOCK / sr  # per block: 2.8 dB/s
+        self._delay = np.zeros((self.SUB, 2), dtype=np.float32)
+        self._r_last = 1.0
+        self._g_last = 1.0
+        self._buf = np.zeros((BLOCK + self.SUB, 2), dtype=np.float32)
+        self._ramp = (np.arange(BLOCK, dtype=np.float32) / BLOCK)[:, None]
+        self._gains = np.ones(BLOCK // self.SUB + 1)
+        self._tp_ext = np.zeros((BLOCK + self.SUB + 3, 2), dtype=np.float64)
+        self._tp_hist = np.zeros((3, 2), dtype=np.float64)
+        self._knots = np.arange(BLOCK // self.SUB + 1, dtype=np.float64) * self.SUB
+        self._t = np.arange(BLOCK, dtype=np.float64)
+        self.user_gain = 1.0
+        self.balance = Balance(sr) if balance else None
+
+    def continue_from(self, other: "Mix") -> None:
+        """Carry on where ``other`` (the same music's mix, rendered elsewhere) stands: its
+        loudness follower, gain, user gain and tonal balance — not its audio history (the
+        limiter's delay line and the filters start from silence, as the new instrument does).
+        A re-timed restart then plays at the level and tone it replaces."""
+        self.g0_db, self.gain_db, self.level_ms = other.g0_db, other.gain_db, other.level_ms
+        self.blocks, self.user_gain = other.blocks, other.user_gain
+        a, b = self.balance, other.balance
+        if a is not None and b is not None:
+            a.low_db, a.pres_db, a.tilt_db = b.low_db, b.pres_db, b.tilt_db
+            a.auto_presence, a.blocks = b.auto_presence, b.blocks
+            a.share_low, a.share_pres = b.share_low, b.share_pres
+            a._p = None if b._p is None else list(b._p)
+            a._sos = a._make()
+
+    def set_initial(self, db: float) -> None:
+        """Start from ``db`` of gain (the renderer's estimate for the score), before any audio."""
+        self.g0_db = self.gain_db = float(min(30.0, db))
+        self.level_ms = None
+
+    def _follow(self, x: np.ndarray) -> float:
+        if self.balance is not None:
+            self.balance.process(x)
+        spec = np.fft.rfft(x.astype(np.float64), axis=0)
+        power = spec.real ** 2 + spec.imag ** 2
+        if self.balance is not None:
+            self.balance.observe(power[:, 0] + power[:, 1])
+        p = float(np.dot(self.kw, power[:, 0] + power[:, 1]))
+        ms = 2.0 * p / (BLOCK * BLOCK)   # Parseval on a one-sided spectrum, summed over channels
+        lufs = -0.691 + 10 * math.log10(ms + 1e-20)
+        self.blocks += 1
+        if lufs > -70.0:
+            if self.level_ms is None:
+                if self.g0_db is None:           # no estimate: the first sound sets the level
+                    self.level_ms = ms
+                    self.g0_db = self.gain_db = min(30.0, self.target - lufs)
+                else:
+                    self.level_ms = 10 ** ((self.target - self.g0_db + 0.691) / 10)
+            run = -0.691 + 10 * math.log10(self.level_ms)
+            if lufs > run - 15.0:
+                t = self.blocks * BLOCK / self.sr
+                tau = 2.0 if t < 6.0 else 6.0
+                a = math.exp(-BLOCK / (tau * self.sr))
+                self.level_ms = a * self.level_ms + (1 - a) * ms
+        if self.level_ms is None:
+            return self.gain_db
+        want = self.target - (-0.691 + 10 * math.log10(self.level_ms))
+        want = min(max(want, self.g0_db - 12.0), self.g0_db + 12.0, 30.0)
+        step = min(max(want - self.gain_db, -self.slew_db), self.slew_db)
+        return self.gain_db + step
+
+    # cubic Lagrange weights for x(n + t), t = 1/4, 1/2, 3/4, from x[n-1], x[n], x[n+1], x[n+2]
+    _TP = np.array([[-(t * (t - 1) * (t - 2)) / 6, (t + 1) * (t - 1) * (t - 2) / 2,
+                     -(t + 1) * t * (t - 2) / 2, (t + 1) * t * (t - 1) / 6] for t in (0.25, 0.5, 0.75)])
+
+    def _true_peaks(self, buf: np.ndarray, n_sub: int) -> np.ndarray:
+        """Per sub-block peak of the signal between samples too (4× cubic interpolation), so the
+        ceiling holds for the reconstructed waveform, not only the samples (≤ −1 dBTP)."""
+        a = np.maximum(np.abs(buf[:, 0]), np.abs(buf[:, 1]))        # (2-column reductions are slow)
+        ext = self._tp_ext
+        ext[:3] = self._tp_hist
+        ext[3:] = buf
+        self._tp_hist[:] = buf[-self.SUB - 3:-self.SUB]      # what precedes the next call's buf
+        # estimates between samples k and k+1 for k = −2 … len−2 (ext index k+2 … k+5)
+        m = np.zeros(buf.shape[0], dtype=np.float64)
+        w = self._TP
+        for c in range(2):
+            e = ext[:, c]
+            for r in range(3):
+                y = w[r, 0] * e[:-3] + w[r, 1] * e[1:-2] + w[r, 2] * e[2:-1] + w[r, 3] * e[3:]
+                np.maximum(m, np.abs(y), out=m)
+        # y[j] interpolates between ext[j+1] and ext[j+2] = buf[j-2] and buf[j-1], so the point
+        # after buf[k] is y[k+2]; the last pair of buf is checked next call (it is in its delay)
+        a[:-2] = np.maximum(a[:-2], m[2:])
+        return a.reshape(n_sub + 1, self.SUB).max(axis=1)
+
+    def process(self, x: np.ndarray) -> np.ndarray:
+        """Mix one raw ``(BLOCK, 2)`` block in place; returns it. ``[engine]``"""
+        new_db = self._follow(x)
+        g_a = 10 ** (self.gain_db / 20) * self.user_gain
+        g_b = 10 ** (new_db / 20) * self.user_gain
+        self.gain_db = new_db
+        x *= (g_a + (g_b - g_a) * self._ramp).astype(np.float32)
+        # look-ahead limiter: sub-block j of buf = [delay, x] gets gains ramping G_j → G_{j+1}
+        buf = self._buf
+        buf[:self.SUB] = self._delay
+        buf[self.SUB:] = x
+        self._delay[:] = x[-self.SUB:]
+        n_sub = BLOCK // self.SUB
+        peaks = self._true_peaks(buf, n_sub)
+        if self._g_last >= 1.0 and float(peaks.max()) <= CEILING:
+            x[:] = buf[:BLOCK]                       # nothing to limit: a plain delay
+            self._r_last = 1.0
+            return x
+        need = np.minimum(1.0, CEILING / np.maximum(peaks, 1e-12))
+        rel = 1.0 - math.exp(-self.SUB / (0.08 * self.sr))    # 80 ms release
+        g = self._g_last
+        r_prev = self._r_last
+        gains = self._gains
+        for j in range(n_sub + 1):
+            r = float(need[j])
+            g = min(r_prev, r, g + (1.0 - g) * rel)
+            gains[j] = g
+            r_prev = r
+        # gains[j] is the gain at the start of sub-block j; the last one starts the next block
+        g_s = np.interp(self._t, self._knots, gains).astype(np.float32)
+        np.multiply(buf[:BLOCK], g_s[:, None], out=x)
+        self._g_last = float(gains[n_sub])
+        self._r_last = float(need[n_sub])
+        np.clip(x, -CEILING, CEILING, out=x)
+        return x
+
+
+class Performance:
+    """One stream: score + tempo map + instrument + mix + FIFO. ``[engine]``"""
+
+    def __init__(self, score: Score, instrument, sr: int, *, bpm: float | None = None,
+                 initial_db: float | None = None, brightness: float | None = None):
+        self.score = score
+        self.inst = instrument
+        self.sr = int(sr)
+        self.tempo = TempoMap(bpm or score.bpm, self.sr)
+        self.q = int(getattr(instrument, "quantum", 1))
+        self.mix = Mix(self.sr, initial_db)
+        self.frame = 0                    # production frontier (frames produced)
+        self._events: list = []
+        self._seq = 0
+        self._next_bar = 0
+        self._latest: dict = {}           # (part, key) → id of the note that owns the key
+        self._block = np.zeros((BLOCK, 2), dtype=np.float32)
+        self._fifo = np.zeros((BLOCK, 2), dtype=np.float32)
+        self._fifo_n = 0
+        self._fifo_at = 0
+        self._preroll = 0                 # frames before 0 still to perform and drop (seek)
+        instrument.setup(score.parts)
+        if brightness is not None:
+            self.set_brightness(brightness)
+
+    # --- events
+    def _push(self, beat: float, kind: int, part: int, a, b=None) -> None:
+        self._seq += 1
+        heapq.heappush(self._events, (beat, kind, self._seq, part, a, b))
+
+    def _load_until(self, beat: float) -> None:
+        bpb = self.score.beats_per_bar
+        while self._next_bar * bpb <= beat + bpb:
+            notes, controls = self.score.bar(self._next_bar)
+            for n in notes:
+                if n.start < 0 or n.dur <= 0:
+                    continue
+                self._push(n.start, _ON, n.part, n, None)
+            for c in controls:
+                if c.beat >= 0:
+                    self._push(c.beat, _CTL, c.part, c, None)
+            self._next_bar += 1
+
+    #: a note ringing across a seek point is struck again there if at least this much (beats) is left
+    SEEK_MIN_LEFT = 0.25
+    #: bars looked back for notes ringing across a seek point
+    SEEK_LOOKBACK = 4
+
+    def seek(self, beat: float, bpm: float | None = None, preroll: int = 0) -> None:
+        """Play from score beat ``beat`` instead of 0: frame 0 is ``beat`` (at ``bpm``, default the
+        current tempo). Only before anything was produced. Used for a re-timed restart: the daemon
+        splices such a stream in at the read head, so that a new host tempo is heard from the next
+        beat instead of after the buffer.
+
+        ``preroll`` frames (rounded up to whole blocks) before frame 0 are performed too — every
+        note and control of the score there, at ``bpm`` — and thrown away by the first read: so at
+        frame 0 a held pad is past its attack, a piano chord has decayed as it had, and the reverb
+        carries what was played, as in the stream this one replaces; a crossfade between the two
+        is then between nearly the same sound. Notes that start before the preroll and ring on
+        across it (not drum hits) are struck at its start for the rest of their length; each
+        control's latest value before it is applied there. ``[engine]``"""
+        if self.frame or self._fifo_n or self._events or self._next_bar:
+            raise RuntimeError("seek only before the performance has produced or loaded anything")
+        beat = max(0.0, float(beat))
+        self.tempo = TempoMap(bpm or self.tempo.bpm, self.sr, beat0=beat)
+        pre = -(-max(0, int(preroll)) // BLOCK) * BLOCK
+        b0 = self.tempo.beat_at(-pre)
+        if b0 < 0.0:                               # no further back than the score's start
+            pre = int(-self.tempo.frame_at(0.0)) // BLOCK * BLOCK
+            b0 = self.tempo.beat_at(-pre)
+        # a note that starts within a frame of the start is that start's note (not a held one)
+        b0 -= self.tempo.bpm / (60.0 * self.sr)
+        bpb = self.score.beats_per_bar
+        first = int(max(0.0, b0) // bpb)
+        latest: dict = {}
+        for i in range(max(0, first - self.SEEK_LOOKBACK), int(beat // bpb) + 1):
+            notes, controls = self.score.bar(i)
+            for n in notes:
+                if n.dur <= 0 or n.start < 0:
+                    continue
+                if n.start >= b0:
+                    self._push(n.start, _ON, n.part, n, None)
+                elif n.start + n.dur - b0 >= self.SEEK_MIN_LEFT and not self.score.parts[n.part].is_drums:
+                    self._push(b0, _ON, n.part, dataclasses.replace(n, start=b0, dur=n.start + n.dur - b0), None)
+            for c in controls:
+                if c.beat >= b0:
+                    self._push(c.beat, _CTL, c.part, c, None)
+                elif c.beat >= 0:
+                    key = (c.part, c.kind, c.number)
+                    if key not in latest or latest[key].beat <= c.beat:
+                        latest[key] = c
+        for c in latest.values():
+            self._push(b0, _CTL, c.part, dataclasses.replace(c, beat=b0), None)
+        self._next_bar = int(beat // bpb) + 1
+        self.frame = -pre
+        self._preroll = pre
+
+    def _discard_preroll(self) -> None:
+        while self.frame < 0:
+            self._produce()
+        self._preroll = 0
+
+    def _event_frame(self, beat: float) -> int:
+        f = self.tempo.frame_at(beat)
+        q = self.q
+        return int(math.floor(f / q + 0.5)) * q
+
+    def _dispatch(self, kind: int, part: int, a, b) -> None:
+        inst = self.inst
+        if kind == _ON:
+            n = a
+            key = (part, n.pitch)
+            self._seq += 1
+            nid = self._seq
+            self._latest[key] = nid
+            inst.note_on(part, n.pitch, n.vel)
+            self._push(n.start + n.dur, _OFF, part, n.pitch, nid)
+        elif kind == _OFF:
+            key = (part, a)
+            if self._latest.get(key) == b:           # a re-struck key is ended by its last note only
+                del self._latest[key]
+                inst.note_off(part, a)
+        else:
+            inst.control(part, a)
+
+    def _produce(self) -> None:
+        F = self.frame
+        self._load_until(self.tempo.beat_at(F + BLOCK))
+        blk = self._block
+        pos = 0
+        ev = self._events
+        while pos < BLOCK:
+            while ev:
+                ef = self._event_frame(ev[0][0]) - F
+                if ef > pos:
+                    break
+                beat, kind, _, part, a, b = heapq.heappop(ev)
+                self._dispatch(kind, part, a, b)
+            end = BLOCK
+            if ev:
+                end = min(BLOCK, self._event_frame(ev[0][0]) - F)
+            self.inst.render(blk[pos:end])
+            pos = end
+        self.frame = F + BLOCK
+        self.mix.process(blk)
+
+    # --- reading
+    def read(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
+        """The next ``n`` frames as ``(n, 2)`` float32. ``[engine]``"""
+        if out is None:
+            out = np.empty((n, 2), dtype=np.float32)
+        if self._preroll:
+            self._discard_preroll()
+        got = 0
+        while got < n:
+            if self._fifo_n == 0:
+                self._produce()
+                self._fifo[:] = self._block
+                self._fifo_at, self._fifo_n = 0, BLOCK
+            k = min(n - got, self._fifo_n)
+            out[got:got + k] = self._fifo[self._fifo_at:self._fifo_at + k]
+            self._fifo_at += k
+            self._fifo_n -= k
+            got += k
+        return out
+
+    @property
+    def frames_read(self) -> int:
+        return self.frame - self._fifo_n
+
+    def set_bpm(self, bpm: float) -> None:
+        """Tempo from the production frontier on (frames already produced keep theirs). ``[engine]``"""
+        self.tempo.set_bpm(bpm, self.frame)
+
+    def set_brightness(self, b: float) -> None:
+        """The user's tone: the instrument's brightness; the mix's presence lift steps aside. ``[engine]``"""
+        self.inst.set_brightness(b)
+        if self.mix.balance is not None:
+            self.mix.balance.auto_presence = False
+
+    def set_gain(self, gain: float) -> None:
+        self.mix.user_gain = float(gain)
+
+    def close(self) -> None:
+        close = getattr(self.inst, "close", None)
+        if close:
+            close()
