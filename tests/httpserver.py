@@ -26,7 +26,7 @@ class InProcessServer:
         self._t.start()
         self.names = ["h" + secrets.token_hex(5) for _ in range(slots)]
         self.daemon = Daemon(Config(slot_names=self.names, slots=slots, price_per_hour=price_per_hour),
-                             emit=lambda ev: self.http.post_event(ev), backend=backend)
+                             backend=backend)
         self.http = None
         self.daemon.open()
         try:

@@ -23,8 +23,8 @@ loopback as one), with bounded state (:class:`bridge.control.netguard.HostBudget
   message is shortened to fit, or not sent when even that does not fit.
 
 Senders outside ``allow`` (loopback by default) are dropped and counted. Engine events come
-back through :meth:`OscServer.post_event`, which is thread-safe, and are answered to the
-address that sent the job's command. :meth:`OscServer.exempt` names the daemon's own
+back through the daemon's event bus (:meth:`OscServer.on_event`, on the loop) and are answered
+to the address that sent the job's command. :meth:`OscServer.exempt` names the daemon's own
 watchdog probe socket, which skips the budgets but is otherwise served like anyone
 (so its answer proves that commands are being served).
 """
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import queue
 import socket
 import time
 
@@ -155,11 +154,9 @@ class OscServer:
         self.limiter = HostBudgets(rate, burst, cpu_rate, cpu_burst, max_hosts=max_hosts)
         self.transport = None
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._events: queue.SimpleQueue = queue.SimpleQueue()
         self.stats = {"packets_good": 0, "packets_bad": 0, "messages": 0, "errors": 0, "denied": 0,
                       "rate_limited": 0, "cpu_limited": 0, "scheduled": 0, "replies_capped": 0}
         self.on_command = None        # hook for tests/metrics: callable(Command)
-        self.event_hooks: list = []   # callables(Event), run on the loop after the reply
         self._pending = 0             # scheduled messages not yet run
         self._pending_by_host: dict[str, int] = {}   # only hosts with some waiting (bounded by _pending)
         self._err_budget = None       # error replies left for the datagram being handled
@@ -177,9 +174,11 @@ class OscServer:
         except OSError:
             pass
         self.host, self.port = self.transport.get_extra_info("sockname")[:2]
+        self.daemon.bus.subscribe(self.on_event)
         return self.host, self.port
 
     def close(self) -> None:
+        self.daemon.bus.unsubscribe(self.on_event)
         if self.transport is not None:
             self.transport.close()
             self.transport = None
@@ -397,37 +396,18 @@ class OscServer:
         except Exception:  # noqa: BLE001 — a reply that cannot go out is not fatal
             log.debug("reply to %s failed", addr, exc_info=True)
 
-    def post_event(self, ev) -> None:
-        """Thread-safe: called from the engine thread; answered on the loop."""
-        self._events.put(ev)
-        loop = self.loop
-        if loop is not None and not loop.is_closed():
-            try:
-                loop.call_soon_threadsafe(self._drain)
-            except RuntimeError:
-                pass
-
-    def _drain(self) -> None:
-        while True:
-            try:
-                ev = self._events.get_nowait()
-            except queue.Empty:
-                return
-            if ev.kind == "first_audio":
-                self.reply(ev.reply_to, "/wb/first_audio", ev.slot, ev.job, float(ev.ms))
-            elif ev.kind == "done":
-                # trailing metering arguments after the normative (slot, job)
-                x = ev.extra
-                self.reply(ev.reply_to, "/wb/done", ev.slot, ev.job, float(x.get("audio_s", 0.0)),
-                           float(x.get("compute_s", 0.0)), float(x.get("cost", 0.0)))
-            elif ev.kind == "error":
-                self.stats["errors"] += 1
-                self.reply(ev.reply_to, "/wb/error", int(ev.slot), ev.code, ev.message[:MAX_EVENT_ERR_MSG])
-            for hook in self.event_hooks:
-                try:
-                    hook(ev)
-                except Exception:  # noqa: BLE001
-                    log.exception("event hook failed")
+    def on_event(self, ev) -> None:
+        """Answer an engine event to whoever asked (subscribed to the daemon's bus). ``[control]``"""
+        if ev.kind == "first_audio":
+            self.reply(ev.reply_to, "/wb/first_audio", ev.slot, ev.job, float(ev.ms))
+        elif ev.kind == "done":
+            # trailing metering arguments after the normative (slot, job)
+            x = ev.extra
+            self.reply(ev.reply_to, "/wb/done", ev.slot, ev.job, float(x.get("audio_s", 0.0)),
+                       float(x.get("compute_s", 0.0)), float(x.get("cost", 0.0)))
+        elif ev.kind == "error":
+            self.stats["errors"] += 1
+            self.reply(ev.reply_to, "/wb/error", int(ev.slot), ev.code, ev.message[:MAX_EVENT_ERR_MSG])
 
 
 class _ProbeProtocol(asyncio.DatagramProtocol):

@@ -7,8 +7,8 @@ Threads:
 - ``[engine]`` (:class:`EngineThread`, one): owns the backend and the scheduler, applies
   commands, generates chunks in batches, applies gain and the limiter, writes and splices the
   rings. Events (``started`` is sent by the adapter; ``first_audio``, ``done``, ``error``) go
-  back through ``emit`` — a callable that must only enqueue (the adapter hands them to its
-  loop thread-safely). It never waits on the control thread.
+  back through the daemon's :class:`~bridge.core.events.EventBus` (``Daemon.bus``), which only
+  enqueues and calls each subscriber on its own loop. It never waits on the control thread.
 - heartbeat: refreshes every ring's ``writer_heartbeat_ns`` at 20 Hz.
 
 Audio path of a play: datagram → ``Command`` → engine queue → ``Scheduler.start`` → the
@@ -37,6 +37,7 @@ from engine.backend import Backend
 from engine.scheduler import Chunk, Job, Scheduler
 
 from bridge.core.commands import COMMON_PARAMS, Command
+from bridge.core.events import Event, EventBus
 from bridge.core.hostlink import HostLink
 from plugin_stub.protocol import OFF_READER_PID, RingError, RingFault, WavebridgeError
 from bridge.core.ring import RingWriter
@@ -88,18 +89,6 @@ def validate_config(cfg: Config) -> None:
         v = getattr(cfg, name)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi:
             bad(f"{name} must be a number in [{lo:g}, {hi:g}], got {v!r}")
-
-
-@dataclass
-class Event:
-    kind: str                         # first_audio | done | error | watchdog
-    slot: int = -1
-    job: int = 0
-    ms: float = 0.0
-    code: str = ""
-    message: str = ""
-    reply_to: object = None
-    extra: dict = field(default_factory=dict)
 
 
 class CommandQueue:
@@ -1006,7 +995,10 @@ class Daemon:
         self.config = config or Config()
         #: CLOCK_MONOTONIC in ns (the rings' heartbeats use it); injectable for simulated-time tests
         self.clock_ns = clock_ns or time.monotonic_ns
-        self._emit = emit or (lambda ev: None)
+        #: engine events to the control surfaces (OSC, HTTP, metrics subscribe); ``emit`` is a tap
+        self.bus = EventBus()
+        if emit is not None:
+            self.bus.tap(emit)
         self.backend = backend
         self.slots: dict[int, Slot] = {}
         self.scheduler: Scheduler | None = None
@@ -1191,7 +1183,7 @@ class Daemon:
     def emit(self, ev: Event) -> None:
         if ev.kind == "error":
             self.errors_by_code[ev.code] = self.errors_by_code.get(ev.code, 0) + 1
-        self._emit(ev)
+        self.bus.publish(ev)
 
     def count_error(self, code: str) -> None:
         self.counters["errors"] += 1

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 from engine.hostsync import HostPosition, stream_frame
 
+from bridge.core.events import Event
+
 log = logging.getLogger("wavebridge.hostlink")
 
 RETIME_RATIO = 0.005              # a host tempo this far from the audible one restarts the stream re-timed
@@ -261,8 +263,6 @@ class HostLink:
             self._drop(cmd)
 
     def _drop(self, cmd) -> None:
-        from bridge.core.daemon import Event
-
         job = cmd.extra.get("job", 0)
         if job in self._dropped:                  # a timer cancelled after it had fired
             return

@@ -343,10 +343,8 @@ async def serve_async(args, ready_cb=None) -> int:
                 raise ValueError(str(e)) from None
             names = cfg.slot_names or list(range(1, cfg.slots + 1))
             resume = interrupted_jobs(names) if s.resume else []
-            server_box = {}
-            daemon = Daemon(cfg, emit=lambda ev: server_box["s"].post_event(ev))
+            daemon = Daemon(cfg)
             server = OscServer(daemon, s.osc_host, s.osc_port, allow=s.allow)
-            server_box["s"] = server
             svc.daemon, svc.osc = daemon, server
             stop = asyncio.Event()
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -384,7 +382,7 @@ async def serve_async(args, ready_cb=None) -> int:
             try:
                 from bridge.web.app import serve as serve_http
 
-                svc.http = await serve_http(daemon, s, server, svc.metrics)
+                svc.http = await serve_http(daemon, s, svc.metrics)
                 if svc.http is not None:
                     stack.push_async_callback(_quietly_async, "the HTTP API", svc.http.close)
                     print(f"wavebridge: HTTP API and web page on http://{svc.http.host}:{svc.http.port}/",

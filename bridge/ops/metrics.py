@@ -6,7 +6,7 @@ What is measured where:
   time per scheduler step, batch sizes, generated audio seconds and compute seconds (→ real-time
   factor), queue wait (command arrival → the engine takes it). Only ``observe``/``inc`` calls:
   a lock and a few additions each, no I/O.
-- control loop (``OscServer.event_hooks``, ``[control]``): first-audio latency, finished jobs.
+- control loop (a subscriber of the daemon's event bus, ``[control]``): first-audio latency, finished jobs.
 - scrape time (the HTTP server's thread, :class:`_Collector`): everything that already lives in
   the daemon as plain numbers — per-slot buffered seconds, playing flag, reader liveness and
   ``underrun_frames`` read straight from each ring header, errors by code, OSC packets good/bad/
@@ -92,8 +92,7 @@ class Metrics:
         self.daemon.on_step = self.on_step
         if hasattr(self.daemon, "on_apply"):
             self.daemon.on_apply = self.on_apply
-        if self.osc is not None:
-            self.osc.event_hooks.append(self.on_event)
+        self.daemon.bus.subscribe(self.on_event)
         return self
 
     def on_step(self, res) -> None:

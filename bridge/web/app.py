@@ -14,8 +14,8 @@ Endpoints (``docs/http.md``):
 
 Every web stream is a private daemon slot (``Daemon.open_private_slot``): the engine, the
 scheduler and the batching are the ones the OSC slots use; :class:`bridge.web.encoding.PrivateStream`
-reads its ring in this process. Engine events reach the streams through :meth:`HttpService.post_event`
-(thread-safe) or :meth:`HttpService.on_event` (on the loop). Encoding runs on a small thread pool so
+reads its ring in this process. Engine events reach the streams through the daemon's event bus
+(:meth:`HttpService.on_event`, on the loop). Encoding runs on a small thread pool so
 the loop only moves bytes. Keys, tiers, usage and the track queue live in SQLite (``bridge.web.store``).
 
 Auth: ``Authorization: Bearer <key>``, ``X-API-Key: <key>`` or ``?key=`` (WebSockets from a page
@@ -204,11 +204,13 @@ class HttpService:
         self.host, self.port = sock.getsockname()[:2]
         self.tracks.start()
         _remove_stale_private_rings()
+        self.d.bus.subscribe(self.on_event)
         return self.host, self.port
 
     async def close(self) -> None:
         """Stop serving, end every web stream, stop the track worker (its rows resume next start). ``[control]``"""
         self._closing = True
+        self.d.bus.unsubscribe(self.on_event)
         await self.tracks.close()
         for ws in list(self._status_clients):
             try:
@@ -237,15 +239,6 @@ class HttpService:
         """Unregister a private stream and give its slot back. ``[control]``"""
         self.streams.pop(s.name, None)
         s.close()
-
-    def post_event(self, ev) -> None:
-        """Thread-safe: an engine event, handed to the loop. (any thread)"""
-        loop = self.loop
-        if loop is not None and not loop.is_closed():
-            try:
-                loop.call_soon_threadsafe(self.on_event, ev)
-            except RuntimeError:
-                pass
 
     def on_event(self, ev) -> None:
         """An engine event, on the loop: routed to the private stream of its slot (if any). ``[control]``"""
@@ -994,11 +987,10 @@ def _level_db(ring) -> float:
     return round(20 * math.log10(max(peak, 1e-6)), 1)
 
 
-async def serve(daemon, settings, osc=None, metrics=None) -> HttpService | None:
+async def serve(daemon, settings, metrics=None) -> HttpService | None:
     """Start the HTTP API for ``wavebridge serve`` (``settings``: ``bridge.ops.config.Settings``).
 
-    Engine events reach it through the OSC server's event hooks (the daemon has one emit); its
-    per-tier meters join the daemon's Prometheus registry. Returns None with ``--http off``;
+    Engine events reach it through the daemon's event bus; its per-tier meters join the daemon's Prometheus registry. Returns None with ``--http off``;
     raises ``OSError`` if the address is taken and ``ValueError`` for a bad ``--http``. ``[control]``
     """
     where = parse_listen(settings.http)
@@ -1020,8 +1012,6 @@ async def serve(daemon, settings, osc=None, metrics=None) -> HttpService | None:
     except BaseException:
         svc.store.close()
         raise
-    if osc is not None:
-        osc.event_hooks.append(svc.on_event)
     if metrics is not None:
         try:
             metrics.registry.register(HttpCollector(svc))
