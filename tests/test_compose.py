@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from engine.compose import genres as G
-from engine.compose.composer import compose, composer_of, read_prompt
+from engine.compose import compose, composer_of, read_prompt
 from engine.midifile import write_midi
 from engine.score import DRUM_CHANNEL
 
@@ -184,7 +184,7 @@ def test_more_styles_play_as_their_nearest_genre_with_their_instruments(prompt, 
 def test_every_section_but_a_break_touches_the_tonic():
     """A key detector (and a listener) finds home: no section outside a break loops a progression
     that never lands on the tonic (soul's "ii7 iii7 IVmaj7 V7" read as the relative minor)."""
-    from engine.compose.composer import SECTION_BARS
+    from engine.compose.form import SECTION_BARS
     for name in G.GENRES:
         for mode in ("major", "minor"):
             for seed in range(6):
@@ -668,7 +668,7 @@ def test_any_prompt_composes_into_well_formed_bars():
 
 
 def test_every_progression_and_groove_in_the_tables_is_valid():
-    from engine.compose.composer import parse_chord
+    from engine.compose.harmony import parse_chord
     tables = [G.PROGRESSIONS, G.JAZZ, G.BOSSA, G.BLUES, G.SOUL, G.CLASSICAL, G.AMBIENT, G.EDM] + \
         [g.progressions for g in G.GENRES.values()]
     for table in tables:

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from engine.compose.composer import compose
+from engine.compose import compose
 from engine.compose.genres import INSTRUMENTS
 from engine.synth.oscillators import OscInstrument
 from engine.synth.perform import BLOCK, Performance

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 
-from bridge.core.commands import Command
+from bridge.core.commands import Command, HostTransport
 from bridge.core.daemon import Config, Daemon
 from engine.hostsync import stream_frame
 from engine.synth.perform import Performance
@@ -57,7 +57,7 @@ class Recorder:
 
 
 def _score(prompt="soul with rhodes, strings pad, bass and drums", seed=3):
-    from engine.compose.composer import compose
+    from engine.compose import compose
 
     return compose(prompt, seed=seed)
 
@@ -206,8 +206,8 @@ class Host:
         beat = self.beat_at(read_index)
         bar, bar_beat = divmod(beat, 4.0)
         return Command("transport", slot=name, value=bpm, arrival_ns=time.monotonic_ns(),
-                       extra={"speed": 1.0, "bpm": bpm, "beats_per_bar": 4.0, "bar": int(bar), "bar_beat": bar_beat,
-                              "beat": beat, "read_index": int(read_index), "host_frame": -1})
+                       transport=HostTransport(speed=1.0, bpm=bpm, beats_per_bar=4.0, bar=int(bar), bar_beat=bar_beat,
+                                               beat=beat, read_index=int(read_index), host_frame=-1))
 
 
 def wait_until(cond, timeout=10.0, what="condition"):
@@ -319,7 +319,7 @@ def test_a_host_tempo_change_is_heard_from_the_next_beat(daemon):
     k = splice - (read_end - len(audio))
     for c in range(2):
         d1 = np.abs(np.diff(audio[:, c]))
-        win = d1[k - 256:k + d.engine._xfade_frames(slot) + 256]
+        win = d1[k - 256:k + d.engine.xfade_frames(slot) + 256]
         assert win.max() < max(0.05, 20 * np.median(d1[k - SR // 2:k + SR // 2])), (c, win.max())
     assert d.underruns == 0
 

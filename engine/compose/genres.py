@@ -1,7 +1,9 @@
 """genres: the composer's data tables — genres, drum grooves, progressions, instrument words.
 
-Pure data (plus two tiny lookup helpers), read by :mod:`engine.compose.composer`. Nothing here runs on a
-hot path; the tables are built at import.
+Pure data, read by the composer's modules (:mod:`~engine.compose.prompt` reads the words,
+:mod:`~engine.compose.band` the genres and mix, :mod:`~engine.compose.form` the forms,
+:mod:`~engine.compose.drums` the drum map). Nothing here runs on a hot path; the tables are built
+at import.
 
 Drum grooves are written as one string per *lane* on a 16th-note grid (``len == steps per bar``,
 or a multiple of it for grooves that span two bars, like the bossa clave). Characters:
@@ -25,9 +27,8 @@ LANES = {
     "woodblock": 76, "triangle": 81, "tom_hi": 50, "tom_mid": 47, "tom_lo": 45, "floor": 41,
     "timbale": 65, "agogo": 67, "guiro": 73,
 }
-CRASH, RIDE, SNARE, KICK, CHAT, OHAT = 49, 51, 38, 36, 42, 46
+CRASH, SNARE, KICK, CHAT = 49, 38, 36, 42
 TOMS = (50, 48, 47, 45, 43, 41)          # high → low
-KITS = {"standard": 0, "room": 8, "power": 16, "electronic": 24, "808": 25, "jazz": 32, "brush": 40}
 
 # --- scales and modes ----------------------------------------------------------------------------
 MODES = {
@@ -521,18 +522,3 @@ ROLE_MIX = {  # role → (level, pan, reverb scale, chorus)
 }
 
 ROLE_STYLE = {"bass": "root8", "chords": "block", "pad": "pad", "lead": "melody", "arp": "arp16", "perc": "perc"}
-
-
-def find_genre(name: str) -> Genre:
-    """The genre called ``name`` (its canonical name or an alias)."""
-    if name in GENRES:
-        return GENRES[name]
-    for g in GENRES.values():
-        if name in g.aliases:
-            return g
-    raise KeyError(name)
-
-
-def instrument_words() -> list[str]:
-    """Every instrument word the composer knows (GM programs), longest first."""
-    return sorted(INSTRUMENTS, key=len, reverse=True)

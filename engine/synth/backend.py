@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from engine.backend import Backend, BackendError, Stream
+from engine.hostsync import HostSync
+from engine.synth.fluid import FluidPool, FluidUnavailable
+from engine.synth.oscillators import OscInstrument, expected_lufs
 from engine.synth.perform import BLOCK, Performance
 
 log = logging.getLogger("wavebridge.synth")
@@ -73,7 +77,6 @@ class SynthBackend(Backend):
         if self._warm:
             return
         if self.want_renderer != "oscillators":
-            from engine.synth.fluid import FluidPool, FluidUnavailable
             try:
                 pool = FluidPool(self.soundfont, self.sample_rate, size=self.pool_size)
                 pool.warmup()
@@ -91,7 +94,6 @@ class SynthBackend(Backend):
             log.info("synth: renderer oscillators (fallback%s)",
                      f": {self.renderer_detail}" if self.renderer_detail else "")
         if self.workers > 1:
-            from concurrent.futures import ThreadPoolExecutor
             self._workers = ThreadPoolExecutor(self.workers, thread_name_prefix="wb-render")
         self._warm = True
         s = self.start(0, "warm up: drums, bass, piano, strings and a lead", 0)
@@ -121,7 +123,7 @@ class SynthBackend(Backend):
         """The prompt's score (the composer's, or the one given at construction). ``[engine]``"""
         fn = self._compose
         if fn is None:
-            from engine.compose.composer import compose as fn
+            from engine.compose import compose as fn
         return fn(prompt, seed=seed, bpm=bpm)
 
     def performance(self, score, params: dict | None = None) -> Performance:
@@ -140,7 +142,6 @@ class SynthBackend(Backend):
                 inst.close()
                 raise
         else:
-            from engine.synth.oscillators import OscInstrument, expected_lufs
             inst = OscInstrument(self.sample_rate)
             perf = Performance(score, inst, self.sample_rate, brightness=bright)
             est = expected_lufs(score, inst)
@@ -214,7 +215,6 @@ class SynthBackend(Backend):
         perf = stream.state
         hs = getattr(perf, "hostsync", None)
         if hs is None:
-            from engine.hostsync import HostSync
             hs = perf.hostsync = HostSync(perf.tempo, perf.score.beats_per_bar)
         return hs
 

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import hashlib
+import json
 import logging
 import math
 import os
@@ -37,6 +39,7 @@ import os
 import numpy as np
 
 from engine.score import Control, Part
+from engine.synth import perform
 
 log = logging.getLogger("wavebridge.fluid")
 
@@ -249,7 +252,6 @@ class FluidPool:
 
     def expected_lufs(self, score, inst: "FluidInstrument") -> float | None:
         """The score's loudness through ``inst`` (after its trims), from the calibration. ``[engine]``"""
-        from engine.synth.perform import expected_lufs
         note_ms, hit = [], []
         for p, (bank, prog), trim in zip(score.parts, inst.presets, inst.trim_db):
             ms = 10 ** ((self.part_level_db(p, bank, prog) - trim + 0.691) / 10)
@@ -259,7 +261,7 @@ class FluidPool:
             else:
                 note_ms.append(ms / len(_CAL_KEYS))
                 hit.append(0.0)
-        return expected_lufs(score, note_ms, hit)
+        return perform.expected_lufs(score, note_ms, hit)
 
 
 REF_DB = -20.0           # calibrated presets are attenuated toward this reference loudness
@@ -365,7 +367,6 @@ def _font_key(path: str) -> str:
 
 
 def _cache_path(key: str) -> str:
-    import hashlib
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     # v2: measured through EDGE_FILTER_CENTS (older caches are measured again)
     return os.path.join(base, "wavebridge", f"fluid-levels-v2-{hashlib.sha1(key.encode()).hexdigest()[:16]}.json")
@@ -389,7 +390,6 @@ def levels_for(pool: "FluidPool") -> dict:
     Measuring takes a few seconds; the result is cached under ``~/.cache/wavebridge`` (best
     effort) so a SoundFont is measured once per machine. ``[control]`` at warmup.
     """
-    import json
     key = _font_key(pool.path)
     for path in (LEVELS_FILE, _cache_path(key)):
         try:
@@ -415,9 +415,8 @@ _KIT_NOTES = (36, 38, 42, 46, 49, 51)       # kick, snare, closed/open hat, cras
 
 
 def _kw_db(x: np.ndarray, sr: int) -> float:
-    from engine.synth.perform import k_weighting_power
     n = x.shape[0]
-    kw = k_weighting_power(n, sr)
+    kw = perform.k_weighting_power(n, sr)
     spec = np.fft.rfft(x.astype(np.float64), axis=0)
     ms = 2.0 * (np.abs(spec) ** 2 * kw[:, None]).sum() / (n * n)
     return -0.691 + 10 * math.log10(ms + 1e-20)

@@ -29,7 +29,8 @@ import math
 
 import numpy as np
 
-from engine.score import Control, Part
+from engine.score import DRUM_CHANNEL, Control, Part
+from engine.synth import perform
 
 _NOISE: dict = {}
 
@@ -359,10 +360,8 @@ def _calibration(sr: int) -> dict:
     cal = _CAL.get(sr)
     if cal is not None:
         return cal
-    from engine.synth.perform import k_weighting_power
-    from engine.score import DRUM_CHANNEL
     n = int(0.5 * sr)
-    kw = k_weighting_power(n, sr)
+    kw = perform.k_weighting_power(n, sr)
 
     def ms_of(x):
         spec = np.fft.rfft(x.astype(np.float64), axis=0)
@@ -395,9 +394,8 @@ def _calibration(sr: int) -> dict:
 
 def expected_lufs(score, inst: OscInstrument) -> float | None:
     """The score's loudness through the oscillators, from their calibration. ``[engine]``"""
-    from engine.synth.perform import expected_lufs as guess
     cal = _calibration(inst.sr)
     drum_e = float(np.mean([v for k, v in cal.items() if isinstance(k, tuple)]))
     note_ms = [0.0 if m is None else cal[m] for m in inst.models]
     hit = [drum_e if m is None else 0.0 for m in inst.models]
-    return guess(score, note_ms, hit)
+    return perform.expected_lufs(score, note_ms, hit)

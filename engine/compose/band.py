@@ -1,0 +1,314 @@
+"""band: what the composer decides once per ``(prompt, seed, bpm)`` — the genre, tempo, key and
+meter, the parts with their registers and mix, and the drum groove.
+
+:class:`Band` reads the :class:`~engine.compose.prompt.PromptSpec` and fills what the words leave
+open from a hash of ``(prompt, seed)`` (:func:`stable_hash`), so two runs agree. Built once at
+``compose`` time on the ``[engine]`` thread; read-only afterwards (the bar generator and the
+section planner read it, never write it).
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+
+from engine.compose import genres as G
+from engine.compose.prompt import PromptSpec, read_prompt
+from engine.score import DRUM_CHANNEL, Part
+
+#: role → (lowest, highest, centre) MIDI pitch of a part's register
+_REGISTERS = {"bass": (28, 52, 38), "chords": (50, 76, 63), "pad": (52, 79, 65), "lead": (62, 86, 74),
+              "arp": (55, 86, 70), "perc": (36, 55, 43)}
+#: instrument words that name a genre when the prompt names none
+_GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical", "harpsichord": "classical",
+                "sax": "jazz", "saxophone": "jazz", "upright bass": "jazz", "trumpet": "jazz", "vibes": "jazz",
+                "nylon guitar": "bossa nova", "808": "trap", "808 bass": "trap", "distorted guitar": "rock",
+                "rhodes": "lofi", "taiko": "cinematic", "choir": "cinematic", "harp": "ambient",
+                "slap bass": "funk", "clavinet": "funk", "organ": "soul", "sitar": "ambient", "koto": "ambient"}
+
+
+def stable_hash(*parts) -> int:
+    """A stable 64-bit hash of ``parts`` (Python's ``hash`` is salted per process)."""
+    return int.from_bytes(hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest(),
+                          "little")
+
+
+@dataclass
+class PartPlan:
+    """How one part plays: its :class:`Part`, role, playing style and register."""
+
+    part: Part
+    role: str
+    style: str
+    lo: int
+    hi: int
+    centre: int
+    nth: int = 0            # how many parts of this role come before it
+
+
+class Band:
+    """Everything decided once: genre ``g``, ``bpm``, ``meter`` (``bpb`` beats, ``steps`` 16ths a
+    bar), ``key_root``/``mode``/``scale``, the progressions, swing and humanisation, the ``parts``
+    with their :class:`PartPlan`, and the drum ``groove``. ``[engine]``"""
+
+    def __init__(self, prompt: str, seed: int, bpm: float | None):
+        self.prompt, self.seed = prompt, int(seed)
+        spec = self.spec = read_prompt(prompt)
+        base = self.base = stable_hash(spec.text, self.seed)
+        rng = random.Random(base)                  # drawn in this order: genre, tempo, mode, key, groove
+        gname = spec.genre or _guess_genre(spec, rng)
+        g = self.g = G.GENRES[gname]
+        self.bpm = _tempo(spec, g, bpm, rng)
+        self.meter = spec.meter or g.meter
+        num, den = self.meter
+        self.bpb = num * 4.0 / den
+        self.steps = max(1, int(round(self.bpb * 4)))
+        mode = spec.mode or g.modes[rng.randrange(len(g.modes))]
+        if mode not in G.MODES:
+            mode = "minor" if "min" in mode else "major"
+        self.mode = mode
+        self.key_root = spec.key_root if spec.key_root is not None else rng.randrange(12)
+        self.scale = tuple(sorted((self.key_root + i) % 12 for i in G.MODES[mode]))
+        self.family = G.MODE_FAMILY[mode]
+        self.progs, self.prog_scale = _progressions(g, self.family)
+        self.swing = g.swing if spec.swing is None else spec.swing
+        self.swing_unit = g.swing_unit if spec.swing is None else 0.5
+        ms_to_beats = self.bpm / 60000.0
+        self.jitter = g.humanize_ms * ms_to_beats
+        self.laid_back = g.laid_back_ms * ms_to_beats
+        self.intensity = sum(G.MOODS[m][2] for m in spec.moods)
+        self.vel_scale = min(1.12, max(0.82, 1.0 + 0.2 * self.intensity))    # calm plays softer, energetic harder
+        self._build_parts(spec, rng)
+
+    def _build_parts(self, spec: PromptSpec, rng: random.Random) -> None:
+        g = self.g
+        specs = _cast(g, spec)
+        kit, groove, lanes = _drum_words(spec, specs)
+        specs = _keep(g, spec, specs)
+        self.kit = kit if kit is not None else g.kit
+        self._choose_groove(groove, lanes, rng)
+        self.parts, self.plans = self._mix(specs)
+        self.kick_steps = self._lane_steps("kick")
+
+    def _choose_groove(self, word: str | None, lanes: dict, rng: random.Random) -> None:
+        """The genre's grooves (in its meter) or the meter's generic one; drum-word lanes merged in."""
+        g = self.g
+        gro = [G.SPECIAL_GROOVES[word]] if word else list(g.grooves)
+        if not gro:
+            gro = [G.SPECIAL_GROOVES["four"]] if self.bpb == 4 else []
+        gro = [x for x in gro if all(len(p) % self.steps == 0 for p in x.values())] or [self._meter_groove()]
+        self.groove = gro[rng.randrange(len(gro))]
+        if lanes:
+            self.groove = dict(self.groove)
+            for lane, pat in lanes.items():
+                pat = self.fit(pat)
+                have = self.groove.get(lane)
+                if have and len(have) % len(pat) == 0:         # merge: the groove's hits (rolls, accents) stay
+                    pat = "".join(h if h != "." else pat[q % len(pat)] for q, h in enumerate(have))
+                self.groove[lane] = pat
+
+    def _mix(self, specs: list[dict]) -> tuple[list[Part], list[PartPlan]]:
+        """Parts with their channel, level, pan and register: role defaults, several parts of a
+        role spread across the stereo field."""
+        g = self.g
+        parts: list[Part] = []
+        plans: list[PartPlan] = []
+        chan = 0
+        seen: dict[str, int] = {}
+        n_side, first_side = 0, 1
+        for d in specs[:15]:
+            role = d["role"]
+            lvl, pan, rvb, cho = G.ROLE_MIX[role]
+            n = seen.get(role, 0)
+            seen[role] = n + 1
+            if role not in ("drums", "bass"):          # alternate sides, wider for later parts
+                side = -1 if n_side % 2 else 1
+                if n_side == 0:
+                    side = 1 if pan >= 0 else -1
+                    first_side = side
+                else:
+                    side = first_side * (-1 if n_side % 2 else 1)
+                pan = side * abs(pan) * (1.0 + 0.2 * (n_side // 2))
+                n_side += 1
+            if d.get("pan") is not None:
+                pan = d["pan"]
+            if d.get("level"):
+                lvl = d["level"]
+            if n:
+                lvl *= 0.85
+            if role == "drums":
+                channel = DRUM_CHANNEL
+                program = self.kit
+            else:
+                channel = chan if chan < DRUM_CHANNEL else chan + 1
+                chan += 1
+                program = d["program"]
+            part = Part(name=d["name"], role=role, program=int(program), channel=channel, level=round(lvl, 3),
+                        pan=round(max(-0.9, min(0.9, pan)), 3), reverb=round(min(1.0, g.reverb * rvb), 3),
+                        chorus=cho)
+            style = d.get("style") or self._role_style(role)
+            lo, hi, centre = _register(role, style, program)
+            sh = 12 * d.get("octave", 0) + (5 if n and role in ("chords", "arp") and not d.get("octave") else 0)
+            parts.append(part)
+            plans.append(PartPlan(part, role, style, lo + sh, hi + sh, centre + sh, n))
+        return parts, plans
+
+    def _role_style(self, role: str) -> str:
+        g = self.g
+        return {"bass": g.bass, "chords": g.chords, "pad": g.pad, "lead": g.lead, "arp": g.arp,
+                "perc": g.perc}.get(role, G.ROLE_STYLE.get(role, ""))
+
+    def fit(self, pat: str) -> str:
+        """A lane written for 4/4 cut or repeated to this meter's steps."""
+        if len(pat) % self.steps == 0:
+            return pat
+        return (pat * (self.steps // len(pat) + 1))[:self.steps]
+
+    def _meter_groove(self) -> dict:
+        """A groove for a meter the genre does not write: accents on the beat groups."""
+        if self.meter in G.METER_GROOVES:
+            return G.METER_GROOVES[self.meter]
+        num, den = self.meter
+        steps = self.steps
+        if den == 8:
+            groups = {5: (3, 2), 7: (2, 2, 3), 9: (3, 3, 3), 12: (3, 3, 3, 3)}.get(num, (3,) * (num // 3) + (
+                (num % 3,) if num % 3 else ()))
+            unit = 2
+        else:
+            groups = {2: (2,), 5: (3, 2), 7: (4, 3)}.get(num, (num,))
+            unit = 4
+        kick, snare, hat = ["."] * steps, ["."] * steps, ["."] * steps
+        pos = 0
+        for gi, n in enumerate(groups):
+            if pos < steps:
+                (kick if gi % 2 == 0 else snare)[pos] = "X" if gi == 0 else "x"
+            pos += n * unit
+        for s in range(0, steps, 2):
+            hat[s] = "x" if s % 4 == 0 else "o"
+        return {"kick": "".join(kick), "snare": "".join(snare), "chat": "".join(hat)}
+
+    def _lane_steps(self, lane: str) -> list[int]:
+        pat = self.groove.get(lane) or self.groove.get(lane + "+") or ""
+        return [s for s, ch in enumerate(pat[:self.steps]) if ch not in ".?"] or [0]
+
+
+# --- decisions made from the words ------------------------------------------------------------------
+def _guess_genre(spec: PromptSpec, rng: random.Random) -> str:
+    """A genre for a prompt that names none: from its instruments, drum words, meter or moods."""
+    for w in spec.instruments:
+        if w in _GENRE_HINTS:
+            return _GENRE_HINTS[w]
+    if "808s" in spec.drum_words:
+        return "trap"
+    if "brushes" in spec.drum_words or "brush" in spec.drum_words:
+        return "jazz"
+    if "breakbeat" in spec.drum_words or "amen" in spec.drum_words:
+        return "drum and bass"
+    if spec.meter == (3, 4):
+        return "waltz"
+    for m in spec.moods:
+        if m in G.MOOD_GENRES:
+            opts = G.MOOD_GENRES[m]
+            return opts[rng.randrange(len(opts))]
+    return G.DEFAULT_GENRES[rng.randrange(len(G.DEFAULT_GENRES))]
+
+
+def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random) -> float:
+    """``bpm`` if given, else the prompt's, else a draw from the genre's range × the mood's factor."""
+    if bpm is not None:
+        tempo = float(bpm)
+    elif spec.bpm is not None:
+        tempo = spec.bpm
+    else:
+        lo, hi = g.bpm
+        tempo = round(lo + (hi - lo) * rng.random())
+        tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15)
+    return float(min(max(tempo, 30.0), 300.0))
+
+
+def _progressions(g: G.Genre, fam: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The progressions the mode family reads its chords from, and the scale their numerals count in."""
+    if fam in g.progressions:
+        return g.progressions[fam], G.MODES[fam]
+    if fam not in ("major", "minor") and fam in G.PROGRESSIONS:
+        return G.PROGRESSIONS[fam], G.MODES[fam]
+    fam = "major" if fam in ("major", "lydian", "mixolydian") else "minor"
+    return g.progressions.get(fam) or G.PROGRESSIONS[fam], G.MODES[fam]
+
+
+def _part(name: str, role: str, program: int, style: str = "", named: bool = True) -> dict:
+    return {"name": name, "role": role, "program": program, "style": style, "pan": None, "octave": 0,
+            "named": named, "level": 0.0}
+
+
+def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
+    """The genre's parts, each instrument word replacing the genre's part of its role (the first
+    one not already named) or added."""
+    specs: list[dict] = []
+    for ps in g.parts:
+        if not spec.solo or ps.role in spec.only_roles:
+            specs.append({"name": ps.name, "role": ps.role, "program": ps.program, "style": ps.style,
+                          "pan": ps.pan, "octave": ps.octave, "named": False, "level": ps.level})
+    for w in spec.instruments:
+        prog, role, style = G.INSTRUMENTS[w]
+        if role == "bass" and "808" in w:
+            style = style or "808"
+        if any(d["program"] == prog and d["named"] and d["role"] == role for d in specs):
+            continue
+        slot = next((d for d in specs if d["role"] == role and not d["named"]), None)
+        if slot is None:
+            if any(d["program"] == prog and d["role"] == role for d in specs):
+                continue
+            slot = {"role": role, "pan": None, "octave": 0, "level": 0.0}
+            specs.append(slot)
+        slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
+    return specs
+
+
+def _drum_words(spec: PromptSpec, specs: list[dict]) -> tuple[int | None, str | None, dict]:
+    """The kit, groove word and extra lanes the drum words ask for; "808s" brings an 808 bass."""
+    kit = None
+    groove = None
+    lanes: dict = {}
+    for w in spec.drum_words:
+        k, extra, gr = G.DRUM_WORDS[w]
+        kit = k if k is not None else kit
+        groove = gr or groove
+        lanes.update(extra)
+        if w in ("808s", "tr-808"):
+            b = next((d for d in specs if d["role"] == "bass"), None)
+            if b is None:
+                specs.append(_part("808", "bass", 38, "808"))
+            elif not b["named"]:
+                b.update(name="808", program=38, style="808")
+    return kit, groove, lanes
+
+
+def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
+    """The parts that play: drums when drum words ask for them, the negated and unnamed roles left
+    out, and a pad when nothing else would carry the harmony."""
+    if (spec.drum_words or "drums" in spec.only_roles) and not any(d["role"] == "drums" for d in specs):
+        specs.insert(0, _part("drums", "drums", g.kit))
+    specs = [d for d in specs if d["role"] not in spec.no_roles or d["named"]]
+    if spec.only_roles:
+        specs = [d for d in specs if d["role"] in spec.only_roles or d["named"]]
+    if not any(d["role"] in ("chords", "pad", "arp", "lead") for d in specs) and \
+            not (spec.only_roles and spec.only_roles <= {"drums", "bass"}):
+        specs.append(_part("pad", "pad", 89, named=False))
+    return specs
+
+
+def _register(role: str, style: str, program: int) -> tuple[int, int, int]:
+    """``(lo, hi, centre)`` of a part: its role's, moved for low basses and some instruments."""
+    lo, hi, centre = _REGISTERS.get(role, (48, 84, 64))
+    if role == "bass" and style in ("808", "wobble"):
+        lo, hi, centre = 24, 46, 34
+    if role == "bass" and style == "drone":
+        lo, hi, centre = 36, 55, 45
+    if role == "lead" and program in (40, 41, 71, 73, 72, 56, 65, 64):
+        lo, hi, centre = (60, 88, 74)
+    if role == "lead" and program in (57, 66, 67, 70):
+        lo, hi, centre = (48, 72, 60)
+    if role == "chords" and program in (30, 29) and style in ("power", "chug"):
+        lo, hi, centre = (40, 64, 50)
+    return lo, hi, centre

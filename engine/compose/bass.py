@@ -1,0 +1,244 @@
+"""bass: one bar of a bass part — a walking line, an 808 on the kick, a wobble, held roots, or
+one of the rhythmic figures (:func:`_figures`, built once per bar length).
+
+Each style writes ``bar.ev`` from the section's chords and the next chord (approach notes lead
+into it); the only dice are ``bar.rng``, drawn in a fixed order. ``[engine]``
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+from engine.compose.band import Band, PartPlan
+from engine.compose.form import SECTION_BARS, Bar
+from engine.compose.harmony import Chord, nearest
+
+
+class _Line:
+    """One bar of a bass part being written: its chords, register and dynamics."""
+
+    def __init__(self, band: Band, j: int, pl: PartPlan, bar: Bar):
+        self.band, self.j, self.pl, self.bar = band, j, pl, bar
+        self.sec, self.s, self.rng = bar.sec, bar.s, bar.rng
+        self.chords = bar.sec.chords[bar.s]
+        self.nxt = bar.next_chord()
+        self.bpb = band.bpb
+        self.vel0 = 96 if bar.sec.kind in ("B", "drop") else 88
+
+    def root(self, c: Chord) -> int:
+        """The chord's root in the part's register, nearest its centre."""
+        pl = self.pl
+        n = nearest(c.root, pl.centre)
+        while n < pl.lo:
+            n += 12
+        while n > pl.hi:
+            n -= 12
+        return n
+
+    def add(self, t0: float, t1: float, p: int, v: float, glide: int = 0) -> None:
+        """A note, cut at the bar's end; slivers under 0.02 beats are not played."""
+        if t1 - t0 > 0.02 and t0 < self.bpb:
+            self.bar.ev.append((self.j, t0, min(t1, self.bpb), p, v, glide))
+
+
+def play_bass(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
+    """One bar of the bass in its style (a rhythmic figure for any style without its own player)."""
+    line = _Line(band, j, pl, bar)
+    _PLAYERS.get(pl.style, _figure)(line)
+
+
+def _walking(line: _Line) -> None:
+    """Quarter notes from root to root: chord tones and steps aimed at the next root, a chromatic
+    or fifth-below approach on the last beat of each chord."""
+    pl, rng, chords = line.pl, line.rng, line.chords
+    beats = int(line.bpb)
+    for ci, (a, b, c) in enumerate(chords):
+        r = line.root(c)
+        n_next = chords[ci + 1][2] if ci + 1 < len(chords) else line.nxt
+        target = line.root(n_next)
+        qn = max(1, int(round(b - a)))
+        tones = sorted({r + iv - (12 if r + iv > pl.hi else 0) for iv in c.intervals[:4]})
+        cur = r
+        for q in range(qn):
+            t = a + q
+            if t >= beats:
+                break
+            if q == 0:
+                p = r
+            elif q == qn - 1:
+                p = target + rng.choice((-1, 1, -1, 7 - 12 if target - 5 >= pl.lo else 1))
+            else:
+                up = target > cur
+                cands = [x for x in tones + [cur + (2 if up else -2)] if x != cur and pl.lo <= x <= pl.hi]
+                p = min(cands, key=lambda x: abs(x - (cur + (target - cur) / (qn - q)))) if cands else cur
+            p = max(pl.lo, min(pl.hi, p))
+            line.add(t, t + 0.95, p, line.vel0 - 6 + rng.randrange(12) + (10 if t == 0 and line.bpb == 3 else 0))
+            cur = p
+
+
+def _808(line: _Line) -> None:
+    """Long roots on the kick's steps, an octave or fifth now and then, gliding between pitches."""
+    pl, rng, chords, bpb = line.pl, line.rng, line.chords, line.bpb
+    kick = line.band.kick_steps
+    on = sorted(set(kick + ([int(bpb * 4) - 2] if rng.random() < 0.4 else [])))
+    times = [st * 0.25 for st in on if st * 0.25 < bpb]
+    prev = None
+    for q, t in enumerate(times):
+        c = next(cc for a, b, cc in chords if a <= t < b) if any(a <= t < b for a, b, _ in chords) else chords[-1][2]
+        p = line.root(c)
+        if q and rng.random() < 0.25:
+            p += rng.choice((12, 7, -5 if p - 5 >= pl.lo else 7))
+        t1 = times[q + 1] if q + 1 < len(times) else bpb
+        glide = 0
+        if prev is not None and p != prev and rng.random() < 0.5:
+            glide = 2 if p < prev else -2
+        elif q and rng.random() < 0.2:
+            glide = -2
+        line.add(t, t1, p, 110, glide)
+        prev = p
+
+
+def _wobble(line: _Line) -> None:
+    """Held roots under a CC11 wobble, faster in a chorus or drop."""
+    j, bpb, ctl = line.j, line.bpb, line.bar.ctl
+    for a, b, c in line.chords:
+        line.add(a, b, line.root(c), 112)
+    rate = (0.5, 1 / 3, 0.25, 0.75)[line.sec.bass_var] if line.sec.kind in ("B", "drop") else 1.0
+    t = 0.0
+    while t < bpb - 1e-9:
+        ph = (t % rate) / rate
+        ctl.append((j, t, "cc", int(64 + 60 * math.cos(2 * math.pi * ph)), 11))
+        t += 0.125
+    ctl.append((j, bpb - 0.01, "cc", 127, 11))
+
+
+def _held(line: _Line) -> None:
+    """drone, long (with the octave) and reese (split root–octave/fifth): held roots, tied over a
+    repeated chord."""
+    sec, s, chords, style = line.sec, line.s, line.chords, line.pl.style
+    bv = sec.bass_var
+    if style == "reese" and sec.kind not in ("intro",):
+        for a, b, c in chords:
+            r = line.root(c)
+            split = a + (b - a) * (0.625 if bv % 2 else 0.75)
+            line.add(a, split, r, 104)
+            line.add(split, b, r + (12 if bv < 2 else 7), 92)
+        return
+    if s % 2 and len(chords) == 1 and len(sec.chords[s - 1]) == 1 and chords[0][2] == sec.chords[s - 1][0][2]:
+        return                                  # tied from the bar before
+    ev, j = line.bar.ev, line.j
+    for ci, (a, b, c) in enumerate(chords):
+        r = line.root(c)
+        end = b
+        if len(chords) == 1 and s % 2 == 0 and s + 1 < SECTION_BARS and \
+                len(sec.chords[s + 1]) == 1 and sec.chords[s + 1][0][2] == c:
+            end = b + line.bpb                  # a tie over the next bar
+        ev.append((j, a, end, r, 80, 0))
+        if style == "long":
+            ev.append((j, a, end, r + 12, 66, 0))
+
+
+_PLAYERS = {"walking": _walking, "808": _808, "wobble": _wobble, "drone": _held, "long": _held, "reese": _held}
+
+
+# --- rhythmic figures ---------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _figures(bpb: float) -> dict[str, list]:
+    """Each rhythmic style's figures for a bar of ``bpb`` beats: ``(beat, length, tone)`` with tone
+    ∈ R root, 5 fifth, 5l fifth below, 8 octave, 3 third, b7, A approach, g ghost. Built once per
+    bar length."""
+    return {
+        "root8": [[(t * 0.5, 0.45, "R") for t in range(int(bpb * 2))],
+                  [(0, 0.9, "R"), (1, 0.45, "R"), (1.5, 0.45, "8"), (2, 0.9, "R"), (3, 0.45, "5"), (3.5, 0.45, "A")]],
+        "offbeat": [[(t + 0.5, 0.4, "R") for t in range(int(bpb))],
+                    [(t + 0.5, 0.4, "8" if t % 2 else "R") for t in range(int(bpb))] + [(bpb - 0.25, 0.2, "R")]],
+        "rolling": [[(t + f, 0.2, "R" if f != 0.5 else "8") for t in range(int(bpb)) for f in (0.25, 0.5, 0.75)],
+                    [(t + f, 0.22, tone) for t in range(int(bpb)) for f, tone in ((0.25, "R"), (0.5, "R"), (0.75, "b7"))]],
+        "gallop": [[(t + f, 0.22, "R") for t in range(int(bpb)) for f in (0.5, 0.75)],
+                   [(t + f, 0.22, "8" if f == 0.75 else "R") for t in range(int(bpb)) for f in (0.25, 0.5, 0.75)]],
+        "octave": [[(t * 0.5, 0.4, "R" if t % 2 == 0 else "8") for t in range(int(bpb * 2))],
+                   [(t * 0.5, 0.4, ("R", "8", "R", "8", "5", "8", "R", "A")[t % 8]) for t in range(int(bpb * 2))]],
+        "pop8": [[(t * 0.5, 0.45, "R") for t in range(int(bpb * 2))],
+                 [(0, 1.4, "R"), (1.5, 0.45, "R"), (2, 0.9, "5"), (3, 0.45, "R"), (3.5, 0.45, "A")]],
+        "drive8": [[(t * 0.5, 0.35, "R") for t in range(int(bpb * 2))],
+                   [(t * 0.5, 0.35, "8" if t == 7 else "R") for t in range(int(bpb * 2))]],
+        "lofi": [[(0, 1.4, "R"), (1.75, 0.7, "5"), (2.5, 0.9, "R"), (3.5, 0.45, "A")],
+                 [(0, 0.9, "R"), (1.5, 0.5, "8"), (2.25, 1.0, "5"), (3.5, 0.4, "A")]],
+        "dub": [[(0, 1.25, "R"), (1.5, 0.45, "5"), (2.0, 0.7, "R"), (3.0, 0.45, "3"), (3.5, 0.45, "5")],
+                [(0.5, 0.9, "R"), (2.0, 0.45, "8"), (2.5, 0.9, "5"), (3.5, 0.45, "R")],
+                [(0, 0.7, "R"), (0.75, 0.7, "R"), (2.0, 0.45, "3"), (2.5, 0.45, "5"), (3.0, 0.9, "8")]],
+        "funk": [[(0, 0.2, "R"), (0.75, 0.2, "8"), (1.5, 0.2, "R"), (1.75, 0.1, "g"), (2.5, 0.2, "b7"),
+                  (2.75, 0.2, "8"), (3.25, 0.2, "5"), (3.75, 0.2, "A")],
+                 [(0, 0.4, "R"), (0.5, 0.1, "g"), (0.75, 0.2, "R"), (1.5, 0.2, "8"), (2.25, 0.2, "5"),
+                  (2.5, 0.2, "b7"), (3, 0.2, "R"), (3.5, 0.2, "8")]],
+        "soul": [[(0, 1.4, "R"), (1.5, 0.45, "5"), (2, 1.0, "R"), (3, 0.45, "3"), (3.5, 0.45, "A")],
+                 [(0, 0.9, "R"), (1, 0.45, "8"), (1.75, 0.7, "5"), (2.5, 1.0, "R"), (3.5, 0.45, "A")]],
+        "bossa": [[(0, 1.4, "R"), (1.5, 0.45, "5"), (2, 1.4, "5l"), (3.5, 0.45, "R")]],
+        "rock8": [[(t * 0.5, 0.45, "R") for t in range(int(bpb * 2))],
+                  [(t * 0.5, 0.45, "5" if t == 5 else "R") for t in range(int(bpb * 2))]],
+        "metal": [[(st * 0.25, 0.2, "R") for st in range(int(bpb * 4)) if st % 4 != 3],
+                  [(st * 0.25, 0.2, "R" if st % 8 else "8") for st in range(int(bpb * 4))]],
+        "cello": [[(0, 2.9, "R"), (3, 0.95, "5")], [(0, 0.95, "R"), (1, 0.95, "3"), (2, 0.95, "5"), (3, 0.95, "A")],
+                  [(0, 3.9, "R")]],
+        "waltz": [[(0, 0.95, "R")], [(0, 0.95, "5l")]],
+    }
+
+
+#: figures in three and in six-eight (for the styles that do not write their own)
+_THREE = [[(0, 1.4, "R"), (1.5, 0.45, "5"), (2, 0.9, "R")], [(0, 1.9, "R"), (2, 0.9, "5")],
+          [(0, 0.9, "R"), (1, 0.45, "8"), (2, 0.9, "5")]]
+_SIX_EIGHT = [[(0, 1.4, "R"), (1.5, 1.4, "5")], [(0, 0.9, "R"), (1, 0.45, "5"), (1.5, 1.4, "R")]]
+_FIXED_TONES = {"R": 0, "8": 12, "b7": 10, "g": 0}
+
+
+def _choose_figure(line: _Line) -> list:
+    """This bar's figure: per meter, per style, varied by the section's bass variant."""
+    style, meter, bv, s = line.pl.style, line.band.meter, line.sec.bass_var, line.s
+    figs = _figures(line.bpb)
+    options = figs.get(style) or figs["root8"]
+    if meter == (3, 4) and style not in ("waltz", "cello", "metal"):
+        options = _THREE
+    elif meter == (6, 8) and style not in ("metal",):
+        options = _SIX_EIGHT
+    if style == "waltz":
+        fig = options[s % 2]
+    elif style in ("cello",):
+        fig = options[(bv + (s // 2)) % len(options)]
+    else:
+        fig = options[bv % len(options)] if not (line.sec.kind == "intro" and style not in ("funk",)) else options[0]
+    return [(t, min(d, line.bpb - t), x) for t, d, x in fig if t < line.bpb]
+
+
+def _interval(tone: str, c: Chord) -> int:
+    """The interval above the root a figure's tone names (not for "A", the approach)."""
+    fixed = _FIXED_TONES.get(tone)
+    if fixed is not None:
+        return fixed
+    if tone == "3":
+        return c.intervals[1]
+    fifth = next((x for x in c.intervals if x in (7, 6, 8)), 7)
+    return fifth - 12 if tone == "5l" else fifth
+
+
+def _figure(line: _Line) -> None:
+    """A rhythmic style: the bar's figure on the chords, approach notes leading to the next root."""
+    pl, rng, chords = line.pl, line.rng, line.chords
+    last_p = None
+    for t, d, tone in _choose_figure(line):
+        c = next((cc for a, b, cc in chords if a <= t < b), chords[-1][2])
+        r = line.root(c)
+        if tone == "A":
+            target_c = next((cc for a, b, cc in chords if a > t), line.nxt)
+            tgt = line.root(target_c)
+            p = tgt + (1 if rng.random() < 0.5 else -1) if tgt != r else r + 7
+        else:
+            p = r + _interval(tone, c)
+        while p > pl.hi:
+            p -= 12
+        while p < pl.lo:
+            p += 12
+        v = 48 if tone == "g" else line.vel0 + (8 if t == 0 else 0) - (6 if t % 1 else 0)
+        if last_p == p and d > 0.3:
+            d = min(d, 0.9)
+        line.add(t, t + d, p, v)
+        last_p = p

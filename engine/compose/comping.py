@@ -1,0 +1,267 @@
+"""comping: the harmonic parts — chords in their playing styles (stabs, piano eighths, funk 16ths,
+jazz comping, the waltz's oom-pah-pah …), held pads, and arpeggios.
+
+They play the voicings the section planned (:func:`~engine.compose.form.plan_section`), so their
+voice leading is the plan's; a style only chooses the rhythm. The only dice are ``bar.rng``,
+drawn in a fixed order. ``[engine]``
+"""
+from __future__ import annotations
+
+from engine.compose.band import Band, PartPlan
+from engine.compose.form import SECTION_BARS, Bar
+from engine.compose.harmony import nearest
+
+# rhythms (beats in the bar), one per comping variant
+_STAB = ((0.5, 1.5, 2.5, 3.5), (0, 0.75, 1.5, 2.5, 3.25), (0.5, 1.75, 2.5, 3.75), (0, 1.5, 3))
+_IN_THREE = ((0, 1, 2), (0, 2), (0, 1.5, 2), (0,))       # three: the first beat carries the bar
+_PIANO8 = ((0, 1, 2, 3), (0, 1.5, 2, 3, 3.5), (0, 0.5, 1.5, 2.5, 3), (0, 2))
+_FUNK16 = ("..x..x.x..x..x.x", ".xx.x.xx.x.xx.x.", "x..x..x.x..x..x.", "..xo..xo..xo..xo")
+_LOFI = ((0, 1.75), (0, 2.5), (0.5, 2.75), (0, 1.5))
+_SOUL = ((0, 1.5, 2.5), (0, 2), (0, 0.75, 2, 2.75), (0, 1, 2.5))
+_COMP = ((0, 1.5), (0.5, 2.5), (1.5, 3.5), (0, 2.5), (1, 2.5, 3.5), (0.5, 2))
+_BOSSA = ((0, 1.5, 2.5), (0.5, 1.5, 3))
+_QUARTET = ((0, 2), (0, 1, 2, 3), (0, 1.5, 2, 3), (0, 3))
+_QUARTET_SHORT = ((0,), (0, 1, 2), (0, 2))
+_ACID = ("x.xxx.x.xx.xx.x.", "xxx.x.xxx.x.xx.x", "x.x.xxx.x.xxx.xx", "xx.xx.x.xx.xx.x.")
+
+
+class _Comp:
+    """One bar of a chord part being written: the planned voicings and the bar's dynamics."""
+
+    def __init__(self, band: Band, j: int, pl: PartPlan, bar: Bar):
+        self.band, self.j, self.pl, self.bar = band, j, pl, bar
+        self.sec, self.s, self.rng, self.ev = bar.sec, bar.s, bar.rng, bar.ev
+        self.vs = bar.sec.voicings[j][bar.s]
+        self.chords = bar.sec.chords[bar.s]
+        self.bpb = band.bpb
+        self.vel = 74 if bar.sec.kind in ("B", "drop") else 66
+        self.cv = (bar.sec.comp_var + pl.nth) % 4         # the comping variant
+
+    def hit(self, t: float, d: float, vel: float | None = None, spread: float = 0.0, top: int | None = None):
+        """The voicing sounding at beat ``t`` for ``d`` beats (``top``: only its top notes;
+        ``spread``: strummed, one note every ``spread`` beats)."""
+        chords, vs = self.chords, self.vs
+        vel_ = self.vel if vel is None else vel
+        for a, b, c in chords:
+            if a <= t < b:
+                voicing = vs[chords.index((a, b, c))]
+                break
+        else:
+            voicing = vs[-1]
+        if top:
+            voicing = voicing[-top:]
+        end = min(t + d, self.bpb)
+        for q, p in enumerate(voicing):
+            self.ev.append((self.j, t + q * spread, end, p, vel_ - 4 * q % 9, 0))
+
+
+
+def play_chords(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
+    """One bar of a chords or pad part in its style (block chords for any style without a player)."""
+    k = _Comp(band, j, pl, bar)
+    style = pl.style
+    if style in ("piano8", "lofi", "soul", "block", "power") and band.meter == (3, 4):
+        _in_three(k)
+    else:
+        _STYLES.get(style, _block)(k)
+
+
+def _in_three(k: _Comp) -> None:
+    rh = _IN_THREE[k.cv]
+    for q, t in enumerate(rh):
+        nxt = rh[q + 1] if q + 1 < len(rh) else k.bpb
+        k.hit(t, nxt - t - 0.05, vel=k.vel + (10 if t == 0 else -8))
+
+
+def _block(k: _Comp) -> None:
+    for a, b, c in k.chords:
+        k.hit(a, b - a - 0.05)
+
+
+def _pad(k: _Comp) -> None:
+    _sustain(k, swell=False)
+
+
+def _swell(k: _Comp) -> None:
+    _sustain(k, swell=True)
+
+
+def _stab(k: _Comp) -> None:
+    for t in _STAB[k.cv]:
+        if t < k.bpb:
+            k.hit(t, 0.3, vel=k.vel + 6)
+
+
+def _piano8(k: _Comp) -> None:
+    rh = _PIANO8[k.cv]
+    for q, t in enumerate(rh):
+        if t < k.bpb:
+            nxt = rh[q + 1] if q + 1 < len(rh) else k.bpb
+            k.hit(t, nxt - t, vel=k.vel + (6 if t % 1 == 0 else -4))
+
+
+def _chop8(k: _Comp) -> None:
+    for st in range(int(k.bpb * 4)):
+        if st % 4 == 2 or (st % 4 == 3 and k.rng.random() < 0.35):
+            k.hit(st * 0.25, 0.14, vel=k.vel + (4 if st % 4 == 2 else -16), top=3)
+
+
+def _funk16(k: _Comp) -> None:
+    for st, ch in enumerate(_FUNK16[k.cv][:int(k.bpb * 4)]):
+        if ch != ".":
+            k.hit(st * 0.25, 0.12, vel=k.vel - (22 if ch == "o" else 0), top=3)
+
+
+def _lofi(k: _Comp) -> None:
+    rh = _LOFI[k.cv]
+    for q, t in enumerate(rh):
+        nxt = rh[q + 1] if q + 1 < len(rh) else k.bpb
+        k.hit(t, nxt - t - 0.05, vel=k.vel - 4, spread=0.03)
+
+
+def _soul(k: _Comp) -> None:
+    rh = _SOUL[k.cv]
+    for q, t in enumerate(rh):
+        nxt = rh[q + 1] if q + 1 < len(rh) else k.bpb
+        k.hit(t, nxt - t - 0.05, vel=k.vel - 2, spread=0.02)
+
+
+def _skank(k: _Comp) -> None:
+    for t in (1.0, 3.0) if k.bpb >= 4 else (1.0, 2.0):
+        k.hit(t, 0.22, vel=k.vel + 6, top=3)
+
+
+def _bubble(k: _Comp) -> None:
+    for t in range(int(k.bpb)):
+        k.hit(t + 0.5, 0.22, vel=k.vel - 6)
+        if k.rng.random() < 0.5:
+            k.hit(t + 0.25, 0.15, vel=k.vel - 24, top=2)
+
+
+def _comp(k: _Comp) -> None:
+    """Jazz comping: a rhythm, lengths and accents drawn per bar."""
+    rng = k.rng
+    for t in _COMP[rng.randrange(6)]:
+        if t < k.bpb:
+            k.hit(t, 0.45 + 0.5 * rng.random(), vel=k.vel - 6 + rng.randrange(12))
+
+
+def _bossa(k: _Comp) -> None:
+    for t in _BOSSA[k.s % 2]:
+        k.hit(t, 0.45, vel=k.vel - 4)
+
+
+def _power(k: _Comp) -> None:
+    """Power chords: held in a chorus, drop or solo, chugged eighths elsewhere."""
+    if k.sec.kind in ("B", "drop", "solo"):
+        for a, b, c in k.chords:
+            k.hit(a, min(b - a, 2.0) - 0.05, vel=k.vel + 14)
+            if b - a > 2:
+                k.hit(a + 2, b - a - 2 - 0.05, vel=k.vel + 8)
+    else:
+        for q in range(int(k.bpb * 2)):
+            k.hit(q * 0.5, 0.3, vel=k.vel + (10 if q % 2 == 0 else 0))
+
+
+def _chug(k: _Comp) -> None:
+    kick = k.band.kick_steps
+    for st in range(int(k.bpb * 4)):
+        if st in kick or st % 4 == 0:
+            k.hit(st * 0.25, 0.2, vel=k.vel + 16 if st % 4 == 0 else k.vel + 4)
+
+
+def _quartet(k: _Comp) -> None:
+    rh = _QUARTET[k.cv] if k.bpb >= 4 else _QUARTET_SHORT[k.cv % 3]
+    for q, t in enumerate(rh):
+        if t < k.bpb:
+            nxt = rh[q + 1] if q + 1 < len(rh) else k.bpb
+            k.hit(t, nxt - t - 0.04, vel=k.vel - 6)
+
+
+def _waltz(k: _Comp) -> None:
+    """Oom (a low root, loud) – pah – pah (soft, short)."""
+    low = nearest(k.chords[0][2].root, k.pl.lo - 2)
+    while low < 28:
+        low += 12
+    k.ev.append((k.j, 0.0, 0.9, low, k.vel + 24, 0))
+    k.hit(0.0, 0.9, vel=k.vel + 6)
+    for t in [float(b) for b in range(1, max(2, int(k.bpb)))]:
+        k.hit(t, 0.45, vel=k.vel - 26, top=3)
+
+
+def _ostinato(k: _Comp) -> None:
+    """Broken chords in 8ths (16ths in a chorus or drop); a swelling pad in an intro or break."""
+    if k.sec.kind in ("intro", "break"):
+        _sustain(k, swell=True)
+        return
+    vs, chords, vel = k.vs, k.chords, k.vel
+    sub = 0.25 if k.sec.kind in ("B", "drop") else 0.5
+    for q in range(int(k.bpb / sub)):
+        t = q * sub
+        voicing = next((vs[x] for x, (a, b, _) in enumerate(chords) if a <= t < b), vs[-1])
+        p = voicing[(0, 2, 1, 2)[q % 4] % len(voicing)]
+        k.ev.append((k.j, t, t + sub * 0.8, p, vel - (0 if q % 2 == 0 else 10), 0))
+
+
+def _sustain(k: _Comp, swell: bool) -> None:
+    """Held chords, tied over a repeated chord (no retrigger at the bar line) — except in 3/4,
+    where every bar's downbeat is played again to keep the bar's shape."""
+    sec, s, chords, vs, j = k.sec, k.s, k.chords, k.vs, k.j
+    tie = k.band.meter != (3, 4)
+    if tie and s % 2 and len(chords) == 1 and len(sec.chords[s - 1]) == 1 and sec.chords[s - 1][0][2] == chords[0][2]:
+        return
+    vel = 64 if sec.kind in ("B", "drop") else 56
+    for x, (a, b, c) in enumerate(chords):
+        end = b
+        if tie and len(chords) == 1 and s % 2 == 0 and s + 1 < SECTION_BARS and len(sec.chords[s + 1]) == 1 \
+                and sec.chords[s + 1][0][2] == c:
+            end = b + k.bpb
+        for p in vs[x]:
+            k.ev.append((j, a, end, p, vel, 0))
+        if swell:
+            n = 6
+            for q in range(n + 1):
+                k.bar.ctl.append((j, a + (end - a) * 0.5 * q / n, "cc", int(86 + 34 * q / n), 11))   # a gentle swell
+
+
+_STYLES = {"pad": _pad, "swell": _swell, "stab": _stab, "piano8": _piano8, "chop8": _chop8, "funk16": _funk16,
+           "lofi": _lofi, "soul": _soul, "skank": _skank, "bubble": _bubble, "comp": _comp, "bossa": _bossa,
+           "power": _power, "chug": _chug, "quartet": _quartet, "waltz": _waltz, "ostinato": _ostinato,
+           "block": _block}
+
+
+# --- arpeggios ------------------------------------------------------------------------------------
+def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
+    """The planned voicings broken into 8ths or 16ths: up, up-down or a skipping order; acid and
+    trance lines; a harp's two-octave sweep."""
+    sec, s, rng = bar.sec, bar.s, bar.rng
+    vs = sec.voicings[j][s]
+    chords = sec.chords[s]
+    style = pl.style
+    sub = 0.5 if style in ("arp8", "harp") else 0.25
+    bpb = band.bpb
+    order_kind = (sec.comp_var + pl.nth) % 3
+    vel = 70 if sec.kind in ("B", "drop") else 62
+    acid_pat = _ACID[sec.comp_var]
+    for q in range(int(round(bpb / sub))):
+        t = q * sub
+        x = next((n for n, (a, b, _) in enumerate(chords) if a <= t < b), len(chords) - 1)
+        v = vs[x]
+        tones = list(v) + [v[0] + 12]
+        if style == "acid16":
+            if acid_pat[q % 16] == ".":
+                continue
+            r = v[0] - 12 if v[0] - 12 >= pl.lo else v[0]
+            p = r + (0, 12, 0, 10, 0, 7, 12, 0)[(q * 3 + sec.var) % 8]
+        elif style == "trance16":
+            p = (tones[0], tones[-1], tones[2 % len(tones)], tones[-1])[q % 4]
+        elif style == "harp":
+            p = (tones + [t_ + 12 for t_ in tones[1:]])[q % (2 * len(tones) - 1)]
+        else:
+            seq = tones if order_kind == 0 else (tones + tones[-2:0:-1]) if order_kind == 1 else \
+                [tones[k_] for k_ in (0, 2, 1, 3, 2, 4) if k_ < len(tones)]
+            p = seq[q % len(seq)]
+        while p > pl.hi:
+            p -= 12
+        bar.ev.append((j, t, t + sub * (0.55 if style != "harp" else 0.95), p,
+                       vel + (10 if q % 4 == 0 else 0) - (0 if style != "acid16" else rng.randrange(12)), 0))

@@ -1,0 +1,273 @@
+"""form: the piece's 8-bar sections — which kind each is, and its plan (chords, voicings, motif,
+which parts rest) — and :class:`Bar`, the one bar a part is writing.
+
+The form is an intro, then blocks of four sections whose template (:data:`~engine.compose.genres.FORMS`)
+is picked per block by the hash, so it never loops exactly. :func:`plan_section` is a pure
+function of ``(band, k)``; the composer caches a few plans. ``[engine]``
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from engine.compose import genres as G
+from engine.compose.band import Band, PartPlan, stable_hash
+from engine.compose.harmony import Chord, nearest, parse_chord, voice
+
+SECTION_BARS = 8
+_V_RE = re.compile(r"^V(7|9)?$")
+_COLOUR_GENRES = ("jazz", "bossa nova", "soul")    # sevenths on every chord, V7 at the cadence
+
+
+@dataclass
+class Section:
+    """The plan of section ``k``: what every bar of it shares."""
+
+    k: int
+    kind: str
+    var: int
+    chords: list            # per bar: list of (t0, t1, Chord)
+    prog: str
+    voicings: dict          # part index → per bar: list of voicings (one per chord event)
+    motif: list             # per motif bar: list of (pos, dur, step)
+    drop: frozenset         # part indices resting this section
+    fill_bar3: bool
+    bass_var: int
+    comp_var: int
+
+
+@dataclass
+class Bar:
+    """One bar being written: where it is, its dice, and the lists the parts fill —
+    ``ev`` with ``(part, t0, t1, pitch, vel, glide)``, ``ctl`` with ``(part, beat, kind, value, number)``."""
+
+    i: int                  # the bar's index in the piece
+    s: int                  # … and in its section
+    sec: Section
+    rng: random.Random
+    ev: list
+    ctl: list
+    section: Callable[[int], Section]       # the composer's (cached) section plans
+
+    def next_chord(self) -> Chord:
+        """The chord that follows this bar (on a section's last bar, the next section's first)."""
+        sec, s = self.sec, self.s
+        return sec.chords[s + 1][0][2] if s + 1 < SECTION_BARS else self.section(sec.k + 1).chords[0][0][2]
+
+
+def section_kind(band: Band, k: int) -> str:
+    """The kind of section ``k``: "intro", "A", "B", "break", "drop", "solo" or "outro"."""
+    if k == 0:
+        return "intro"
+    forms = G.FORMS[band.g.form]
+    b, pos = divmod(k - 1, 4)
+    return forms[stable_hash(band.base, "form", b) % len(forms)][pos]
+
+
+def plan_section(band: Band, k: int) -> Section:
+    """Section ``k``'s chords, voicings, motif and resting parts. Pure in ``(band, k)``. ``[engine]``"""
+    kind = section_kind(band, k)
+    fam = "B" if kind in ("B", "drop", "solo") else "A"
+    hk = stable_hash(band.base, "sec", k)
+    r = random.Random(hk)                      # drawn in this order: progression, cadences, chords, rests
+    var = hk % 3
+    prog, tokens = _progression(band, kind, fam, r)
+    bars_tokens = _cadences(band, kind, tokens, r)
+    chords = [_bar_chords(band, tok, r) for tok in bars_tokens]
+    voicings = _voicings(band.plans, chords)
+    motif = _motif(band, fam, stable_hash(band.base, "motif", fam, var if kind != "solo" else k))
+    drop = _resting(band, kind, r)
+    return Section(k, kind, var, chords, prog, voicings, motif, frozenset(drop),
+                   fill_bar3=r.random() < 0.35, bass_var=r.randrange(4), comp_var=r.randrange(4))
+
+
+def _progression(band: Band, kind: str, fam: str, r: random.Random) -> tuple[str, list[str]]:
+    """One progression per family for this seed, sometimes another on a repeat; rotated to start
+    at home, and given a tonic when it has none (outside a break)."""
+    progs, base = band.progs, band.base
+    pi = stable_hash(base, "prog", fam) % len(progs)
+    if fam == "B" and len(progs) > 1:
+        pa = stable_hash(base, "prog", "A") % len(progs)
+        if pi == pa:
+            pi = (pi + 1 + stable_hash(base, "progB") % (len(progs) - 1)) % len(progs)
+    if r.random() < 0.25:
+        pi = r.randrange(len(progs))
+    prog = progs[pi]
+    tokens = prog.split()
+    tonic = [q for q, t in enumerate(tokens) if re.match(r"^(i|I)(?![iIvV])", t)]
+    if tonic and tonic[0] and (kind != "break" or r.random() < 0.5):
+        tokens = tokens[tonic[0]:] + tokens[:tonic[0]]           # phrases start at home
+    minorish = band.family in ("minor", "dorian", "phrygian")
+    if not tonic and kind != "break":
+        # a progression that never touches the tonic ("ii7 iii7 IVmaj7 V7") leaves the key to
+        # guesswork: outside a break its first chord becomes the tonic ("Imaj7 iii7 IVmaj7 V7")
+        colour = band.g.name in _COLOUR_GENRES or "7" in tokens[0] or "9" in tokens[0]
+        tokens = [("i7" if colour else "i") if minorish else ("Imaj7" if colour else "I")] + tokens[1:]
+    return prog, tokens
+
+
+def _cadences(band: Band, kind: str, tokens: list[str], r: random.Random) -> list[str]:
+    """The progression laid over the section's bars, its phrase ends bent to cadences: minor's
+    major V (and a half cadence), a borrowed iv in a major chorus, an authentic cadence home."""
+    bars_tokens = [tokens[b % len(tokens)] for b in range(SECTION_BARS)]
+    g = band.g
+    minorish = band.family in ("minor", "dorian", "phrygian")
+
+    def to_v(b):
+        last = bars_tokens[b].split("-")
+        if not _V_RE.match(last[-1]):
+            last[-1] = "V7" if (r.random() < 0.5 or g.name in _COLOUR_GENRES) else "V"
+            bars_tokens[b] = "-".join(last)
+
+    is_v = [bool(_V_RE.match(t.split("-")[-1])) for t in bars_tokens]
+    if band.family == "minor" and g.cadence_v and kind != "break":
+        if not any(is_v[4:7]):
+            to_v(7)                                           # harmonic minor's V at the cadence
+        if r.random() < 0.3 and not any(_V_RE.match(t) for t in bars_tokens[:7]):
+            to_v(3)                                           # and a half cadence
+    elif not minorish:
+        if kind in ("B", "drop") and r.random() < 0.5:
+            bars_tokens = [t.replace("IV", "iv") if b == 6 and t.startswith("IV") and "maj" not in t else t
+                           for b, t in enumerate(bars_tokens)]     # borrowed iv (minor plagal)
+        if g.form != "edm" and r.random() < 0.5 and band.family == "major":
+            bars_tokens[6], bars_tokens[7] = "V7" if g.name in ("jazz", "soul", "bossa nova") else "V", \
+                bars_tokens[0]                                 # an authentic cadence home
+    return bars_tokens
+
+
+def _bar_chords(band: Band, tok: str, r: random.Random) -> list:
+    """``[(t0, t1, Chord), …]`` for one bar's token ("ii7-V7" splits the bar in two)."""
+    syms = tok.split("-")
+    span = band.bpb / len(syms)
+    ev = []
+    for j, sym in enumerate(syms):
+        c = parse_chord(sym, band.key_root, band.prog_scale)
+        if band.g.name in _COLOUR_GENRES and len(c.intervals) == 3 and r.random() < 0.7:
+            c = Chord(c.root, c.intervals + ((11,) if c.intervals[1] == 4 and sym[0] in "Ib" else (10,)),
+                      c.symbol + "7")
+        ev.append((j * span, (j + 1) * span, c))
+    return ev
+
+
+def _voicings(plans: list[PartPlan], chords: list) -> dict:
+    """Voicings per harmonic part (chords, pad, arp), voice-led through the section."""
+    voicings = {}
+    inner = 0                                 # the quartet's inner voices so far
+    for pi_, pl in enumerate(plans):
+        if pl.role not in ("chords", "pad", "arp"):
+            continue
+        n = 1 if pl.style == "quartet" else (3 if pl.style in ("power", "chug", "skank", "funk16") else 4)
+        # a quartet's inner voices share the chord out: the first holds its third (and
+        # seventh), the second its root, any other the fifth — each voice-led alone, both
+        # settled on the common tones, left the third out and sat on the dominant's root
+        # (a G major quartet heard in D major, D minor in A minor); classical voicing drops
+        # the fifth first, never the third
+        keep = None                           # which chord tones (by index) this voice may take
+        if pl.style == "quartet":
+            keep = ((1, 3, 4, 5), (0,), (2,))[min(inner, 2)]
+            inner += 1
+        voicings[pi_] = _voice_part(pl, chords, n, keep)
+    return voicings
+
+
+def _voice_part(pl: PartPlan, chords: list, n: int, keep: tuple[int, ...] | None) -> list:
+    """One part's voicings, bar by bar, each led from the one before."""
+    rootless = pl.style in ("comp", "soul", "lofi", "bossa")
+    prev = None
+    per_bar = []
+    for ev in chords:
+        row = []
+        for _, _, c in ev:
+            if pl.style in ("power", "chug"):
+                root = nearest(c.root, pl.centre - 6)
+                while root < pl.lo:
+                    root += 12
+                v = (root, root + 7, root + 12)
+            else:
+                cv = c
+                if keep is not None and len(c.intervals) >= 3:
+                    ivs = tuple(i for k, i in enumerate(c.intervals) if k in keep)
+                    cv = Chord(c.root, ivs or c.intervals, c.symbol)
+                v = voice(cv, pl.lo, pl.hi, n, prev, pl.centre, rootless)
+            row.append(v)
+            prev = v
+        per_bar.append(row)
+    return per_bar
+
+
+def _resting(band: Band, kind: str, r: random.Random) -> set[int]:
+    """Which parts rest: one optional part now and then (never the only harmony); the lead in
+    some verses."""
+    plans = band.plans
+    drop = set()
+    optional = [j for j, pl in enumerate(plans) if pl.role in ("arp", "pad", "perc")
+                or (pl.role == "chords" and sum(p.role == "chords" for p in plans) > 1)]
+    harmonic = [j for j, pl in enumerate(plans) if pl.role in ("chords", "pad", "arp")]
+    if optional and kind in ("A", "B") and r.random() < 0.35:
+        x = optional[r.randrange(len(optional))]
+        if x not in harmonic or len(harmonic) > 2:
+            drop.add(x)
+    if kind == "A" and band.g.name not in ("jazz", "classical", "waltz", "bossa nova") and r.random() < 0.4:
+        drop |= {j for j, pl in enumerate(plans) if pl.role == "lead"}
+    return drop
+
+
+def _motif(band: Band, fam: str, h: int) -> list:
+    """Two bars of melody: (position, duration, scale step from the bar's anchor)."""
+    r = random.Random(h)
+    dens = min(0.95, max(0.12, band.g.lead_density + 0.1 * band.intensity + (0.12 if fam == "B" else 0)))
+    slots = int(band.bpb * 2)
+    bars = []
+    shape = r.choice(("arch", "down", "up", "wave"))
+    step = {"arch": r.choice((0, 1, 2)), "down": r.choice((3, 4)), "up": r.choice((-3, -2)),
+            "wave": r.choice((0, 2))}[shape]
+    last_move = 0
+    rhythm = []
+    for _ in range(2):
+        onsets = []
+        three = band.meter == (3, 4)
+        for s in range(slots):
+            p = dens * (1.4 if s % 2 == 0 else 0.8)
+            if three:
+                p = dens * (0.8 if s % 2 == 0 else 0.3)        # in three the melody breathes after one
+            if s == 0:
+                p = max(p, 0.75 if not three else 1.0)
+            if r.random() < p:
+                onsets.append(s * 0.5)
+                if dens > 0.5 and r.random() < 0.2 and s < slots - 1:
+                    onsets.append(s * 0.5 + 0.25)
+        if not onsets:
+            onsets = [0.0]
+        rhythm.append(onsets)
+    total = sum(len(o) for o in rhythm)
+    idx = 0
+    for onsets in rhythm:
+        cells = []
+        for j, t in enumerate(onsets):
+            nxt = onsets[j + 1] if j + 1 < len(onsets) else band.bpb
+            dur = min(nxt - t, 1.5)
+            if r.random() < 0.2 and dur > 0.5:
+                dur *= 0.5                               # a breath
+            if idx:
+                frac = idx / max(1, total - 1)
+                if shape == "arch":
+                    d = 1 if frac < 0.5 else -1
+                elif shape == "wave":
+                    d = 1 if (idx // 2) % 2 == 0 else -1
+                else:
+                    d = (1 if shape == "up" else -1) * (1 if r.random() < 0.7 else -1)
+                move = d * r.choice((1, 1, 1, 1, 2, 2, 3))
+                if abs(last_move) >= 3:
+                    move = -1 if last_move > 0 else 1    # a leap is answered by a step back
+                elif r.random() < 0.1:
+                    move = 0
+                if not -4 <= step + move <= 5:
+                    move = -move                         # turn at the edges of the range
+                step += move
+                last_move = move
+            cells.append((t, dur, step))
+            idx += 1
+        bars.append(cells)
+    return bars
