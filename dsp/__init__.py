@@ -8,7 +8,8 @@ imports nothing else of wavebridge. No threads of its own; callers tag their cla
 from dsp.core import (array_module, crossfade, equal_power_curves, fade_curve, linear_curves, fade, gain_ramp,
                    soft_limit, stitch, Stitcher, planar_to_interleaved, seam_jump)
 
-from dsp.fused import Published, scale_ring, stitch_and_publish
+from dsp.fused import scale_ring, stitch_and_publish
+from dsp.plan import Published
 from dsp.resample import Resampler
 
 __all__ = ["Published", "scale_ring", "stitch_and_publish", "Resampler", "array_module", "crossfade", "equal_power_curves",

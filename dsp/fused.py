@@ -23,29 +23,12 @@ call it from the ``[engine]`` thread only.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import numpy as np
 
 from dsp.core import array_module, equal_power_curves, gain_ramp, linear_curves, soft_limit
-
-CURVES = ("equal_power", "linear")
-
-
-class Published(NamedTuple):
-    """What one :func:`stitch_and_publish` call did."""
-
-    frames: int          #: frames stored in the ring
-    end: int             #: ``start_frame + frames`` — the ``write_index`` to publish
-
-
-class Plan(NamedTuple):
-    channels: int
-    n: int          # chunk frames (all stored)
-    xfade: int      # crossfaded frames at the start (0: none)
-    pos0: int       # ring position of start_frame
-    mask: int
-
+from dsp.plan import Published, plan
 
 @lru_cache(maxsize=16)
 def _curves(n: int, curve: str) -> tuple[np.ndarray, np.ndarray]:
@@ -55,36 +38,6 @@ def _curves(n: int, curve: str) -> tuple[np.ndarray, np.ndarray]:
     g_out.setflags(write=False)
     g_in.setflags(write=False)
     return g_out, g_in
-
-
-def plan(chunk, ring_data, start_frame: int, prev=None, env=None, curve: str = "equal_power") -> Plan:
-    """Validate the arguments of :func:`stitch_and_publish` and work out its geometry.
-
-    Shared by the NumPy twin and :mod:`dsp.gpu` so both reject the same inputs.
-    """
-    if curve not in CURVES:
-        raise ValueError(f"unknown crossfade curve {curve!r} ({', '.join(CURVES)})")
-    if chunk.ndim != 2:
-        raise ValueError(f"chunk must be planar (channels, frames), got shape {tuple(chunk.shape)}")
-    channels, n = int(chunk.shape[0]), int(chunk.shape[1])
-    if ring_data.ndim != 2 or int(ring_data.shape[1]) != channels:
-        raise ValueError(f"ring_data must be (capacity, {channels}), got {tuple(ring_data.shape)}")
-    capacity = int(ring_data.shape[0])
-    if capacity <= 0 or capacity & (capacity - 1):
-        raise ValueError(f"ring capacity {capacity} is not a power of two")
-    if n > capacity:
-        raise ValueError(f"{n} frames exceed the ring capacity {capacity}")
-    xf = 0
-    if prev is not None:
-        if prev.ndim != 2 or int(prev.shape[0]) != channels or int(prev.shape[1]) > n:
-            raise ValueError(f"prev must be planar ({channels}, k ≤ {n}), got {tuple(prev.shape)}")
-        xf = int(prev.shape[1])
-    if env is not None and tuple(env.shape) != (n,):
-        raise ValueError(f"env must hold one gain per frame ({n},), got {tuple(env.shape)}")
-    start = int(start_frame)
-    if start < 0:
-        raise ValueError(f"start_frame {start} is negative")
-    return Plan(channels, n, xf, start & (capacity - 1), capacity - 1)
 
 
 def stitch_and_publish(chunk, ring_data, start_frame: int, gain0: float = 1.0, gain1: float = 1.0, *,

@@ -26,7 +26,7 @@ import threading
 
 import numpy as np
 
-from dsp.fused import Published, plan
+from dsp.plan import Published, plan
 
 # cudaHostRegister flags (driver_types.h); CuPy exposes the call, not these names.
 HOST_REGISTER_PORTABLE = 1
@@ -142,7 +142,7 @@ _kernels = None
 _registry: dict[int, "HostRegistration"] = {}
 
 
-def _cupy():
+def cupy():
     """Import CuPy on first use (never at module import)."""
     global _cp
     if _cp is None:
@@ -157,7 +157,7 @@ def available() -> bool:
     global _available
     if _available is None:
         try:
-            cp = _cupy()
+            cp = cupy()
             ok = cp.cuda.runtime.getDeviceCount() > 0
             if ok:
                 probe = cp.arange(4, dtype=cp.float32) + 1
@@ -181,13 +181,13 @@ def kernels() -> _Kernels:
     if _kernels is None:
         with _lock:
             if _kernels is None:
-                _kernels = _Kernels(_cupy())
+                _kernels = _Kernels(cupy())
     return _kernels
 
 
 def warmup() -> None:
     """Compile every kernel and run each once so the first real chunk pays nothing. ``[control]``"""
-    cp = _cupy()
+    cp = cupy()
     kernels()
     ring = cp.zeros((8, 2), dtype=cp.float32)
     chunk = cp.zeros((2, 6), dtype=cp.float32)
@@ -214,7 +214,7 @@ class HostRegistration:
     """
 
     def __init__(self, host: np.ndarray):
-        cp = _cupy()
+        cp = cupy()
         if not isinstance(host, np.ndarray) or not host.flags.c_contiguous:
             raise ValueError("register_host needs a C-contiguous numpy array")
         self.host = host
@@ -242,7 +242,7 @@ class HostRegistration:
         """Wait for the device, then unregister (idempotent). ``[control]``"""
         if self.device is None:
             return
-        cp = _cupy()
+        cp = cupy()
         cp.cuda.runtime.deviceSynchronize()
         if _registry.get(self.ptr) is self:
             del _registry[self.ptr]
@@ -266,7 +266,7 @@ def register_host(host: np.ndarray) -> HostRegistration:
 
 def device_view(ring_data):
     """The device-addressable CuPy array for ``ring_data`` (a CuPy array, or a registered NumPy one)."""
-    cp = _cupy()
+    cp = cupy()
     if isinstance(ring_data, cp.ndarray):
         return ring_data
     if isinstance(ring_data, np.ndarray):
@@ -354,7 +354,7 @@ def stitch_and_publish(chunk, ring_data, start_frame: int, gain0: float = 1.0, g
     With ``sync=False`` the caller must synchronize the current stream before publishing
     (``publish`` is then refused).
     """
-    cp = _cupy()
+    cp = cupy()
     if publish is not None and not sync:
         raise ValueError("publish needs sync=True: the audio must be in the ring before write_index moves")
     p, args = stitch_args(cp, chunk, device_view(ring_data), start_frame, gain0, gain1, prev, curve, env,
@@ -372,7 +372,7 @@ def stitch_and_publish(chunk, ring_data, start_frame: int, gain0: float = 1.0, g
 
 def scale_ring(ring_data, start_frame: int, gains, publish=None) -> int:
     """CuPy form of :func:`dsp.fused.scale_ring`: ring frames times ``gains`` in one kernel, then sync. ``[engine]``"""
-    cp = _cupy()
+    cp = cupy()
     ring = device_view(ring_data)
     n, args = ring_scale_args(cp, ring, start_frame, gains)
     if n:
@@ -389,7 +389,7 @@ def soft_limit(x, ceiling: float = 0.97, knee: float = 0.7):
 
     ``dsp.core.soft_limit`` also runs on CuPy but reads ``over.any()`` back to the host.
     """
-    cp = _cupy()
+    cp = cupy()
     if not isinstance(x, cp.ndarray) or x.dtype != cp.float32:
         from dsp.core import soft_limit as ref
 
@@ -406,7 +406,7 @@ def polyphase(hist, k_base: int, H_dev, L: int, M: int, J: int, m0: int, count: 
     ``hist`` is a C-contiguous float32 ``(len, channels)`` device array of input frames
     ``k_base…``; ``H_dev`` the float64 ``(L, taps)`` device table.
     """
-    cp = _cupy()
+    cp = cupy()
     y, args = polyphase_args(cp, hist, k_base, H_dev, L, M, J, m0, count)
     if count:
         kernels().polyphase(_grid(int(count) * int(hist.shape[1])), (_BLOCK,), args)

@@ -243,6 +243,22 @@ def unlink_if_same(path: str, ident) -> bool:
     return True
 
 
+def pid_alive(pid: int) -> bool:
+    """True if ``pid`` names a live process. A value no kernel hands out is dead (never a signal
+    to a process group: 0 and anything ≥ ``PID_MAX`` are refused before ``kill``)."""
+    if not 0 < pid < PID_MAX:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
 def monotonic_ns() -> int:
     """CLOCK_MONOTONIC in nanoseconds, the clock of both heartbeats."""
     return time.monotonic_ns()

@@ -328,9 +328,9 @@ def test_long_crossfades_and_fades_are_as_long_as_asked(daemon):
     s = daemon.names[0]
     r = listening(s, max_block=128)
     spy = []
-    eng = daemon.engine
+    eng = daemon.engine.writer
     orig = eng._splice
-    eng._splice = lambda slot, job, new, *a: (spy.append((eng._xfade_frames(slot), new.shape[0])),
+    eng._splice = lambda slot, job, new, *a: (spy.append((eng.xfade_frames(slot), new.shape[0])),
                                               orig(slot, job, new, *a))[1]
     daemon.submit(Command("play", slot=s, prompt="house with piano"))
     wait_until(lambda: r.buffered() > 20000)
@@ -380,7 +380,7 @@ def test_a_ring_being_created_or_held_by_a_live_writer_is_never_taken(slot_name)
 
 # ---- control-side fixes: queue, params, config, capacity, short jobs, backend.end ----------------
 def test_params_are_coalesced_and_stops_are_never_refused():
-    from bridge.core.daemon import CommandQueue
+    from bridge.core.inbox import CommandQueue
 
     q = CommandQueue(4)
     for v in range(50):                      # a CC sweep fanned out to two slots
@@ -403,8 +403,8 @@ def test_params_are_coalesced_and_stops_are_never_refused():
     stop = Command("stop", slot=1)
     for c in plays[:2] + [stop, plays[2]]:
         q.put_nowait(c)
-    assert plays[0].extra.get("superseded") and not plays[1].extra.get("superseded")   # a stop between
-    assert not plays[2].extra.get("superseded")
+    assert plays[0].superseded and not plays[1].superseded   # a stop between
+    assert not plays[2].superseded
 
 
 def test_a_burst_of_prompt_changes_costs_one_start_and_every_job_is_answered(daemon):

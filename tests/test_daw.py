@@ -35,12 +35,12 @@ PROMPT_URI = URI + "#prompt"
 def test_transport_and_quantize_parse_into_commands():
     c = parse_osc("/wb/transport", [3, 1.0, 97.0, 4.0, 12, 2.5, 480_000, 960_000], 8)
     assert c.kind == "transport" and c.slot == 3 and c.value == 97.0
-    assert c.extra["beat"] == 12 * 4.0 + 2.5 and c.extra["read_index"] == 480_000
-    assert c.extra["host_frame"] == 960_000 and c.extra["speed"] == 1.0
-    assert parse_osc("/wb/transport", [3, 0.0, 97.0, 3.0, 0, 0.0, -1], 8).extra["host_frame"] == -1
+    assert c.transport.beat == 12 * 4.0 + 2.5 and c.transport.read_index == 480_000
+    assert c.transport.host_frame == 960_000 and c.transport.speed == 1.0
+    assert parse_osc("/wb/transport", [3, 0.0, 97.0, 3.0, 0, 0.0, -1], 8).transport.host_frame == -1
     p = parse_osc("/wb/play", [2, "dub techno", 0.0, 5, "bar"], 8)
-    assert p.kind == "play" and p.extra["quantize"] == "bar" and p.seed == 5
-    assert parse_osc("/wb/play", [2, "dub techno"], 8).extra["quantize"] == "off"
+    assert p.kind == "play" and p.quantize == "bar" and p.seed == 5
+    assert parse_osc("/wb/play", [2, "dub techno"], 8).quantize == "off"
     for args, code in [([2, "x", 0.0, 5, "half"], "bad_value"), ([2, "x", 0.0, 5, 3], "bad_type")]:
         with pytest.raises(WavebridgeError) as e:
             parse_osc("/wb/play", args, 8)

@@ -34,12 +34,12 @@ def engine(backend_name="synth"):
     stream = SimpleNamespace(frames_done=SR)
     backend = SimpleNamespace(name=backend_name, sample_rate=SR, beat_grid=lambda s: grid,
                               render_head=lambda s: SR)
-    slot = SimpleNamespace(number=1, ring=FakeRing(), job=SimpleNamespace(job=7, stream=stream), pending="")
+    slot = SimpleNamespace(name=1, ring=FakeRing(), job=SimpleNamespace(job=7, stream=stream), pending="")
     events = []
     d = SimpleNamespace(slots={1: slot}, backend=backend, config=SimpleNamespace(guard_ms=10.0),
                         emit=events.append)
     retimes = []
-    eng = SimpleNamespace(d=d, q=queue.Queue(), _xfade_frames=lambda s: int(0.05 * SR), guard=lambda s: 512,
+    eng = SimpleNamespace(daemon=d, q=queue.Queue(), xfade_frames=lambda s: int(0.05 * SR), guard=lambda s: 512,
                           retime=lambda slot, at, origin, beat_at, shift=0.0: retimes.append((at, origin, beat_at(at), shift)) or True,
                           retimes=retimes)
     link = HostLink(eng)
@@ -49,7 +49,7 @@ def engine(backend_name="synth"):
 
 def play(args, job):
     c = parse_osc("/wb/play", args, 8)
-    c.extra["job"] = job
+    c.job_id = job
     c.arrival_ns = time.monotonic_ns()
     return c
 
@@ -59,12 +59,12 @@ def test_a_bar_quantized_play_is_held_and_lands_exactly():
     cmd = play([1, "dub techno", 0.0, 2, "bar"], 8)
     assert link.defer(cmd) is True                  # held
     # the crossfade starts xfade before the job's next bar line (ring frame 96000 at 120 bpm)
-    assert cmd.extra["splice_at"] == 96000 - int(0.05 * SR)
+    assert cmd.splice_at == 96000 - int(0.05 * SR)
     released = eng.q.get(timeout=3.0)               # the timer puts it back on the queue
     assert released is cmd and not link.stale(cmd)
     assert link.defer(cmd) is False                  # not held twice
     link.started(slot, SimpleNamespace(job=8, stream=None), True, cmd)
-    assert link.splice_frame(SimpleNamespace(job=8)) == cmd.extra["splice_at"]
+    assert link.splice_frame(SimpleNamespace(job=8)) == cmd.splice_at
     assert link.splice_frame(SimpleNamespace(job=8)) is None   # once
     link.close()
 
@@ -121,7 +121,7 @@ def test_a_new_host_tempo_restarts_the_stream_at_the_read_head_once():
     link, eng, slot, grid, events = engine()
     grid.update(HostPosition(120.0, 0.0, 0.0), 1)
     head = {"f": 2 * SR}
-    link.d.backend.render_head = lambda s: head["f"]
+    link.daemon.backend.render_head = lambda s: head["f"]
     here = 10_000 * 120.0 / 60.0 / SR                         # the grid's beat at the read head
     t = parse_osc("/wb/transport", [1, 1.0, 120.0, 4.0, 0, here, 10_000, 0], 8)
     link.transport(t)
@@ -143,7 +143,7 @@ def test_a_relocated_host_restarts_the_stream_in_its_bar_phase():
     to the host's bar phase at the splice point; a loop of whole bars changes nothing."""
     link, eng, slot, grid, events = engine()
     grid.update(HostPosition(120.0, 0.0, 0.0), 1)
-    link.d.backend.render_head = lambda s: 2 * SR
+    link.daemon.backend.render_head = lambda s: 2 * SR
     beat_here = 10_000 * 120.0 / 60.0 / SR                     # the grid's beat at the read head
     link.transport(parse_osc("/wb/transport", [1, 1.0, 120.0, 4.0, 3, beat_here, 10_000, 0], 8))
     assert eng.retimes == []                                  # 3 bars on, same phase: a loop

@@ -619,3 +619,25 @@ def test_websocket_opus_packets_for_webcodecs(server):
     if audio.dtype != np.float32 or np.abs(audio).max() > 2:
         audio = audio / 32768.0
     assert rms_db(audio) > -35
+
+
+def test_http_and_osc_accept_the_same_seeds():
+    """One seed range for every surface: each boundary is accepted or refused by both alike."""
+    from bridge.core.commands import SEED_MAX, SEED_MIN, parse_osc
+    from bridge.web.api import ApiError, seed_of
+    from plugin_stub.protocol import WavebridgeError
+
+    def osc_ok(v):
+        try:
+            return parse_osc("/wb/play", [1, "jazz", 0.0, v], 4).seed == v
+        except WavebridgeError:
+            return False
+
+    def http_ok(v):
+        try:
+            return seed_of({"seed": v}) == v
+        except ApiError:
+            return False
+
+    cases = [SEED_MIN - 1, SEED_MIN, -1, 0, 64, SEED_MAX - 1, SEED_MAX]
+    assert [osc_ok(v) for v in cases] == [http_ok(v) for v in cases] == [False, True, True, True, True, True, False]

@@ -17,6 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from plugin_stub import protocol as P
 from plugin_stub.protocol import RingError
 from bridge.core.ring import RingWriter
+from bridge.core.writer import splice_into
 from plugin_stub.reader import RingReader
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -356,8 +357,10 @@ class RingMachine(RuleBasedStateMachine):
     @precondition(lambda self: len(self.pending) > 0)
     @rule(n=st.integers(1, 300))
     def splice(self, n):
-        vals = np.full((n, 1), -self.next_val, dtype=np.float32)
-        s, end = self.w.splice(vals, 0, min_guard_ms=0.0)
+        # the daemon's splice (gain, crossfade, limiter, store): values below the limiter's knee
+        # (exact multiples of 2⁻²⁴) pass it unchanged, so the reader must hear exactly these
+        vals = np.full((n, 1), -self.next_val / 2 ** 24, dtype=np.float32)
+        s, end, _, _ = splice_into(self.w, vals, 0, self.w.guard_frames(0.0))
         assert s >= self.r.read_index + min(len(self.pending), 2 * self.w.reader_block_frames) or s == self.w.write_index
         self.spliced_inside += int(s < self.r.read_index + len(self.pending))
         keep = s - self.r.read_index

@@ -30,6 +30,9 @@ import pytest
 from plugin_stub import protocol as P
 from plugin_stub.protocol import RingError, RingFault
 from bridge.core.ring import RingWriter
+from bridge.core.slotstate import Envelope
+from bridge.core.writer import fade_ring, splice_into
+from dsp.splice import splice_start
 from plugin_stub.reader import RingReader
 from polling import wait  # noqa: E402
 
@@ -51,6 +54,12 @@ VALUES = {"zero": lambda w, rng: 0, "minus-one": lambda w, rng: (1 << (8 * w)) -
 def ramp(start, n, ch=2):
     idx = np.arange(start, start + n, dtype=np.float64)
     return np.stack([idx, -idx], axis=1).astype(np.float32)[:, :ch] / 1e6
+
+
+def stop_fade(w, frames):
+    """The daemon's stop: a ``frames``-long fade from the splice point, the stream cut at its end."""
+    at = splice_start(w.read_index, w.write_index, w.guard_frames())
+    fade_ring(w, None, Envelope.fade_out(at, frames), at)
 
 
 def poke(buf, off, width, value):
@@ -227,9 +236,9 @@ def test_every_header_field_with_garbage_neither_crashes_nor_wedges_the_writer(s
                 assert 0 <= w.buffered() <= cap and 0 <= w.free() <= cap
                 assert 0 < w.guard_frames() <= cap
                 w.append(ramp(0, 300))
-                w.splice(ramp(0, 200), 64, old_tail=lambda n: np.zeros((n, 2), np.float32))
-                w.fade_out(64)
-                w.truncate_with_fade(32)
+                splice_into(w, ramp(0, 200), 64, w.guard_frames(), material=np.zeros((64, 2), np.float32))
+                stop_fade(w, 64)
+                stop_fade(w, 32)
                 w.set_meta({"prompt": f"after {name}", "job": 1})
                 out = r.read(256)
                 assert np.isfinite(out).all()
@@ -335,6 +344,9 @@ def test_a_ring_truncated_under_the_writer_is_retired_without_sigbus(slot_name):
     out = run_child(f"""
         import os, numpy as np
         from bridge.core.ring import RingWriter
+        from bridge.core.slotstate import Envelope
+        from bridge.core.writer import fade_ring, splice_into
+        from dsp.splice import splice_start
         from plugin_stub.protocol import RingFault, shm_path
         from plugin_stub.reader import RingReader
         w = RingWriter.open({slot_name!r}, 48000, 2, 1 << 12)
@@ -346,7 +358,9 @@ def test_a_ring_truncated_under_the_writer_is_retired_without_sigbus(slot_name):
             assert not r.check() and "shrank" in r.broken     # the reader switched to silence
             assert not r.read(128).any()
             w.append(np.ones((100, 2), np.float32))          # no SIGBUS: the writer retires the mapping
-            w.splice(np.ones((100, 2), np.float32), 32); w.fade_out(10); w.set_meta({{"p": 1}}); w.heartbeat()
+            splice_into(w, np.ones((100, 2), np.float32), 32, w.guard_frames())
+            at = splice_start(w.read_index, w.write_index, w.guard_frames())
+            fade_ring(w, None, Envelope.fade_out(at, 10), at); w.set_meta({{"p": 1}}); w.heartbeat()
             try:
                 w.check(); raise SystemExit("no fault reported")
             except RingFault as e:
@@ -862,11 +876,11 @@ def test_random_header_writes_between_random_ring_operations(slot_name):
             if op == 0:
                 assert 0 <= w.append(ramp(i, n)) <= n
             elif op == 1:
-                w.splice(ramp(i, max(1, n)), rng.randrange(0, 128))
+                splice_into(w, ramp(i, max(1, n)), rng.randrange(0, 128), w.guard_frames())
             elif op == 2:
-                w.fade_out(rng.randrange(1, 256))
+                stop_fade(w, rng.randrange(1, 256))
             elif op == 3:
-                w.truncate_with_fade(rng.randrange(1, 256))
+                stop_fade(w, rng.randrange(1, 256))
             elif op == 4:
                 w.set_meta({"prompt": "p" * rng.randrange(0, 5000), "i": i})
             elif op == 5:

@@ -37,6 +37,7 @@ def browser(tmp_path):
               "--autoplay-policy=no-user-gesture-required", "--disable-dev-shm-usage",
               "--window-size=1280,800", f"--user-data-dir={tmp_path / 'chrome-profile'}"):
         opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})      # console messages, for _console_errors
     drv = webdriver.Chrome(options=opts, service=Service(DRIVER, log_output=os.devnull))
     drv.set_page_load_timeout(30)
     yield drv
@@ -51,6 +52,11 @@ def _wait(fn, timeout=20.0, step=0.1):
             return v
         time.sleep(step)
     return fn()
+
+
+def _console_errors(browser) -> list[dict]:
+    """The console's errors since the last call (a failed load, e.g. a missing favicon, is one)."""
+    return [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
 
 
 def test_page_lists_slots_plays_and_its_analyser_hears_the_stream(tmp_path, browser):
@@ -96,6 +102,7 @@ def test_page_lists_slots_plays_and_its_analyser_hears_the_stream(tmp_path, brow
         assert _wait(lambda: "done" in browser.execute_script("return window.wbEvents.map(e => e.type)"))
         row.find_element(By.CSS_SELECTOR, "button.sstop").click()
         assert _wait(lambda: "idle" in row.find_element(By.CSS_SELECTOR, ".state").text)
+        assert not _console_errors(browser)
 
         # the JavaScript SSE example of docs/http.md, run in the page as written
         import re
@@ -120,6 +127,7 @@ def test_page_lists_slots_plays_and_its_analyser_hears_the_stream(tmp_path, brow
         assert ready and ready[0]["container"] == "none", ready
         assert level and level > -40, (level, browser.find_element(By.ID, "log").text[:500])
         browser.find_element(By.ID, "lstop").click()
+        assert not _console_errors(browser)
     finally:
         srv.close()
 

@@ -37,7 +37,7 @@ from typing import Annotated, Literal, Union
 import msgspec
 
 from bridge.core.commands import COMMON_PARAMS, Command, clean_prompt, parse_osc
-from bridge.ops.config import load_toml
+from bridge.core.schema import load_toml
 from plugin_stub.protocol import FixedCodeError, WavebridgeError
 from bridge.core.schema import FINITE, convert
 

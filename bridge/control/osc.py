@@ -36,7 +36,6 @@ import socket
 import time
 
 from pythonosc.dispatcher import Dispatcher
-from pythonosc.osc_message import OscMessage
 from pythonosc.osc_message_builder import OscMessageBuilder
 from pythonosc.osc_server import AsyncIOOSCUDPServer
 
@@ -317,7 +316,7 @@ class OscServer:
             if cmd.kind == "ping":
                 self.reply(addr, "/wb/pong")
             elif cmd.kind == "status":
-                self._status(addr, int(cmd.extra.get("page", 0)))
+                self._status(addr, int(cmd.page))
             elif cmd.kind == "play":
                 job = d.submit(cmd)
                 self.reply(addr, "/wb/started", cmd.slot, job)
@@ -480,22 +479,20 @@ class ServingProbe:
 
 
 class OscClient:
-    """A blocking OSC client (python-osc's ``UDPClient``), so replies come back to its socket
-    (tests, CLI, bench). Arguments are typed as :func:`build` types them."""
+    """A blocking OSC client on a UDP socket of its own, bound before the first send so replies
+    come back to it (tests, CLI, bench). Arguments are typed as :func:`build` types them."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 9137, timeout: float = 2.0):
-        from pythonosc.udp_client import UDPClient
-
-        self.addr = (host, port)
+        family, _, _, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)[0]
+        self.addr = addr
         self.timeout = timeout
-        self._client = UDPClient(host, port, timeout=timeout)
-        self.sock = self._client._sock           # bound now, so a recv before any send has an address
-        self.sock.bind(("::1" if self.sock.family == socket.AF_INET6 else "127.0.0.1", 0))
+        self.sock = socket.socket(family, socket.SOCK_DGRAM)
+        self.sock.bind(("::1" if family == socket.AF_INET6 else "127.0.0.1", 0))
 
     def send(self, address: str, *args) -> float:
         """Send; returns the monotonic time of sending."""
         t = time.monotonic()
-        self._client.send(OscMessage(build(address, *args)))
+        self.sock.sendto(build(address, *args), self.addr)
         return t
 
     def send_raw(self, data: bytes) -> None:
@@ -503,7 +500,11 @@ class OscClient:
 
     def recv(self, timeout: float | None = None):
         """(address, args) of the next reply, or None on timeout."""
-        data = self._client.receive(self.timeout if timeout is None else max(1e-3, timeout))
+        self.sock.settimeout(self.timeout if timeout is None else max(1e-3, timeout))
+        try:
+            data = self.sock.recv(65536)
+        except (TimeoutError, BlockingIOError):
+            return None
         if not data:
             return None
         try:
@@ -547,4 +548,4 @@ class OscClient:
             page += 1
 
     def close(self) -> None:
-        self._client.close()
+        self.sock.close()

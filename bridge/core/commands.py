@@ -13,13 +13,15 @@ Stable error codes (also in ``docs/osc.md``):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from plugin_stub.protocol import WavebridgeError
 
 MAX_PROMPT_CHARS = 512
 MAX_SECONDS = 24 * 3600.0
 MAX_FADE_S = 30.0
+#: the seeds ``/wb/play`` accepts: ``SEED_MIN <= seed < SEED_MAX`` (a signed or an unsigned 32-bit value)
+SEED_MIN, SEED_MAX = -(2 ** 31), 2 ** 32
 
 #: live parameters every backend accepts: name → (min, max)
 COMMON_PARAMS = {
@@ -33,11 +35,30 @@ COMMON_PARAMS = {
 
 
 @dataclass
-class Command:
-    """One validated request. ``arrival_ns`` is CLOCK_MONOTONIC at the datagram's arrival."""
+class HostTransport:
+    """A ``/wb/transport`` report: the host's position at the ring frame ``read_index``."""
 
-    kind: str                         # play | stop | param | tempo | transport | status | ping
-    slot: int = -1
+    speed: float
+    bpm: float
+    beats_per_bar: float
+    bar: int
+    bar_beat: float
+    beat: float                       # absolute host beat: ``bar * beats_per_bar + bar_beat``
+    read_index: int                   # the ring frame the host's read head was playing (-1: unknown)
+    host_frame: int = -1              # the host's own sample position (-1: unknown)
+
+
+@dataclass
+class Command:
+    """One validated request. ``arrival_ns`` is CLOCK_MONOTONIC at the datagram's arrival.
+
+    ``slot`` is the slot's key in ``Daemon.slots``: its number for a DAW slot, or its name (a
+    configured slot name, a private web stream's ring name). The fields after ``reply_to``
+    belong to one kind each.
+    """
+
+    kind: str                         # play | stop | param | tempo | transport | status | ping | wake | close_slot
+    slot: int | str = -1
     prompt: str = ""
     seconds: float = 0.0
     seed: int | None = None
@@ -47,7 +68,16 @@ class Command:
     arrival_ns: int = 0
     source: str = "osc"
     reply_to: object = None           # adapter-specific reply address
-    extra: dict = field(default_factory=dict)
+    # play
+    quantize: str = "off"             # off | beat | bar: the change lands on the next line
+    job_id: int = 0                   # assigned by ``Daemon.submit``
+    superseded: bool = False          # a newer play of the slot waits behind it (``CommandQueue``)
+    held: int = 0                     # held for its beat/bar line: the host link's generation (0: not held)
+    splice_at: int | None = None      # a held play's crossfade starts at this ring frame
+    # transport
+    transport: HostTransport | None = None
+    # status
+    page: int = 0
 
 
 def _need(args, lo, hi, address):
@@ -80,6 +110,15 @@ def check_slot(v, nslots: int, address: str) -> int:
     if not 1 <= slot <= nslots:
         raise WavebridgeError("bad_slot", f"{address}: slot {slot} does not exist (1..{nslots})", slot=-1)
     return slot
+
+
+def check_seed(v, where: str) -> int:
+    """``v`` as a seed: an int (or an integral float) with ``SEED_MIN <= v < SEED_MAX``; raises
+    ``WavebridgeError`` (``bad_type``, ``bad_value``) naming ``where``. ``[control]``"""
+    seed = _int(v, "seed", where)
+    if not SEED_MIN <= seed < SEED_MAX:
+        raise WavebridgeError("bad_value", f"{where}: seed out of range")
+    return seed
 
 
 def clean_prompt(v, address: str = "/wb/play") -> str:
@@ -132,9 +171,8 @@ def _transport(args, nslots: int, address: str) -> Command:
         e.slot = slot
         raise
     return Command("transport", slot=slot, value=bpm,
-                   extra={"speed": speed, "bpm": bpm, "beats_per_bar": bpb, "bar": bar,
-                          "bar_beat": bar_beat, "beat": bar * bpb + bar_beat,
-                          "read_index": read_index, "host_frame": host_frame})
+                   transport=HostTransport(speed, bpm, bpb, bar, bar_beat, bar * bpb + bar_beat, read_index,
+                                           host_frame))
 
 
 def parse_osc(address: str, args: list, nslots: int, params: dict | None = None) -> Command:
@@ -146,15 +184,12 @@ def parse_osc(address: str, args: list, nslots: int, params: dict | None = None)
         try:
             prompt = clean_prompt(args[1], address)
             seconds = _float(args[2], "seconds", address, 0.0, MAX_SECONDS) if len(args) > 2 else 0.0
-            seed = _int(args[3], "seed", address) if len(args) > 3 else None
-            if seed is not None and not (-(2 ** 31) <= seed < 2 ** 32):
-                raise WavebridgeError("bad_value", f"{address}: seed out of range")
+            seed = check_seed(args[3], address) if len(args) > 3 else None
             quantize = _quantize(args[4], address) if len(args) > 4 else "off"
         except WavebridgeError as e:
             e.slot = slot
             raise
-        return Command("play", slot=slot, prompt=prompt, seconds=seconds, seed=seed,
-                       extra={"quantize": quantize})
+        return Command("play", slot=slot, prompt=prompt, seconds=seconds, seed=seed, quantize=quantize)
     if address == "/wb/transport":
         return _transport(args, nslots, address)
     if address == "/wb/stop":
@@ -193,7 +228,7 @@ def parse_osc(address: str, args: list, nslots: int, params: dict | None = None)
             raise WavebridgeError("bad_value", f"{address}: page {page} is out of range")
         if len(args) > 1 and not isinstance(args[1], (bytes, bytearray, str)):
             raise WavebridgeError("bad_type", f"{address}: padding must be a blob or a string")
-        return Command("status", extra={"page": page})
+        return Command("status", page=page)
     if address == "/wb/ping":
         _need(args, 0, 0, address)
         return Command("ping")

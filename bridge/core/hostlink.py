@@ -17,7 +17,7 @@ it to the slot's playing stream through the backend's beat grid (:mod:`engine.ho
   the slot drops a held one (answered with ``/wb/done … replaced``);
 - **musicgen** gets the host's tempo in its prompt (``…, 97 bpm``) unless it names one.
 
-All of it runs on the ``[engine]`` thread (called by :class:`bridge.core.daemon.EngineThread`), except
+All of it runs on the ``[engine]`` thread (called by :class:`bridge.core.engine_loop.EngineThread`), except
 the timers, which only enqueue. Never raises into the engine loop for bad host data: a report
 that does not fit the slot's stream is ignored.
 """
@@ -65,7 +65,7 @@ class HostLink:
     """Host transport for every slot of one daemon. ``[engine]``"""
 
     def __init__(self, engine):
-        self.engine = engine                      # bridge.core.daemon.EngineThread
+        self.engine = engine                      # bridge.core.engine_loop.EngineThread
         self.host: dict[int, HostState] = {}
         self.start_at: dict[int, tuple[int, int]] = {}    # slot → (job, ring frame of its frame 0)
         self._gen: dict[int, int] = {}            # slot → bumped by every play/stop applied
@@ -75,33 +75,32 @@ class HostLink:
         self._retimed: dict[int, tuple] = {}      # slot → (ring epoch, ring frame) of its last re-timed restart
 
     @property
-    def d(self):
-        return self.engine.d
+    def daemon(self):
+        return self.engine.daemon
 
     # ------------------------------------------------------------------ reports
     def transport(self, cmd) -> None:
         """A ``/wb/transport``: remember it, and lock the slot's playing stream to it. ``[engine]``"""
-        e = cmd.extra
-        st = HostState(e["speed"], e["bpm"], e["beats_per_bar"], e["beat"], e["read_index"],
-                       cmd.arrival_ns or time.monotonic_ns())
+        t = cmd.transport
+        st = HostState(t.speed, t.bpm, t.beats_per_bar, t.beat, t.read_index, cmd.arrival_ns or time.monotonic_ns())
         self.host[cmd.slot] = st
-        slot = self.d.slots[cmd.slot]
+        slot = self.daemon.slots[cmd.slot]
         job = slot.job
         if job is None or st.speed <= 0 or st.read_index < 0 or slot.pending:
             return
         origin = self.start_at.get(cmd.slot)
         if origin is None or origin[0] != job.job or st.read_index < origin[1]:
             return                                # the reader has not reached this job yet
-        grid = self.d.backend.beat_grid(job.stream)
+        grid = self.daemon.backend.beat_grid(job.stream)
         if grid is None:
             return
         ring = slot.ring
         if ring.read_index - st.read_index > ring.capacity:
             return                                # stale (the ring moved on a whole lap)
-        frame = stream_frame(st.read_index, origin[1], ring.sample_rate, self.d.backend.sample_rate)
+        frame = stream_frame(st.read_index, origin[1], ring.sample_rate, self.daemon.backend.sample_rate)
         pos = HostPosition(st.bpm, st.beat, frame, st.beats_per_bar, st.speed)
         try:
-            grid.update(pos, self.d.backend.render_head(job.stream))
+            grid.update(pos, self.daemon.backend.render_head(job.stream))
         except ValueError as ex:                  # bad numbers: ignore this report
             log.debug("slot %s: transport ignored: %s", cmd.slot, ex)
             return
@@ -113,8 +112,8 @@ class HostLink:
         past the splice point (read head + guard) is at another tempo, or off the host's bar phase,
         restart the stream there, re-timed and in phase (:meth:`EngineThread.retime`). ``[engine]``"""
         ring = slot.ring
-        rr, sr = ring.sample_rate, self.d.backend.sample_rate
-        last = self._retimed.get(slot.number)
+        rr, sr = ring.sample_rate, self.daemon.backend.sample_rate
+        last = self._retimed.get(slot.name)
         if last is not None and last[0] == ring.epoch and 0 <= ring.read_index - last[1] < RETIME_EVERY_S * rr:
             return
         at = ring.read_index + self.engine.guard(slot) + int(RETIME_MARGIN_S * rr)
@@ -122,7 +121,7 @@ class HostLink:
         # how much of what lies between the splice point and the render head is at another
         # tempo than the host's: more than a beat and a half is a stale tempo (a beat or two
         # played a little faster or slower is the phase lock at work)
-        head = self.d.backend.render_head(slot.job.stream)
+        head = self.daemon.backend.render_head(slot.job.stream)
         stale = [(a, b, bpm) for a, b, bpm in grid.tempo.spans(f_at, head)
                  if abs(bpm - st.bpm) > RETIME_RATIO * st.bpm]
         stale_beats = sum(b - a for a, b, _ in stale) * st.bpm / (60.0 * sr)
@@ -141,30 +140,30 @@ class HostLink:
         if stale_beats <= 1.5 and not relocated:
             return
         log.debug("slot %s: stale tempo spans %s (host %.2f, from %d to head %d), bar phase off %.3f beats",
-                  slot.number, [(int(a), int(b), round(v, 2)) for a, b, v in stale], st.bpm, int(f_at),
+                  slot.name, [(int(a), int(b), round(v, 2)) for a, b, v in stale], st.bpm, int(f_at),
                   int(head), off)
         if self.engine.retime(slot, at, origin, host_beat_at, off if relocated else 0.0):
-            self._retimed[slot.number] = (ring.epoch, at)
+            self._retimed[slot.name] = (ring.epoch, at)
             what = []
             if stale_beats > 1.5:
                 what.append(f"host tempo {st.bpm:.2f} bpm (was {stale[0][2]:.2f}): re-timed")
             if relocated:
                 what.append(f"host bar phase {off:+.2f} beats away: moved into phase")
-            log.info("slot %s: %s from ring frame %d", slot.number, "; ".join(what), at)
+            log.info("slot %s: %s from ring frame %d", slot.name, "; ".join(what), at)
 
     def place_continuation(self, slot, job, at: int, host_beat_at) -> None:
         """A re-timed continuation's frame 0 is spliced exactly at ring frame ``at``; its grid
         keeps the score's beat there and follows the host from its next beat line. ``[engine]``"""
         self._splice_at[job.job] = at
-        grid = self.d.backend.beat_grid(job.stream)
-        st = self.host.get(slot.number)
+        grid = self.daemon.backend.beat_grid(job.stream)
+        st = self.host.get(slot.name)
         if grid is None or st is None:
             return
         grid.update(HostPosition(st.bpm, host_beat_at(at), 0.0, st.beats_per_bar, st.speed), 0, start=False)
 
     def published(self, slot, job, start_at: int) -> None:
         """The job's first frame went into the ring at ``start_at``. ``[engine]``"""
-        self.start_at[slot.number] = (job.job, int(start_at))
+        self.start_at[slot.name] = (job.job, int(start_at))
 
     def splice_frame(self, job) -> int | None:
         """Where a held play's crossfade must start (its first chunk's splice), or None. ``[engine]``"""
@@ -181,7 +180,7 @@ class HostLink:
     def prompt_for(self, slot_number: int, prompt: str) -> str:
         """musicgen hears the host's tempo in words; other backends get it through the grid."""
         st = self.host.get(slot_number)
-        if st is None or self.d.backend.name != "musicgen" or _BPM_WORD.search(prompt):
+        if st is None or self.daemon.backend.name != "musicgen" or _BPM_WORD.search(prompt):
             return prompt
         return f"{prompt}, {st.bpm:.0f} bpm"
 
@@ -189,8 +188,8 @@ class HostLink:
         """How long before a boundary a held play must be applied: the splice guard, the
         crossfade and the loop's slack."""
         ring = slot.ring
-        guard = ring.guard_frames(self.d.config.guard_ms) / ring.sample_rate
-        return guard + self.engine._xfade_frames(slot) / ring.sample_rate + SCHED_MARGIN_S
+        guard = ring.guard_frames(self.daemon.config.guard_ms) / ring.sample_rate
+        return guard + self.engine.xfade_frames(slot) / ring.sample_rate + SCHED_MARGIN_S
 
     def defer(self, cmd) -> bool:
         """Hold a quantized play on a playing slot until just before its boundary. Returns True
@@ -202,18 +201,18 @@ class HostLink:
         if old is not None:
             old.cancel()
             self._drop(old.args[0])
-        q = cmd.extra.get("quantize", "off")
-        if q == "off" or cmd.extra.get("held"):
+        q = cmd.quantize
+        if q == "off" or cmd.held:
             return False
-        slot = self.d.slots[slot_number]
+        slot = self.daemon.slots[slot_number]
         if slot.job is None or slot.pending:
             return False                          # nothing playing: start now (in phase)
         delay, at = self._until_boundary(slot, q)
         if delay is None or delay <= 0.002:
             return False
-        cmd.extra["held"] = gen
+        cmd.held = gen
         if at is not None:
-            cmd.extra["splice_at"] = at
+            cmd.splice_at = at
         t = threading.Timer(delay, self._release, args=(cmd,))
         t.daemon = True
         self._timers[slot_number] = t
@@ -226,10 +225,10 @@ class HostLink:
         ``EARLY_S`` ahead and spliced exactly there; otherwise it is timed on the wall clock."""
         ring = slot.ring
         rr = ring.sample_rate
-        xf = self.engine._xfade_frames(slot)
+        xf = self.engine.xfade_frames(slot)
         lead = self._lead_s(slot)
         read = ring.read_index
-        st = self.following(slot.number)
+        st = self.following(slot.name)
         if st is not None:
             unit = st.beats_per_bar if q == "bar" else 1.0
             rate = st.bpm * st.speed / (60.0 * rr)             # host beats per ring frame
@@ -245,11 +244,11 @@ class HostLink:
             nb = -(-hb // unit) * unit                          # ceil to the boundary
             return (nb - hb) * 60.0 / (st.bpm * st.speed), None
         job = slot.job
-        grid = self.d.backend.beat_grid(job.stream)
-        origin = self.start_at.get(slot.number)
+        grid = self.daemon.backend.beat_grid(job.stream)
+        origin = self.start_at.get(slot.name)
         if grid is None or origin is None or origin[0] != job.job:
             return None, None
-        sr = self.d.backend.sample_rate
+        sr = self.daemon.backend.sample_rate
         f_now = stream_frame(read, origin[1], rr, sr)
         f_b = grid.next_boundary_frame(f_now + (lead + EARLY_S) * sr, q)
         at = origin[1] + int(round(f_b * rr / sr)) - xf
@@ -263,18 +262,18 @@ class HostLink:
             self._drop(cmd)
 
     def _drop(self, cmd) -> None:
-        job = cmd.extra.get("job", 0)
+        job = cmd.job_id
         if job in self._dropped:                  # a timer cancelled after it had fired
             return
         self._dropped.add(job)
         if len(self._dropped) > 1024:
             self._dropped.clear()
-        self.d.emit(Event("done", slot=cmd.slot, job=cmd.extra.get("job", 0), reply_to=cmd.reply_to,
+        self.daemon.emit(Event("done", slot=cmd.slot, job=job, reply_to=cmd.reply_to,
                           extra={"reason": "replaced", "compute_s": 0.0, "cost": 0.0, "audio_s": 0.0}))
 
     def stale(self, cmd) -> bool:
         """A held play whose slot got a newer play or stop meanwhile. ``[engine]``"""
-        held = cmd.extra.get("held")
+        held = cmd.held
         if held and held != self._gen.get(cmd.slot, 0):
             self._drop(cmd)
             return True
@@ -293,28 +292,28 @@ class HostLink:
     def started(self, slot, job, replacing: bool, cmd) -> None:
         """A new job: put its first frame in phase with the host (or, for a quantized change
         without a host, with the grid it replaces). ``[engine]``"""
-        quantize = cmd.extra.get("quantize", "off")
-        at = cmd.extra.get("splice_at") if replacing else None
+        quantize = cmd.quantize
+        at = cmd.splice_at if replacing else None
         if at is not None:
             self._splice_at[job.job] = at
             if len(self._splice_at) > 256:        # jobs that never sounded
                 self._splice_at.pop(next(iter(self._splice_at)))
-        grid = self.d.backend.beat_grid(job.stream)
+        grid = self.daemon.backend.beat_grid(job.stream)
         if grid is None:
             return
         ring = slot.ring
-        xf_s = self.engine._xfade_frames(slot) / ring.sample_rate
-        st = self.following(slot.number)
+        xf_s = self.engine.xfade_frames(slot) / ring.sample_rate
+        st = self.following(slot.name)
         if st is not None:
             if at is not None and st.read_index >= 0:           # frame 0 lands exactly at `at`
                 beat0 = st.beat + (at - st.read_index) * st.bpm * st.speed / (60.0 * ring.sample_rate)
             else:
-                ahead = ring.guard_frames(self.d.config.guard_ms) if replacing else (ring.reader_block_frames or 256)
+                ahead = ring.guard_frames(self.daemon.config.guard_ms) if replacing else (ring.reader_block_frames or 256)
                 beat0 = st.beat_at_ns(time.monotonic_ns() + int(ahead / ring.sample_rate * 1e9))
             grid.update(HostPosition(st.bpm, beat0, 0.0, st.beats_per_bar, st.speed), 0)
         elif replacing and quantize != "off":
             # the crossfade ends on the old grid's line: the new grid's first beat line is there
-            lead = xf_s if at is not None else self._lead_s(slot) - ring.guard_frames(self.d.config.guard_ms) / ring.sample_rate
+            lead = xf_s if at is not None else self._lead_s(slot) - ring.guard_frames(self.daemon.config.guard_ms) / ring.sample_rate
             grid.tempo.align(0, -max(0.0, lead) * grid.tempo.bpm / 60.0)
 
     def close(self) -> None:

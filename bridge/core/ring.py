@@ -1,39 +1,22 @@
 """RingWriter: the daemon's side of ring protocol v1 (``docs/ring-protocol.md``).
 
-One writer per slot. The engine thread (``[engine]``) stores audio, publishes ``write_index``
-and splices; a heartbeat thread refreshes ``writer_heartbeat_ns``; the control thread
-(``[control]``) only reads counters for status. Stores go through NumPy views of the mapping:
-an aligned 8-byte store is a single ``mov`` and x86-64 keeps stores in program order (TSO), so
-storing the audio and then ``write_index`` is a release publish there. On weakly ordered CPUs
-(ARM) a release fence would be needed before the index store; CPython offers none, so the
-writer is documented as x86-64-only for ordering purposes.
+One writer per slot. The engine thread (``[engine]``) stores audio and publishes ``write_index``
+(the write pipeline, :mod:`bridge.core.writer`, splices and fades through :attr:`RingWriter.data`);
+a heartbeat thread refreshes ``writer_heartbeat_ns``; the control thread (``[control]``) only reads
+counters for status. Stores go through NumPy views of the mapping: an aligned 8-byte store is a
+single ``mov`` and x86-64 keeps stores in program order (TSO), so storing the audio and then
+``write_index`` is a release publish there. On weakly ordered CPUs (ARM) a release fence would be
+needed before the index store; CPython offers none, so the writer is documented as x86-64-only
+for ordering purposes.
 
 Segments are opened with ``os.open`` on ``/dev/shm`` rather than ``multiprocessing``'s
-``SharedMemory`` so no resource tracker ever unlinks them behind our back.
+``SharedMemory`` so no resource tracker ever unlinks them behind our back. Create is
+``O_CREAT|O_EXCL|O_NOFOLLOW``, mode 0600, the pages reserved with ``posix_fallocate`` (a full
+``/dev/shm`` is ``ring_space`` for that slot, never a SIGBUS later); ``close`` unlinks the name
+only if it is still the inode this writer created or adopted.
 
-Ownership and hostile rings. Shared memory is writable by whoever maps it, so nothing read back
-from it is trusted:
-
-- Create is ``O_CREAT|O_EXCL|O_NOFOLLOW``, mode 0600, the pages reserved with
-  ``posix_fallocate`` (a full ``/dev/shm`` is ``ring_space`` for that slot, never a SIGBUS
-  later). Re-attach opens with ``O_NOFOLLOW`` and checks the opened descriptor: a regular file,
-  ours, mode 0600, exactly the expected size. A foreign or odd file refuses the slot (one
-  ``RingError`` with a clear message); one of ours in a bad state is replaced.
-- Writer-owned fields (``write_index``, ``epoch``, ``flags``, ``meta_seq``, the layout) live in
-  Python shadows and are only ever written from them, never read back; the engine's
-  :meth:`RingWriter.check` rewrites any that someone overwrote. Reader-owned fields
-  (``read_index``, ``reader_block_frames``, ``reader_sample_rate``, heartbeats) are bounded
-  before use. Values that had to be corrected are reported once (rate-limited) as a
-  non-fatal :class:`RingFault`.
-- Before the engine touches the mapping it ``fstat``\\ s the segment; one that shrank (``truncate``)
-  is retired at once — every view is switched to private anonymous memory, so no later access can
-  fault — and :meth:`check` raises a fatal ``RingFault`` once. The next play recreates it
-  (:meth:`recover`). A truncate landing between that ``fstat`` and the access still faults:
-  only our own uid (or root) can truncate a 0600 ring.
-- ``close`` unlinks the name only if it is still the inode this writer created or adopted.
-
-A slot whose ring cannot be had at all runs on anonymous memory (:meth:`unavailable`): the
-daemon keeps that slot's state machine, answers its plays with the reason, and retries.
+Nothing read back from the mapping is trusted: the checks, repairs and the retiring of a shrunk
+segment are :class:`bridge.core.ringguard.RingGuard`'s, which this writer inherits.
 """
 from __future__ import annotations
 
@@ -42,64 +25,22 @@ import fcntl
 import logging
 import mmap
 import os
-import stat
-import struct
 import threading
-import time
 
 import msgpack
 import numpy as np
 
-from dsp import crossfade, fade_curve
+from dsp.splice import guard_frames
 
+from bridge.core.ringguard import (_EP, _FL, _LEN, _PID, _RATE, _RBLK, _RHB, _RI, _RPID, _RRATE, _SEQ, _UR, _WHB,
+                                   _WI, RingGuard, map_segment)
 from plugin_stub import protocol as P
 from plugin_stub.protocol import RingError, RingFault
 
 log = logging.getLogger("wavebridge")
 
-_WI = P.OFF_WRITE_INDEX // 8
-_RI = P.OFF_READ_INDEX // 8
-_EP = P.OFF_EPOCH // 8
-_UR = P.OFF_UNDERRUN // 8
-_WHB = P.OFF_WRITER_HEARTBEAT // 8
-_RHB = P.OFF_READER_HEARTBEAT // 8
-_FL = P.OFF_FLAGS // 4
-_RATE = P.OFF_SAMPLE_RATE // 4
-_RRATE = P.OFF_READER_RATE // 4
-_RBLK = P.OFF_READER_BLOCK // 4
-_SEQ = P.OFF_META_SEQ // 4
-_LEN = P.OFF_META_LEN // 4
-_PID = P.OFF_WRITER_PID // 4
-_WARN_EVERY_NS = 10_000_000_000      # one report per slot and problem per 10 s
-_RETRY_EVERY_NS = 1_000_000_000      # an unavailable ring is retried at most once a second
-_CHECK_EVERY_NS = 50_000_000         # header repair at most every 50 ms (faults are reported at once)
-_HEAD = struct.Struct("<8sIIIIQQII")    # magic … flags
-_Q = struct.Struct("<Q")
-_QQQ = struct.Struct("<QQQ")            # read_index, underrun_frames, reader_heartbeat_ns
-_II = struct.Struct("<II")              # meta_seq, meta_len
 
-
-def _pid_alive(pid: int) -> bool:
-    """True if ``pid`` names a live process. A value no kernel hands out is dead (never a signal
-    to a process group: 0 and anything ≥ PID_MAX are refused before ``kill``)."""
-    if not 0 < pid < P.PID_MAX:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def _map(fd: int, size: int) -> mmap.mmap:
-    return mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-
-
-class RingWriter:
+class RingWriter(RingGuard):
     """The single writer of one slot's ring. Create with :meth:`open` (or :meth:`unavailable`)."""
 
     def __init__(self, slot, fd: int, mm: mmap.mmap, created: bool, ident=None, *, layout=None):
@@ -189,7 +130,7 @@ class RingWriter:
                                                   f"{e.strerror}") from None
                 if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):   # not tmpfs: carry on
                     raise
-            mm = _map(fd, size)
+            mm = map_segment(fd, size)
             now = P.monotonic_ns()
             fixed = P.pack_fixed(sample_rate, channels, capacity, 1, os.getpid(),
                                  P.FLAG_WRITER_ALIVE, now, magic=b"\0" * 8)
@@ -200,263 +141,6 @@ class RingWriter:
             P.unlink_if_same(path, ident)
             raise
         return cls(slot, fd, mm, created=True, ident=ident)
-
-    @classmethod
-    def _reattach(cls, slot, path, sample_rate, channels, capacity):
-        """Adopt a ring an earlier daemon (of ours) left, replace one of ours that is stale, or
-        refuse with a ``RingError``. Returns the writer, or None after removing a stale ring."""
-        try:
-            fd, st = P.open_segment(path, writable=True, mode=False)
-        except RingError as e:
-            if e.code == "ring_missing":
-                return None                      # gone meanwhile: create it
-            raise
-        ident = (st.st_dev, st.st_ino)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise RingError("ring_busy", f"{path} is held by a live writer") from None
-        size = P.ring_bytes(capacity, channels)
-
-        def replace(why: str):
-            os.close(fd)
-            log.warning("slot %s: %s; replacing it with a fresh ring", slot, why)
-            P.unlink_if_same(path, ident)
-            return None
-
-        if st.st_nlink != 1:                     # a ring has one name; a hard link is not adopted
-            return replace(f"{path} has {st.st_nlink} links")
-        if stat.S_IMODE(st.st_mode) != P.RING_MODE:
-            # ours, but someone may have opened it while it was readable: never adopt it
-            return replace(f"{path} has mode {stat.S_IMODE(st.st_mode):04o}, not 0600")
-        if st.st_size != size:
-            if st.st_size < P.DATA_OFFSET and time.time() - st.st_mtime < 2.0:
-                os.close(fd)                     # another writer between create and lock
-                raise RingError("ring_busy", f"{path} is being created by another writer")
-            return replace(f"{path} is {st.st_size} bytes, not the {size} this shape needs")
-        try:
-            mm = _map(fd, size)
-        except (ValueError, OSError) as e:
-            return replace(f"{path} cannot be mapped ({e})")
-        try:
-            rate, ch, cap = P.validate_header(mm, size)
-            if (ch, cap) != (channels, capacity):
-                raise RingError("ring_layout", f"shape {ch} ch × {cap} frames, not {channels} × {capacity}")
-            pid = int.from_bytes(mm[P.OFF_WRITER_PID:P.OFF_WRITER_PID + 4], "little")
-            hb = int.from_bytes(mm[P.OFF_WRITER_HEARTBEAT:P.OFF_WRITER_HEARTBEAT + 8], "little")
-            age = P.monotonic_ns() - hb
-            if pid != os.getpid() and _pid_alive(pid) and 0 <= age < 2_000_000_000:
-                raise RingError("ring_busy", f"{path} is owned by live writer pid {pid}")
-        except RingError as e:
-            mm.close()
-            if e.code == "ring_busy":
-                os.close(fd)
-                raise
-            if e.code == "ring_magic" and time.time() - st.st_mtime < 2.0:
-                os.close(fd)                     # another writer is still creating it
-                raise RingError("ring_busy", f"{path} is being created by another writer") from None
-            return replace(f"{path} is stale ({e.message})")
-        w = cls(slot, fd, mm, created=False, ident=ident, layout=(sample_rate, channels, capacity))
-        w._adopt_header(rate)
-        return w
-
-    def _adopt_header(self, old_rate: int) -> None:
-        """Take over a dead writer's ring: bounded indices, a fresh epoch, our pid and rate."""
-        wi, ri, ep = int(self._u64[_WI]), int(self._u64[_RI]), int(self._u64[_EP])
-        if wi >= P.MAX_INDEX or ri >= P.MAX_INDEX:
-            log.warning("slot %s: re-attached ring had write_index %d / read_index %d; the stream restarts at 0",
-                        self.slot, wi, ri)
-            w = 0                                # readers resync (epoch below, and w < r)
-        elif 0 <= wi - ri <= self.capacity:
-            w = ri                               # the dead writer's unplayed audio is not ours to play
-        else:
-            w = wi
-        # a fresh epoch that differs from the old one (readers resync on any change)
-        self._epoch = ep + 1 if ep < P.MAX_INDEX else 1
-        self._w = w
-        self._flags = P.FLAG_WRITER_ALIVE
-        self._pid = os.getpid()
-        self._u32[_PID] = self._pid
-        self._u32[_RATE] = self.sample_rate
-        self._u32[_FL] = self._flags
-        self._u64[_WI] = w
-        self._u64[_WHB] = P.monotonic_ns()
-        self._u64[_EP] = self._epoch
-        self._u32[_SEQ] = self._seq              # even, ours from now on
-        self._u32[_LEN] = self._meta_len
-        if old_rate != self.sample_rate:
-            log.info("slot %s: re-attached ring was at %d Hz, now %d Hz", self.slot, old_rate, self.sample_rate)
-
-    @classmethod
-    def unavailable(cls, slot, sample_rate: int, channels: int, capacity_frames: int,
-                    error: RingError) -> "RingWriter":
-        """A writer on private anonymous memory for a slot whose ring could not be had. ``[control]``
-
-        Every method works (audio goes nowhere); :meth:`recover` retries the real ring.
-        """
-        size = P.ring_bytes(capacity_frames, channels)
-        w = cls(slot, -1, mmap.mmap(-1, size), created=False, ident=None,
-                layout=(sample_rate, channels, capacity_frames))
-        w.fault = error
-        w._want = (sample_rate, channels, capacity_frames)
-        w._last_try = P.monotonic_ns()
-        return w
-
-    @property
-    def live(self) -> bool:
-        """True while this writer feeds a real shared ring (not private memory)."""
-        return self.fault is None and not self._closed
-
-    def recover(self) -> bool:
-        """Get a real ring back after a refusal or a fault; True if the mapping changed. ``[engine]``
-
-        Raises the ``RingError`` that keeps the slot unavailable (retried at most once a second;
-        in between the last reason is raised again). A live writer returns False at once.
-        """
-        if self.fault is None or self._closed:
-            return False
-        now = P.monotonic_ns()
-        if now - getattr(self, "_last_try", 0) < _RETRY_EVERY_NS:
-            raise self.fault
-        self._last_try = now
-        with self._lock:
-            if self._fd >= 0:                    # a retired (shrunk) segment of ours: drop it
-                P.unlink_if_same(self.path, self._ident)
-                os.close(self._fd)
-                self._fd, self._ident = -1, None
-        rate, ch, cap = getattr(self, "_want", (self.sample_rate, self.channels, self.capacity))
-        try:
-            fresh = RingWriter.open(self.slot, rate, ch, cap)
-        except RingError as e:
-            self.fault = e
-            raise
-        with self._lock:
-            self._take(fresh)
-        log.warning("slot %s: %s %s again", self.slot, "created" if fresh.created else "re-attached", self.path)
-        return True
-
-    def _take(self, other: "RingWriter") -> None:
-        """Become ``other`` (a freshly opened writer of the same slot). Caller holds the lock."""
-        self.sample_rate, self.channels, self.capacity = other.sample_rate, other.channels, other.capacity
-        self.mask, self.size, self.created = other.mask, other.size, other.created
-        self._fd, self._ident = other._fd, other._ident
-        self._w, self._epoch, self._flags, self._seq = other._w, other._epoch, other._flags, other._seq
-        self._meta_len, self._pid = other._meta_len, other._pid
-        self._bind(other._mm)
-        other._closed = True                     # its fd and mapping are ours now
-        self._pending = None
-        self.fault = None
-
-    def _retire(self, fault: RingFault) -> None:
-        """Switch every view to private memory so nothing touches the bad mapping again. Any thread."""
-        with self._lock:
-            if self.fault is not None or self._closed:
-                return
-            anon = mmap.mmap(-1, self.size)      # never read the old mapping again: it may fault
-            self._bind(anon)                     # the old mapping dies with its last view
-            self._u64[_WI] = self._u64[_RI] = self._w
-            self.fault = fault
-            self._pending = fault
-        log.error("slot %s: %s", self.slot, fault.message)
-
-    def probe(self) -> bool:
-        """``fstat`` the segment before storing into :attr:`data` directly (the daemon's fused
-        write pipeline); a segment that shrank is retired to private memory first. True while
-        the mapping is safe to touch. ``[engine]``"""
-        return self._probe()
-
-    def _probe(self) -> bool:
-        """``fstat`` the segment; retire it if it shrank. True while the mapping is safe to touch."""
-        if self._closed:
-            return False
-        if self.fault is not None:
-            return True                          # private memory: always safe
-        try:
-            st = os.fstat(self._fd)
-            size = st.st_size
-        except OSError:
-            size = -1
-        if size < self.size:
-            self._retire(RingFault("ring_fault", f"{self.path} shrank to {size} bytes under the writer "
-                                                 f"(needs {self.size}); the slot stops and gets a fresh "
-                                                 "ring at its next play", slot=-1, fatal=True))
-            return False
-        return True
-
-    def check(self) -> None:
-        """Once per engine loop: report a fault, repair writer-owned fields (at most every 50 ms). ``[engine]``
-
-        Raises :class:`RingFault` — fatal once after the segment shrank (the daemon stops the slot),
-        or non-fatal (rate-limited) when a header field had to be corrected.
-        """
-        if self._closed:
-            return
-        if self._pending is None and self.fault is None:
-            now = P.monotonic_ns()
-            if now - self._checked_ns >= _CHECK_EVERY_NS:
-                self._checked_ns = now
-                if self._probe():
-                    self._repair(now)
-        if self._pending is not None:
-            e, self._pending = self._pending, None
-            raise e
-        if self._notes:
-            notes, self._notes = self._notes, []
-            code, msg = notes[0]
-            raise RingFault(code, msg if len(notes) == 1 else f"{msg} (and {len(notes) - 1} more)")
-
-    def _repair(self, now: int) -> None:
-        """Put back writer-owned fields someone overwrote; reset a garbage read_index nobody owns."""
-        mm = self._mm
-        magic, ver, doff, rate, ch, cap, ep, pid, flags = _HEAD.unpack_from(mm, 0)
-        wi, = _Q.unpack_from(mm, P.OFF_WRITE_INDEX)
-        ri, _ur, rhb = _QQQ.unpack_from(mm, P.OFF_READ_INDEX)
-        seq, ln = _II.unpack_from(mm, P.OFF_META_SEQ)
-        fixed = []
-        if wi != self._w:
-            self._u64[_WI] = self._w
-            fixed.append("write_index")
-        if ep != self._epoch:
-            self._u64[_EP] = self._epoch
-            fixed.append("epoch")
-        if flags != self._flags:
-            self._u32[_FL] = self._flags
-            fixed.append("flags")
-        if pid != self._pid:
-            self._u32[_PID] = self._pid
-            fixed.append("writer_pid")
-        if rate != self.sample_rate:
-            self._u32[_RATE] = self.sample_rate
-            fixed.append("sample_rate")
-        if seq != self._seq:
-            self._u32[_SEQ] = self._seq
-            fixed.append("meta_seq")
-        if ln != self._meta_len:
-            self._u32[_LEN] = self._meta_len
-            fixed.append("meta_len")
-        if (magic, ver, doff, ch, cap) != (P.MAGIC, P.VERSION, P.DATA_OFFSET, self.channels, self.capacity):
-            mm[0:P.OFF_EPOCH] = P.pack_fixed(self.sample_rate, self.channels, self.capacity, 0, 0, 0, 0)[:P.OFF_EPOCH]
-            fixed.append("layout")
-        if not self._w - self.capacity <= ri <= self._w + self.capacity:
-            if rhb > now or now - rhb > 1_000_000_000:
-                self._u64[_RI] = self._w         # no live reader to set it right: reset it
-                fixed.append("read_index (no live reader)")
-            else:
-                self._read_index()               # a live reader's garbage: reported, bounded on use
-        if fixed:
-            self._note("ring_header", f"{self.path}: someone overwrote {', '.join(fixed)}; rewrote them")
-
-    def _note(self, code: str, message: str) -> None:
-        """Queue a correction for :meth:`check` to report, at most once per 10 s per code (and log it)."""
-        now = P.monotonic_ns()
-        last = self._warned.get(code)
-        if last is not None and now - last < _WARN_EVERY_NS:
-            return
-        self._warned[code] = now
-        log.warning("slot %s: %s", self.slot, message)
-        if len(self._notes) < 8:
-            self._notes.append((code, message))
 
     def close(self, unlink: bool = True, keep_mapping: bool = False) -> None:
         """Mark the writer dead and release the mapping; unlink unless asked not to. ``[control]``
@@ -488,12 +172,6 @@ class RingWriter:
             if self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1
-
-    def _probe_size_ok(self) -> bool:
-        try:
-            return os.fstat(self._fd).st_size >= self.size
-        except OSError:
-            return False
 
     # ---------------------------------------------------------------- counters (any thread)
     @property
@@ -565,9 +243,13 @@ class RingWriter:
         return self.capacity - self.buffered()
 
     def guard_frames(self, min_ms: float = 10.0) -> int:
-        """Splice guard: ≥ 2 × the reader's largest block and ≥ ``min_ms``. ``[engine]``"""
-        blk = self.reader_block_frames or 1024
-        return max(2 * blk, int(self.sample_rate * min_ms / 1000.0))
+        """Splice guard: ≥ 2 × the reader's largest block and ≥ ``min_ms`` (:func:`dsp.splice.guard_frames`). ``[engine]``"""
+        return guard_frames(self.sample_rate, self.reader_block_frames, min_ms)
+
+    @property
+    def reader_pid(self) -> int:
+        """The reader's ``reader_pid`` as stored (unchecked: only compared, never signalled)."""
+        return int(self._u32[_RPID])
 
     # ---------------------------------------------------------------- audio [engine]
     def store(self, start: int, frames: np.ndarray) -> None:
@@ -627,90 +309,6 @@ class RingWriter:
         self._store(w, frames[:n])              # probed above: one fstat per append
         self._publish(w + n)
         return n
-
-    def splice(self, new: np.ndarray, xfade_frames: int, old_tail=None, min_guard_ms: float = 10.0, at=None):
-        """Replace not-yet-read audio from ``read_index + guard`` with ``new``. ``[engine]``
-
-        The first ``xfade_frames`` of ``new`` are crossfaded (equal power) against what is in
-        the ring at that place (or ``old_tail(n)``, a callable giving the old stream's next
-        frames when the ring holds too little). Sets ``write_index`` to the new end, which may
-        be lower than before. Returns ``(splice_frame, published_end)``.
-        """
-        self._probe()
-        r = self._read_index()
-        w = self._w
-        s = r + self.guard_frames(min_guard_ms)
-        if w < s:
-            s = max(w, r)
-        if at is not None and s < at <= w:      # a quantized change: exactly at its frame (bridge.core.hostlink)
-            s = int(at)
-        n = new.shape[0]
-        xf = min(xfade_frames, n)
-        have = max(0, w - s)
-        if xf > 0:
-            if have >= xf:
-                old = self.load(s, xf)
-            else:
-                old = np.zeros((xf, self.channels), dtype=np.float32)
-                if have:
-                    old[:have] = self.load(s, have)
-                if old_tail is not None:
-                    extra = old_tail(xf - have)
-                    if extra is not None:
-                        extra = extra[:xf - have]
-                        old[have:have + extra.shape[0]] = extra
-            mixed = crossfade(old, new[:xf], curve="equal_power")
-        room = self.capacity - (s - r)
-        n = max(0, min(n, room))
-        if xf > 0:
-            self.store(s, mixed[:min(xf, n)])
-        if n > xf:
-            self.store(s + xf, new[xf:n])
-        self.publish(s + n)
-        if self.read_index > s:
-            self.splices_overtaken += 1
-        return s, s + n
-
-    def truncate_with_fade(self, fade_frames: int, min_guard_ms: float = 10.0) -> tuple[int, int]:
-        """Stop now: fade what lies beyond ``read_index + guard`` and drop the rest. ``[engine]``
-
-        Frames closer to the read head than the guard are never rewritten: with less than that
-        buffered the audio simply ends at ``write_index``. Returns ``(fade_start, new_end)``.
-        """
-        self._probe()
-        r = self._read_index()
-        w = self._w
-        s = r + self.guard_frames(min_guard_ms)
-        if w <= s:
-            return w, w
-        n = min(fade_frames, w - s)
-        self.store(s, self.load(s, n) * fade_curve(n, 0, n)[:, None])
-        self.publish(s + n)
-        if self.read_index > s:
-            self.splices_overtaken += 1
-        return s, s + n
-
-    def fade_out(self, fade_frames: int, min_guard_ms: float = 10.0) -> tuple[int, int, bool]:
-        """Start a stop's fade at ``read_index + guard`` (or at ``write_index`` if less is buffered).
-
-        Fades in place what the ring holds of the ``fade_frames``-long curve. If the whole
-        curve fit, the end is published at the fade's end and ``finished`` is True; otherwise
-        the caller applies the rest of the curve to the audio that follows. Returns
-        ``(fade_start, frames_faded, finished)``. ``[engine]``
-        """
-        self._probe()
-        r = self._read_index()
-        w = self._w
-        s = max(r, min(w, r + self.guard_frames(min_guard_ms)))
-        k = max(0, min(fade_frames, w - s))
-        if k:
-            self.store(s, self.load(s, k) * fade_curve(fade_frames, 0, k)[:, None])
-        finished = k == fade_frames
-        if finished:
-            self.publish(s + k)
-        if self.read_index > s:
-            self.splices_overtaken += 1
-        return s, k, finished
 
     # ---------------------------------------------------------------- header fields
     def set_playing(self, playing: bool) -> None:

@@ -5,11 +5,13 @@ accept as ``msgspec.Struct`` types (``forbid_unknown_fields``, ``Meta`` bounds, 
 :func:`convert` validates a parsed TOML table against such a type and turns msgspec's
 ``ValidationError`` into the caller's error class with a message a musician can act on: the key
 (``engine.slots``, ``note[0].slot``), what was expected (written from the type's own constraints,
-or from ``Meta(extra={"expect": ...})``) and the value found. Pure ``[control]`` code, no I/O.
+or from ``Meta(extra={"expect": ...})``) and the value found; :func:`load_toml` reads such a file.
+``[control]`` code; its only I/O is that one read.
 """
 from __future__ import annotations
 
 import re
+import tomllib
 import types
 import typing
 
@@ -171,3 +173,21 @@ def explain(msg: str, data, typ) -> str:
     if m.group("key"):                      # a table's key did not validate
         return _key_error(t, v, where)
     return f"{where or 'the file'} must be {expect(mi.type_info(t))}, not {v!r}"
+
+
+def load_toml(path: str, parse, error: type[FixedCodeError], what: str = ""):
+    """``parse`` the table in TOML file ``path``; any failure is an ``error`` naming the file.
+
+    Shared by the config file and the MIDI map. ``what`` prefixes the unreadable-file message.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise error(f"cannot read {what}{path}: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{path}: not valid TOML: {e}") from None
+    try:
+        return parse(data)
+    except error as e:
+        raise error(f"{path}: {e.message}") from None

@@ -38,6 +38,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dsp.splice import splice_start
+
 IDLE, STARTING, PLAYING, REPLACING = "idle", "starting", "playing", "replacing"
 FADING, DRAINING, SWITCHING, ERROR = "fading", "draining", "switching", "error"
 STATES = (IDLE, STARTING, PLAYING, REPLACING, FADING, DRAINING, SWITCHING, ERROR)
@@ -122,7 +124,7 @@ class RingView(NamedTuple):
     @property
     def head(self) -> int:
         """Where a fade or splice may start: ``read + guard``, or ``write`` if less is buffered."""
-        return max(self.read, min(self.write, self.read + self.guard))
+        return splice_start(self.read, self.write, self.guard)
 
 
 class Play(NamedTuple):
@@ -278,6 +280,10 @@ class SlotMachine:
         self.state = state
         for k in ("job", "old", "prev", "env", "end", "tail", "reply"):
             setattr(self, k, fields.get(k))
+
+    def reset(self) -> None:
+        """Idle, holding no job: at shutdown, once the engine has ended every job itself. ``[engine]``"""
+        self._set(IDLE)
 
     def snapshot(self) -> dict:
         return {"state": self.state, "job": self.job, "old": self.old, "env": self.env, "end": self.end,

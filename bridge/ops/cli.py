@@ -1,6 +1,6 @@
-"""``wavebridge`` command line: serve, play, status, demo, bench, install-service.
+"""``wavebridge`` command line: serve, play, status, demo, render, bench, install-service, keys.
 
-``serve`` runs the daemon: the asyncio control loop (OSC, MIDI, metrics, systemd notify) in the
+Every subcommand's flags live here; ``serve`` itself is ``bridge.ops.serve``. ``serve`` runs the daemon: the asyncio control loop (OSC, MIDI, metrics, systemd notify) in the
 main thread, the engine thread, the heartbeat. Settings come from flags over a TOML config over
 built-in defaults (``bridge.ops.config``). Signals: SIGTERM/SIGINT fade every slot out, unlink the
 rings and exit 0; SIGHUP re-reads the config and the MIDI map and applies live parameters
@@ -11,13 +11,20 @@ and ``STOPPING=1``.
 from __future__ import annotations
 
 import argparse
-import asyncio
+import faulthandler
+import grp
 import logging
 import os
-import signal
-import statistics
+import pwd
+import shlex
+import shutil
+import subprocess
 import sys
 import time
+
+# Each command imports the rooms it drives inside its ``cmd_*`` function, not here: ``wavebridge
+# --help`` and ``wavebridge status`` load only argparse and what they use (the daemon's imports
+# alone take ~0.6 s). This module itself holds the parser and the commands that need no daemon.
 
 log = logging.getLogger("wavebridge")
 
@@ -96,371 +103,11 @@ def _serve_parser(sub):
     return p
 
 
-_CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "soundfont", "slots", "target_s", "xfade_ms",
-               "first_chunk", "max_chunk", "splice", "price_per_hour", "allow", "midi", "midi_port", "midi_map",
-               "metrics_host", "metrics_allow", "resume", "log_level", "http", "state_dir", "storage")
-
-
-def cli_values(args) -> dict:
-    """The serve flags that were given, as ``bridge.ops.config.Settings`` field names."""
-    d = {k: getattr(args, k, None) for k in _CLI_FIELDS}
-    mp = getattr(args, "metrics_port", None)
-    if mp is not None:
-        if mp < 0:
-            d["metrics"] = False
-        else:
-            d["metrics"] = True
-            d["metrics_port"] = mp
-    return d
-
-
-def build_config(s):
-    """``bridge.core.daemon.Config`` from resolved settings (or from parsed serve args)."""
-    from bridge.core.commands import COMMON_PARAMS
-    from bridge.core.daemon import Config
-
-    if not isinstance(s, _settings_type()):
-        s = settings_from_args(s)
-    from bridge.core.daemon import validate_config
-
-    if not 1 <= s.slots <= 64:
-        raise SystemExit("--slots must be 1..64")
-    lo, hi = COMMON_PARAMS["xfade_ms"]
-    if not lo <= s.xfade_ms <= hi:
-        raise SystemExit(f"--xfade-ms must be {lo:g}..{hi:g}")
-    kw = {}
-    if s.model:
-        kw["model"] = s.model
-    if s.device:
-        kw["device"] = s.device
-    if s.dtype:
-        kw["dtype"] = s.dtype
-    if s.soundfont and s.backend == "synth":
-        kw["soundfont"] = s.soundfont
-    cfg = Config(slots=s.slots, backend=s.backend, backend_kwargs=kw, target_s=s.target_s,
-                 xfade_ms=s.xfade_ms, first_chunk=s.first_chunk, max_chunk=s.max_chunk, splice=s.splice,
-                 price_per_hour=s.price_per_hour,
-                 slot_names=list(s.slot_names) if getattr(s, "slot_names", None) else None)
-    try:
-        validate_config(cfg)
-    except ValueError as e:
-        raise SystemExit(str(e)) from None
-    return cfg
-
-
-def _settings_type():
-    from bridge.ops.config import Settings
-
-    return Settings
-
-
-def settings_from_args(args):
-    from bridge.ops.config import resolve
-
-    return resolve(cli_values(args))
-
-
-class Service:
-    """One running ``serve``: daemon, OSC, MIDI, metrics, systemd. Lives on the loop. ``[control]``"""
-
-    def __init__(self, settings, cli: dict, notifier):
-        self.s = settings
-        self.cli = cli
-        self.n = notifier
-        self.daemon = None
-        self.osc = None
-        self.midi = None
-        self.metrics = None
-        self.http = None
-        self.watchdog = None
-        self.reloads = 0
-
-    # ------------------------------------------------------------------ live settings
-    def param_commands(self, s) -> list:
-        """Validated ``param``/``tempo`` commands for the settings' ``[params]`` and ``tempo``."""
-        from bridge.core.commands import parse_osc
-
-        d = self.daemon
-        n = len(d.slots)
-        out = []
-        for slot, name, value in s.live_params():
-            for k in ([slot] if slot is not None else list(d.slots)):
-                try:
-                    out.append(parse_osc("/wb/param", [k, name, value], n, d.params()))
-                except Exception as e:  # noqa: BLE001 — WavebridgeError with a message
-                    where = f"params.{slot}.{name}" if slot is not None else f"params.{name}"
-                    raise ValueError(f"{where}: {getattr(e, 'message', e)}") from None
-        if s.tempo is not None:
-            out.append(parse_osc("/wb/tempo", [s.tempo], n, d.params()))
-        for c in out:
-            c.source = "config"
-        return out
-
-    def load_midi_map(self, s):
-        from bridge.control.midi import MidiMap
-
-        return MidiMap.load(s.midi_map) if s.midi_map else MidiMap.default()
-
-    def reload(self) -> None:
-        """SIGHUP: config, MIDI map and live parameters; audio is not touched. ``[control]``"""
-        from bridge.ops.config import reload as reload_settings
-
-        self.n.reloading()
-        self.reloads += 1
-        try:
-            new, restart = reload_settings(self.s, self.cli)
-            cmds = self.param_commands(new)
-            midi_map = self.load_midi_map(new) if self.midi is not None else None
-        except Exception as e:  # noqa: BLE001 — a bad edit keeps the running settings
-            log.error("reload failed, keeping the running settings: %s", getattr(e, "message", e))
-            print(f"wavebridge: reload failed, keeping the running settings: {getattr(e, 'message', e)}", flush=True)
-            self.daemon.count_error("bad_config")
-            self.n.ready(f"reload failed: {getattr(e, 'message', e)}"[:200])
-            return
-        for c in cmds:
-            try:
-                self.daemon.submit(c)
-            except Exception as e:  # noqa: BLE001
-                log.warning("reload: %s %s: %s", c.kind, c.name, getattr(e, "message", e))
-        if midi_map is not None:
-            self.midi.set_map(midi_map)
-        if self.http is not None:
-            self.http.set_tiers(new.tiers)
-        if restart:
-            log.warning("reload: %s changed; these take effect at the next restart", ", ".join(restart))
-        keep = {f: getattr(self.s, f) for f in restart}
-        for f, v in keep.items():
-            setattr(new, f, v)
-        self.s = new
-        log.info("reloaded %s: %d parameter commands%s", new.config_path or "(no config file)", len(cmds),
-                 f", MIDI map {midi_map.source}" if midi_map is not None else "")
-        print(f"wavebridge: reloaded ({len(cmds)} parameter commands"
-              f"{', MIDI map ' + midi_map.source if midi_map is not None else ''})", flush=True)
-        self.n.ready(self.summary())
-
-    # ------------------------------------------------------------------ status
-    def summary(self) -> str:
-        d = self.daemon
-        if d is None:
-            return "starting"
-        rows = d.status()
-        playing = sum(1 for r in rows if r["state"] == "playing")
-        under = sum(int(r["underrun_frames"]) for r in rows)
-        parts = [f"{playing}/{len(rows)} slots playing"]
-        if self.osc is not None:
-            parts.append(f"OSC {self.osc.host}:{self.osc.port}")
-        if self.midi is not None:
-            parts.append(self.midi.summary())
-        fa = list(d.first_audio_ms)[-200:]
-        if fa:
-            parts.append(f"first audio p50 {statistics.median(fa):.0f} ms")
-        parts.append(f"underruns {under} frames")
-        errs = sum(d.errors_by_code.values())
-        if errs:
-            parts.append(f"{errs} errors")
-        return ", ".join(parts)
-
-
-def _quietly(what: str, fn, *args) -> None:
-    """Run one component's close; a failing close is logged and the others still run. ``[control]``"""
-    try:
-        fn(*args)
-    except Exception:  # noqa: BLE001
-        log.exception("closing %s failed", what)
-
-
-async def _quietly_async(what: str, fn, *args) -> None:
-    """:func:`_quietly` for a coroutine close (the HTTP service). ``[control]``"""
-    try:
-        await fn(*args)
-    except Exception:  # noqa: BLE001
-        log.exception("closing %s failed", what)
-
-
-def _warn_exposure(what: str, host: str, port: int, allow, flag: str) -> None:
-    """One clear line (stdout and the log) for a listener bound beyond loopback."""
-    from bridge.control.netguard import exposure_warnings
-
-    for line in exposure_warnings(what, host, port, allow, flag):
-        print(f"wavebridge: {line}", flush=True)
-        log.warning("%s", line.removeprefix("WARNING: "))
-
-
-async def serve_async(args, ready_cb=None) -> int:
-    """Start every component in order over one exit stack, serve until SIGTERM/SIGINT, unwind. ``[control]``
-
-    Each component registers its own close as soon as it exists (the notifier first, so it
-    closes last); a failure at any step prints one line naming the step and unwinds what
-    was started, in reverse order. Optional listeners (metrics, HTTP, MIDI out) that cannot
-    start log why and the audio carries on without them.
-    """
-    import contextlib
-
-    from bridge.ops.config import ConfigError, resolve
-    from bridge.core.daemon import Daemon
-    from bridge.control.netguard import AllowList
-    from bridge.control.osc import OscServer
-    from bridge.ops.systemd import Notifier, Watchdog, interrupted_jobs
-
-    notifier = Notifier()
-    for k in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"):
-        os.environ.pop(k, None)       # like sd_notify(unset_environment=1): children must not inherit them
-    loop = asyncio.get_running_loop()
-
-    def fail(msg: str) -> int:
-        log.error("%s", msg)
-        print(f"wavebridge: {msg}", file=sys.stderr, flush=True)
-        notifier.stopping(msg[:200])
-        return 2
-
-    async with contextlib.AsyncExitStack() as stack:
-        stack.callback(_quietly, "the systemd notifier", notifier.close)
-        cli = cli_values(args)
-        try:
-            s = resolve(cli)
-        except ConfigError as e:
-            return fail(e.message)
-        logging.getLogger().setLevel(getattr(logging, str(s.log_level).upper(), logging.INFO))
-        if s.config_path:
-            log.info("config: %s", s.config_path)
-        for what, nets in (("--allow", s.allow), ("--metrics-allow", s.metrics_allow)):
-            try:
-                AllowList(nets)
-            except ValueError as e:
-                return fail(f"{what}: {e}")
-        svc = Service(s, cli, notifier)
-        midi_map = None
-        step = "checking the settings"
-        try:
-            if s.midi:
-                from bridge.control.midi import check_backend
-
-                check_backend()       # a typo in MIDO_BACKEND fails here, before any ring exists
-                midi_map = svc.load_midi_map(s)
-            try:
-                cfg = build_config(s)
-            except SystemExit as e:
-                raise ValueError(str(e)) from None
-            names = cfg.slot_names or list(range(1, cfg.slots + 1))
-            resume = interrupted_jobs(names) if s.resume else []
-            daemon = Daemon(cfg)
-            server = OscServer(daemon, s.osc_host, s.osc_port, allow=s.allow)
-            svc.daemon, svc.osc = daemon, server
-            stop = asyncio.Event()
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(sig, stop.set)
-            loop.add_signal_handler(signal.SIGHUP, lambda: None)   # not fatal while warming up
-            t0 = time.perf_counter()
-            # closed after the daemon (the engine feeds them until it stops): MIDI out
-            after_daemon = contextlib.ExitStack()
-            stack.callback(after_daemon.close)
-            step = f"warming up the {s.backend} backend"
-            notifier.status(step)
-            await loop.run_in_executor(None, daemon.open)
-            stack.push_async_callback(loop.run_in_executor, None, _quietly, "the daemon", daemon.close)
-            step = f"listening for OSC on {s.osc_host}:{s.osc_port}"
-            host, port = await server.start()
-            stack.callback(_quietly, "the OSC server", server.close)
-            step = "applying the configured parameters"
-            for c in svc.param_commands(s):
-                daemon.submit(c)
-            _warn_exposure("OSC", host, port, server.allow_list, "--allow")
-            if s.metrics:
-                from bridge.ops.metrics import Metrics
-
-                step = "starting metrics"
-                svc.metrics = Metrics(daemon, server).attach()
-                stack.callback(_quietly, "metrics", svc.metrics.close)
-                try:
-                    mport = svc.metrics.start_http(s.metrics_host, s.metrics_port, allow=s.metrics_allow)
-                    print(f"wavebridge: metrics on http://{s.metrics_host}:{mport}/metrics", flush=True)
-                    _warn_exposure("/metrics", s.metrics_host, mport, svc.metrics.httpd.allow, "--metrics-allow")
-                except OSError as e:  # metrics are optional: a taken port must not cost the audio
-                    log.warning("metrics: cannot listen on %s:%s (%s); running without /metrics",
-                                s.metrics_host, s.metrics_port, e)
-            step = "starting the HTTP API"
-            try:
-                from bridge.web.app import serve as serve_http
-
-                svc.http = await serve_http(daemon, s, svc.metrics)
-                if svc.http is not None:
-                    stack.push_async_callback(_quietly_async, "the HTTP API", svc.http.close)
-                    print(f"wavebridge: HTTP API and web page on http://{svc.http.host}:{svc.http.port}/",
-                          flush=True)
-            except (OSError, ValueError) as e:   # the web side is optional: a taken port must not cost the audio
-                log.warning("http: not serving on %s (%s)", s.http, e)
-                print(f"wavebridge: HTTP API not started: {e}", file=sys.stderr, flush=True)
-            if s.midi:
-                from bridge.control.midi import MidiInput
-
-                step = "opening MIDI"
-                svc.midi = MidiInput(daemon, midi_map, port_name=s.midi_port)
-                stack.callback(_quietly, "MIDI", svc.midi.close)
-                if svc.metrics is not None:
-                    svc.metrics.midi = svc.midi
-                svc.midi.open(loop)
-                print(f"wavebridge: {svc.midi.summary()}"
-                      + (f" via {svc.midi.api}" if svc.midi.connected else f" — {svc.midi.last_error}"), flush=True)
-            if getattr(args, "midi_out", False):
-                from bridge.control.midiout import MidiOutput
-
-                step = "opening MIDI out"
-                try:
-                    daemon.midi_out = MidiOutput(daemon).open()
-                    after_daemon.callback(_quietly, "MIDI out", daemon.midi_out.close)
-                    print(f"wavebridge: MIDI out on '{daemon.midi_out.port_name}' via {daemon.midi_out.api}",
-                          flush=True)
-                except RuntimeError as e:     # optional: the audio carries on without it
-                    log.warning("MIDI out: %s", e)
-        except OSError as e:
-            return fail(f"could not start ({step}): {e}")
-        except Exception as e:  # noqa: BLE001 — one line, then the stack unwinds what exists
-            return fail(f"could not start ({step}): {e}")
-        for job in resume:
-            from bridge.core.commands import parse_osc
-
-            try:
-                args_ = [job["slot"], job["prompt"], float(job["seconds"])]
-                if job["seed"] is not None:
-                    args_.append(job["seed"])
-                c = parse_osc("/wb/play", args_, len(daemon.slots), daemon.params())
-                c.source = "resume"
-                daemon.submit(c)
-                print(f"wavebridge: resuming slot {job['slot']}: {job['prompt']}", flush=True)
-            except Exception as e:  # noqa: BLE001
-                log.warning("could not resume slot %s: %s", job["slot"], getattr(e, "message", e))
-        renderer = getattr(daemon.backend, "describe", None)
-        log.info("backend %s%s warm in %.0f ms", daemon.backend.name, f" ({renderer()})" if renderer else "",
-                 daemon.warmup_s * 1000)
-        loop.add_signal_handler(signal.SIGHUP, svc.reload)
-        print(f"wavebridge: listening for OSC on {host}:{port} ({cfg.slots} slots, backend {daemon.backend.name}, "
-              f"ready in {(time.perf_counter() - t0) * 1000:.0f} ms)", flush=True)
-        notifier.ready(svc.summary())
-        probe = None
-        if notifier.enabled:
-            from bridge.control.osc import ServingProbe
-
-            try:
-                probe = await ServingProbe(server).start()   # WATCHDOG=1 only when OSC really serves
-                stack.callback(_quietly, "the watchdog probe", probe.close)
-            except OSError as e:      # then the watchdog pings on the engine's liveness alone
-                log.warning("watchdog: no OSC self-probe (%s)", e)
-                probe = None
-        svc.watchdog = Watchdog(notifier, daemon.engine, svc.summary, probe=probe).start()
-        stack.callback(_quietly, "the watchdog", svc.watchdog.stop)
-        if ready_cb is not None:
-            ready_cb(daemon, server)
-        await stop.wait()
-        print("wavebridge: shutting down", flush=True)
-        notifier.stopping()
-    return 0
-
-
 def cmd_serve(args) -> int:
-    import faulthandler
-
     faulthandler.enable()   # a fatal signal (SIGBUS from a ring truncated under us, …) leaves a traceback
-    return asyncio.run(serve_async(args))
+    from bridge.ops.serve import run_serve   # lazy: the daemon's whole weight, for `serve` only
+
+    return run_serve(args)
 
 
 def cmd_play(args) -> int:
@@ -504,8 +151,6 @@ def cmd_status(args) -> int:
 
 def _exec_start(extra: list[str]) -> str:
     """``ExecStart=`` for this installation: the venv's console script, else ``python -m bridge.ops.cli``."""
-    import shlex
-
     exe = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "wavebridge")
     cmd = [exe] if os.access(exe, os.X_OK) else [os.path.abspath(sys.executable), "-m", "bridge.ops.cli"]
     return " ".join(shlex.quote(a) for a in cmd + ["serve", *extra])
@@ -513,12 +158,7 @@ def _exec_start(extra: list[str]) -> str:
 
 def cmd_install_service(args) -> int:
     """Write the unit (and reload/enable it when systemd runs). ``--dry-run`` changes nothing."""
-    import grp
-    import pwd
-    import shutil
-    import subprocess
-
-    from bridge.ops.systemd import UNIT_NAME, render_unit
+    from bridge.ops.systemd import UNIT_NAME, render_unit   # lazy, as every room (see the top)
 
     extra = [a for a in (args.serve_args or []) if a != "--"]
     run_as, groups = None, None
@@ -620,10 +260,29 @@ def cmd_keys(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="wavebridge", description="Generated music, live, inside your DAW.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    _serve_parser(sub)
+def cmd_demo(args) -> int:
+    from bridge.ops.demo import run_demo   # lazy, as every room (see the top)
+
+    return run_demo(args)
+
+
+def cmd_render(args) -> int:
+    from bridge.ops.render import run_render   # lazy, as every room (see the top)
+
+    return run_render(args)
+
+
+def cmd_bench(args) -> int:
+    from bridge.ops.bench.run import run_bench   # lazy, as every room (see the top)
+
+    return run_bench(args)
+
+
+COMMANDS = {"serve": cmd_serve, "play": cmd_play, "status": cmd_status, "keys": cmd_keys,
+            "install-service": cmd_install_service, "demo": cmd_demo, "render": cmd_render, "bench": cmd_bench}
+
+
+def _play_parser(sub) -> None:
     p = sub.add_parser("play", help="read a slot in real time into a WAV file or onto the sound card")
     p.add_argument("--slot", required=True)
     p.add_argument("--seconds", type=float, default=0.0)
@@ -631,17 +290,39 @@ def main(argv=None) -> int:
     p.add_argument("--float", action="store_true", help="32-bit float WAV instead of 16-bit PCM")
     p.add_argument("--block", type=int, default=128, help="host block size in frames")
     p.add_argument("--wait", type=float, default=10.0, help="seconds to wait for the ring to appear")
+
+
+def _status_parser(sub) -> None:
     p = sub.add_parser("status", help="show the slots of a running daemon")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=9137)
+
+
+def _demo_parser(sub) -> None:
     p = sub.add_parser("demo", help="start a daemon, play, change the prompt, record demo.wav")
     p.add_argument("--wav", default="demo.wav")
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--prompt", default="deep house in A minor with piano, warm bass and drums, 122 bpm")
     p.add_argument("--prompt2", default="dreamy ambient pads and a slow bell melody in D major")
     p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont for the synth")
-    from bridge.ops.render import add_parser as _add_render
-    _add_render(sub)
+
+
+def _render_parser(sub) -> None:
+    """The ``render`` subcommand's flags (``bridge.ops.render`` runs it). ``[control]``"""
+    p = sub.add_parser("render", help="render a prompt to a WAV/FLAC file (and its score to MIDI), offline")
+    p.add_argument("prompt")
+    p.add_argument("--seconds", type=float, default=30.0, help="length of the take (default 30)")
+    p.add_argument("--out", default="take.wav", help="output file: .wav (float) or .flac (24-bit)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bpm", type=float, default=None, help="tempo override (as /wb/tempo)")
+    p.add_argument("--midi", default=None, metavar="FILE", help="also write the score as a Standard MIDI File")
+    p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont (default: FluidR3_GM)")
+    p.add_argument("--renderer", default=None, choices=("auto", "fluidsynth", "oscillators"),
+                   help="default: FluidSynth when libfluidsynth and a SoundFont are there")
+    p.add_argument("--sample-rate", type=int, default=48000)
+
+
+def _bench_parser(sub) -> None:
     p = sub.add_parser("bench", help="measure latency, real-time slots and costs")
     p.add_argument("--backend", default="synth")
     p.add_argument("--model", default=None)
@@ -651,6 +332,9 @@ def main(argv=None) -> int:
                                                        "prompt change at a client, concurrent streams, tracks)")
     p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont for the synth")
     p.add_argument("--price-per-hour", type=float, default=None, help="device price for the cost figures")
+
+
+def _install_service_parser(sub) -> None:
     p = sub.add_parser("install-service", help="install the systemd unit (user or system)",
                        description="Write wavebridge.service for this installation. Settings belong in "
                                    "the config file (~/.config/wavebridge/config.toml or "
@@ -663,6 +347,9 @@ def main(argv=None) -> int:
     p.add_argument("--unit-dir", default=None, help="write the unit into this directory instead")
     p.add_argument("--watchdog-s", type=int, default=20, help="WatchdogSec= (default 20)")
     p.add_argument("serve_args", nargs=argparse.REMAINDER, help="-- then extra `wavebridge serve` flags")
+
+
+def _keys_parser(sub) -> None:
     p = sub.add_parser("keys", help="API keys of the HTTP API: add, list, revoke")
     p.add_argument("--state-dir", default=None, metavar="DIR", help="default ~/.local/state/wavebridge")
     p.add_argument("--config", default=None, metavar="FILE", help="config file (for [http] tiers/state_dir)")
@@ -673,35 +360,31 @@ def main(argv=None) -> int:
     ks.add_parser("list", help="list keys with today's usage")
     k = ks.add_parser("revoke", help="revoke a key by name or id")
     k.add_argument("name")
-    args = ap.parse_args(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """``wavebridge``'s parser, every subcommand in the order ``--help`` lists them."""
+    ap = argparse.ArgumentParser(prog="wavebridge", description="Generated music, live, inside your DAW.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for add in (_serve_parser, _play_parser, _status_parser, _demo_parser, _render_parser, _bench_parser,
+                _install_service_parser, _keys_parser):
+        add(sub)
+    return ap
+
+
+def _setup_logging(args) -> None:
     level = getattr(args, "log_level", "WARNING")
     logging.basicConfig(level=getattr(logging, str(level).upper(), logging.INFO),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
     for h in logging.getLogger().handlers:
         h.addFilter(_QuietPythonOsc())
-    if args.cmd == "serve":
-        return cmd_serve(args)
-    if args.cmd == "play":
-        return cmd_play(args)
-    if args.cmd == "status":
-        return cmd_status(args)
-    if args.cmd == "keys":
-        return cmd_keys(args)
-    if args.cmd == "install-service":
-        return cmd_install_service(args)
-    if args.cmd == "demo":
-        from bridge.ops.demo import run_demo
 
-        return run_demo(args)
-    if args.cmd == "render":
-        from bridge.ops.render import run_render
 
-        return run_render(args)
-    if args.cmd == "bench":
-        from bridge.ops.bench.run import run_bench
-
-        return run_bench(args)
-    return 2
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    _setup_logging(args)
+    cmd = COMMANDS.get(args.cmd)
+    return cmd(args) if cmd is not None else 2
 
 
 if __name__ == "__main__":

@@ -27,14 +27,14 @@ each key to its :class:`Settings` field. Pure ``[control]`` code; no I/O besides
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, fields
 from typing import Annotated, Union
 
 import msgspec
 
 from plugin_stub.protocol import SLOT_NAME_RE, FixedCodeError
-from bridge.core.schema import FINITE, convert
+from bridge.core.schema import FINITE, convert, load_toml
+from bridge.web.store import validate_tiers
 
 SYSTEM_CONFIG = "/etc/wavebridge/config.toml"
 
@@ -203,24 +203,6 @@ def find_config(explicit: str | None = None, environ=None) -> str | None:
     return None
 
 
-def load_toml(path: str, parse, error: type[FixedCodeError], what: str = ""):
-    """``parse`` the table in TOML file ``path``; any failure is an ``error`` naming the file.
-
-    Shared by the config file and the MIDI map. ``what`` prefixes the unreadable-file message.
-    """
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except OSError as e:
-        raise error(f"cannot read {what}{path}: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise error(f"{path}: not valid TOML: {e}") from None
-    try:
-        return parse(data)
-    except error as e:
-        raise error(f"{path}: {e.message}") from None
-
-
 def load_file(path: str) -> dict:
     """Read and validate one config file into ``{Settings field: value}`` (only what it sets)."""
     return load_toml(path, lambda data: parse(data, os.path.dirname(os.path.abspath(path))), ConfigError)
@@ -244,8 +226,6 @@ def parse(data: dict, base_dir: str = ".") -> dict:
         if out.get(f_):
             out[f_] = os.path.normpath(os.path.join(base_dir, os.path.expanduser(out[f_])))
     if "tiers" in out:
-        from bridge.web.store import validate_tiers
-
         try:
             out["tiers"] = validate_tiers(out["tiers"])
         except ValueError as e:

@@ -18,6 +18,11 @@ import time
 
 import numpy as np
 
+from bridge.control.osc import OscClient
+from engine.synth.perform import k_weighting_power
+from plugin_stub.player import PacedRecorder, attach_when_ready, write_wav
+from plugin_stub.protocol import shm_path
+
 
 class DaemonProcess:
     """A ``wavebridge serve`` child process on a free port (also used by bench and tests)."""
@@ -87,8 +92,6 @@ DEMO_MIDDLE = ("lofi hip hop with rhodes, swung drums and upright bass",
 
 def _lufs(x: np.ndarray, sr: int) -> float:
     """Ungated BS.1770 loudness of a stereo excerpt (K-weighting in the frequency domain)."""
-    from engine.synth.perform import k_weighting_power
-
     n = x.shape[0]
     spec = np.fft.rfft(x.astype(np.float64), axis=0)
     ms = 2.0 * (np.abs(spec) ** 2 * k_weighting_power(n, sr)[:, None]).sum() / (n * n)
@@ -100,10 +103,6 @@ def _dbfs(x: float) -> float:
 
 
 def run_demo(args) -> int:
-    from bridge.control.osc import OscClient
-    from plugin_stub.protocol import shm_path
-    from plugin_stub.player import PacedRecorder, attach_when_ready, write_wav
-
     seconds = float(args.seconds)
     block = 128
     print("wavebridge demo: starting the daemon (synth backend) …", flush=True)

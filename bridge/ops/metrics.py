@@ -35,6 +35,9 @@ import socket
 import threading
 import time
 
+# aiohttp at import time, not on first use: importing it later, on the loop, would hold every OSC
+# datagram for the import's duration (~0.5 s on a busy machine); serve imports this module first.
+from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
 
@@ -203,12 +206,7 @@ class MetricsHTTP:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="wavebridge-scrape")
 
     def start(self, host: str, port: int) -> int:
-        """Bind now (OSError if not possible), serve on the running loop or on one of its own.
-
-        aiohttp is imported here, before the daemon says it listens: importing it later, on the
-        loop, would hold every OSC datagram for the import's duration (~0.5 s on a busy machine)."""
-        from aiohttp import web  # noqa: F401 — imported now, used by _serve and _handle
-
+        """Bind now (OSError if not possible), serve on the running loop or on one of its own."""
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         if not infos:
             raise OSError(f"cannot resolve {host!r}")
@@ -236,14 +234,10 @@ class MetricsHTTP:
         return bound
 
     async def _serve(self, sock) -> None:
-        from aiohttp import web
-
         self.web = web.Server(self._handle, keepalive_timeout=KEEPALIVE_S, access_log=None)
         self._server = await self.loop.create_server(lambda: _Gate(self), sock=sock)
 
     async def _handle(self, request):
-        from aiohttp import web
-
         if request.method not in ("GET", "HEAD") or request.path not in ("/metrics", "/"):
             return web.Response(status=404, text="wavebridge serves /metrics\n")
         self.stats["scrapes"] += 1
@@ -254,9 +248,9 @@ class MetricsHTTP:
         if self._server is not None:
             self._server.close()                   # the listening socket closes here
             self._server = None
-        web, self.web = self.web, None
-        if web is not None:
-            for h in web.connections:
+        server, self.web = self.web, None
+        if server is not None:
+            for h in server.connections:
                 t = h.transport
                 h.force_close()
                 if t is not None:
@@ -298,113 +292,142 @@ class _Collector:
     def collect(self):
         m = self.m
         d = m.daemon
-        info = InfoMetricFamily("wavebridge", "Daemon version and backend")
-        info.add_metric([], {"version": __version__, "backend": str(getattr(d.backend, "name", "")),
-                             "dsp": str(getattr(d, "dsp_path", ""))})
-        yield info
-        buf = GaugeMetricFamily("wavebridge_slot_buffered_seconds", "Audio ahead of the reader, per slot",
-                                labels=["slot"])
-        playing = GaugeMetricFamily("wavebridge_slot_playing", "1 while the slot has a job", labels=["slot"])
-        reader = GaugeMetricFamily("wavebridge_slot_reader_alive", "1 while a reader heartbeat is fresh (< 1 s)",
-                                   labels=["slot"])
-        under = CounterMetricFamily("wavebridge_underrun_frames", "Frames the reader zero-filled while playing "
-                                    "(underrun_frames of the ring header)", labels=["slot"])
         now = time.monotonic_ns()
-        for n, s in list(d.slots.items()):
-            if getattr(s, "private", False):    # web streams come and go: their usage is metered per key
-                continue
-            try:
-                ring = s.ring
-                b = ring.buffered() / max(1, ring.sample_rate)
-                u = ring.underrun_frames
-                alive = (now - ring.reader_heartbeat_ns) < 1_000_000_000
-            except Exception:  # noqa: BLE001 — the ring is closing under a late scrape
-                continue
-            label = [str(n)]
-            buf.add_metric(label, b)
-            playing.add_metric(label, 1.0 if s.job is not None else 0.0)
-            reader.add_metric(label, 1.0 if alive else 0.0)
-            under.add_metric(label, float(u))
-        yield buf
-        yield playing
-        yield reader
-        yield under
+        yield _info(d)
+        yield from _slot_families(d, now)
         overall, recent = m.realtime_factor()
         rtf = GaugeMetricFamily("wavebridge_realtime_factor", "Audio seconds generated per compute second",
                                 labels=["window"])
         rtf.add_metric(["overall"], overall)
         rtf.add_metric(["recent"], recent)
         yield rtf
-        errs = CounterMetricFamily("wavebridge_errors", "Errors answered or counted, by /wb/error code",
-                                   labels=["code"])
-        for code, k in _snapshot(d.errors_by_code):
-            errs.add_metric([str(code)], float(k))
-        yield errs
-        cmds = CounterMetricFamily("wavebridge_commands", "Commands accepted into the engine queue")
-        cmds.add_metric([], float(d.counters.get("commands", 0)))
-        yield cmds
-        rt = CounterMetricFamily("wavebridge_retimes", "Re-timed restarts at the read head for a host tempo "
-                                 "change or a relocate (bridge.core.hostlink)")
-        rt.add_metric([], float(getattr(d, "retimes", 0)))
-        yield rt
-        eng = d.engine
-        if eng is not None:
-            q = GaugeMetricFamily("wavebridge_engine_queue_depth", "Commands waiting for the engine thread")
-            q.add_metric([], float(eng.q.qsize()))
-            yield q
-            age = GaugeMetricFamily("wavebridge_engine_loop_age_seconds",
-                                    "Seconds since the engine loop last turned (the watchdog's signal)")
-            age.add_metric([], max(0.0, (now - eng.alive_ns) / 1e9))
-            yield age
-        warm = GaugeMetricFamily("wavebridge_warmup_seconds", "Backend load and warm-up time at start")
-        warm.add_metric([], float(getattr(d, "warmup_s", 0.0)))
-        yield warm
-        if m.osc is not None:
-            st = dict(m.osc.stats)
-            pk = CounterMetricFamily("wavebridge_osc_packets", "OSC datagrams by outcome", labels=["result"])
-            for key, label in (("packets_good", "good"), ("packets_bad", "bad"), ("denied", "denied"),
-                               ("rate_limited", "rate_limited")):
-                pk.add_metric([label], float(st.get(key, 0)))
-            yield pk
-            msgs = CounterMetricFamily("wavebridge_osc_messages", "OSC messages handled (bundles unpacked)")
-            msgs.add_metric([], float(st.get("messages", 0)))
-            yield msgs
-            lim = CounterMetricFamily("wavebridge_osc_limited", "OSC datagrams refused or replies left out by a "
-                                      "per-host budget", labels=["budget"])
-            for key, label in (("rate_limited", "rate"), ("cpu_limited", "cpu"), ("replies_capped", "reply_bytes")):
-                lim.add_metric([label], float(st.get(key, 0)))
-            yield lim
-            limiter = getattr(m.osc, "limiter", None)
-            if limiter is not None:
-                hosts = GaugeMetricFamily("wavebridge_osc_limiter_hosts",
-                                          "Hosts the OSC limiter tracks now (bounded, idle ones expire)")
-                hosts.add_metric([], float(len(limiter)))
-                yield hosts
-        http = m.httpd
+        yield from _daemon_counters(d)
+        yield from _engine_families(d, now)
+        osc, http, midi = m.osc, m.httpd, m.midi
+        if osc is not None:
+            yield from _osc_families(osc)
         if http is not None:
-            hc = CounterMetricFamily("wavebridge_metrics_connections", "Connections to /metrics by outcome",
-                                     labels=["result"])
-            for key in ("accepted", "denied", "refused"):
-                hc.add_metric([key], float(http.stats.get(key, 0)))
-            yield hc
-        midi = m.midi
+            yield _http_family(http)
         if midi is not None:
-            mm = CounterMetricFamily("wavebridge_midi_messages", "MIDI messages by outcome", labels=["result"])
-            ms = dict(midi.stats)
-            mp = dict(midi.mapper.stats)
-            for label, v in (("received", ms.get("received", 0)), ("bad", ms.get("bad", 0)),
-                             ("ignored", mp.get("ignored", 0)), ("unmapped", mp.get("unmapped", 0)),
-                             ("invalid", mp.get("invalid", 0))):
-                mm.add_metric([label], float(v))
-            yield mm
-            mc = CounterMetricFamily("wavebridge_midi_commands", "Commands made from MIDI, by outcome",
-                                     labels=["result"])
-            mc.add_metric(["submitted"], float(ms.get("submitted", 0)))
-            mc.add_metric(["rejected"], float(ms.get("rejected", 0)))
-            yield mc
-            con = GaugeMetricFamily("wavebridge_midi_connected", "1 while the MIDI input port is open")
-            con.add_metric([], 1.0 if midi.connected else 0.0)
-            yield con
+            yield from _midi_families(midi)
+
+
+def _info(d) -> InfoMetricFamily:
+    info = InfoMetricFamily("wavebridge", "Daemon version and backend")
+    info.add_metric([], {"version": __version__, "backend": str(getattr(d.backend, "name", "")),
+                         "dsp": str(getattr(d, "dsp_path", ""))})
+    return info
+
+
+def _slot_families(d, now: int):
+    """Per-slot buffered seconds, playing flag, reader liveness and underruns, read from the rings."""
+    buf = GaugeMetricFamily("wavebridge_slot_buffered_seconds", "Audio ahead of the reader, per slot",
+                            labels=["slot"])
+    playing = GaugeMetricFamily("wavebridge_slot_playing", "1 while the slot has a job", labels=["slot"])
+    reader = GaugeMetricFamily("wavebridge_slot_reader_alive", "1 while a reader heartbeat is fresh (< 1 s)",
+                               labels=["slot"])
+    under = CounterMetricFamily("wavebridge_underrun_frames", "Frames the reader zero-filled while playing "
+                                "(underrun_frames of the ring header)", labels=["slot"])
+    for n, s in list(d.slots.items()):
+        if getattr(s, "private", False):    # web streams come and go: their usage is metered per key
+            continue
+        try:
+            ring = s.ring
+            b = ring.buffered() / max(1, ring.sample_rate)
+            u = ring.underrun_frames
+            alive = (now - ring.reader_heartbeat_ns) < 1_000_000_000
+        except Exception:  # noqa: BLE001 — the ring is closing under a late scrape
+            continue
+        label = [str(n)]
+        buf.add_metric(label, b)
+        playing.add_metric(label, 1.0 if s.job is not None else 0.0)
+        reader.add_metric(label, 1.0 if alive else 0.0)
+        under.add_metric(label, float(u))
+    return buf, playing, reader, under
+
+
+def _daemon_counters(d):
+    """Errors by code, accepted commands, re-timed restarts."""
+    errs = CounterMetricFamily("wavebridge_errors", "Errors answered or counted, by /wb/error code",
+                               labels=["code"])
+    for code, k in _snapshot(d.errors_by_code):
+        errs.add_metric([str(code)], float(k))
+    yield errs
+    cmds = CounterMetricFamily("wavebridge_commands", "Commands accepted into the engine queue")
+    cmds.add_metric([], float(d.counters.get("commands", 0)))
+    yield cmds
+    rt = CounterMetricFamily("wavebridge_retimes", "Re-timed restarts at the read head for a host tempo "
+                             "change or a relocate (bridge.core.hostlink)")
+    rt.add_metric([], float(getattr(d, "retimes", 0)))
+    yield rt
+
+
+def _engine_families(d, now: int):
+    """Engine queue depth and loop age (while the engine runs), and the warm-up time."""
+    eng = d.engine
+    if eng is not None:
+        q = GaugeMetricFamily("wavebridge_engine_queue_depth", "Commands waiting for the engine thread")
+        q.add_metric([], float(eng.q.qsize()))
+        yield q
+        age = GaugeMetricFamily("wavebridge_engine_loop_age_seconds",
+                                "Seconds since the engine loop last turned (the watchdog's signal)")
+        age.add_metric([], max(0.0, (now - eng.alive_ns) / 1e9))
+        yield age
+    warm = GaugeMetricFamily("wavebridge_warmup_seconds", "Backend load and warm-up time at start")
+    warm.add_metric([], float(getattr(d, "warmup_s", 0.0)))
+    yield warm
+
+
+def _osc_families(osc):
+    """OSC datagrams and messages by outcome, the per-host budgets, the limiter's table size."""
+    st = dict(osc.stats)
+    pk = CounterMetricFamily("wavebridge_osc_packets", "OSC datagrams by outcome", labels=["result"])
+    for key, label in (("packets_good", "good"), ("packets_bad", "bad"), ("denied", "denied"),
+                       ("rate_limited", "rate_limited")):
+        pk.add_metric([label], float(st.get(key, 0)))
+    yield pk
+    msgs = CounterMetricFamily("wavebridge_osc_messages", "OSC messages handled (bundles unpacked)")
+    msgs.add_metric([], float(st.get("messages", 0)))
+    yield msgs
+    lim = CounterMetricFamily("wavebridge_osc_limited", "OSC datagrams refused or replies left out by a "
+                              "per-host budget", labels=["budget"])
+    for key, label in (("rate_limited", "rate"), ("cpu_limited", "cpu"), ("replies_capped", "reply_bytes")):
+        lim.add_metric([label], float(st.get(key, 0)))
+    yield lim
+    limiter = getattr(osc, "limiter", None)
+    if limiter is not None:
+        hosts = GaugeMetricFamily("wavebridge_osc_limiter_hosts",
+                                  "Hosts the OSC limiter tracks now (bounded, idle ones expire)")
+        hosts.add_metric([], float(len(limiter)))
+        yield hosts
+
+
+def _http_family(http) -> CounterMetricFamily:
+    hc = CounterMetricFamily("wavebridge_metrics_connections", "Connections to /metrics by outcome",
+                             labels=["result"])
+    for key in ("accepted", "denied", "refused"):
+        hc.add_metric([key], float(http.stats.get(key, 0)))
+    return hc
+
+
+def _midi_families(midi):
+    """MIDI messages and the commands made from them, by outcome; the input port's state."""
+    mm = CounterMetricFamily("wavebridge_midi_messages", "MIDI messages by outcome", labels=["result"])
+    ms = dict(midi.stats)
+    mp = dict(midi.mapper.stats)
+    for label, v in (("received", ms.get("received", 0)), ("bad", ms.get("bad", 0)),
+                     ("ignored", mp.get("ignored", 0)), ("unmapped", mp.get("unmapped", 0)),
+                     ("invalid", mp.get("invalid", 0))):
+        mm.add_metric([label], float(v))
+    yield mm
+    mc = CounterMetricFamily("wavebridge_midi_commands", "Commands made from MIDI, by outcome",
+                             labels=["result"])
+    mc.add_metric(["submitted"], float(ms.get("submitted", 0)))
+    mc.add_metric(["rejected"], float(ms.get("rejected", 0)))
+    yield mc
+    con = GaugeMetricFamily("wavebridge_midi_connected", "1 while the MIDI input port is open")
+    con.add_metric([], 1.0 if midi.connected else 0.0)
+    yield con
 
 
 def _snapshot(d: dict) -> list:

@@ -13,31 +13,20 @@ import sys
 import time
 
 import numpy as np
+import soundfile as sf
+
+from dsp import soft_limit
+from engine.backend import BackendError
+from engine.midifile import write_midi
+from engine.synth.backend import SynthBackend
 
 FORMATS = {".wav": ("WAV", "FLOAT"), ".flac": ("FLAC", "PCM_24")}
-
-
-def add_parser(sub) -> None:
-    """The ``render`` subcommand's flags. ``[control]``"""
-    p = sub.add_parser("render", help="render a prompt to a WAV/FLAC file (and its score to MIDI), offline")
-    p.add_argument("prompt")
-    p.add_argument("--seconds", type=float, default=30.0, help="length of the take (default 30)")
-    p.add_argument("--out", default="take.wav", help="output file: .wav (float) or .flac (24-bit)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--bpm", type=float, default=None, help="tempo override (as /wb/tempo)")
-    p.add_argument("--midi", default=None, metavar="FILE", help="also write the score as a Standard MIDI File")
-    p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont (default: FluidR3_GM)")
-    p.add_argument("--renderer", default=None, choices=("auto", "fluidsynth", "oscillators"),
-                   help="default: FluidSynth when libfluidsynth and a SoundFont are there")
-    p.add_argument("--sample-rate", type=int, default=48000)
 
 
 def render_take(prompt: str, seconds: float, *, seed: int = 0, bpm: float | None = None,
                 soundfont: str | None = None, renderer: str | None = None, sample_rate: int = 48000,
                 chunk: int = 8192):
     """(audio ``(n, 2)`` float32, score, backend description) for ``prompt``. ``[engine]``"""
-    from engine.synth.backend import SynthBackend
-
     b = SynthBackend(sample_rate=sample_rate, soundfont=soundfont, renderer=renderer, pool_size=1, workers=1)
     b.warmup()
     try:
@@ -53,16 +42,13 @@ def render_take(prompt: str, seconds: float, *, seed: int = 0, bpm: float | None
             pos += n
         score = s.state.score
         b.end(s)
-        from dsp import soft_limit
         return soft_limit(out), score, b.describe()      # the daemon's last safety stage, too
     finally:
         b.close()
 
 
 def run_render(args) -> int:
-    """The ``render`` command. ``[control]``"""
-    from engine.backend import BackendError
-
+    """The ``render`` command (its flags: ``bridge.ops.cli``). ``[control]``"""
     ext = os.path.splitext(args.out)[1].lower()
     if ext not in FORMATS:
         print(f"wavebridge render: --out must end in {' or '.join(FORMATS)} (got {args.out!r})", file=sys.stderr)
@@ -73,8 +59,6 @@ def run_render(args) -> int:
     if not args.prompt.strip():
         print("wavebridge render: the prompt is empty", file=sys.stderr)
         return 2
-    import soundfile as sf
-
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         audio, score, what = render_take(args.prompt, args.seconds, seed=args.seed, bpm=args.bpm,
@@ -88,7 +72,6 @@ def run_render(args) -> int:
     try:
         sf.write(args.out, audio, args.sample_rate, format=fmt, subtype=subtype)
         if args.midi:
-            from engine.midifile import write_midi
             write_midi(score, args.midi, seconds=args.seconds)
     except (OSError, RuntimeError) as e:          # soundfile raises RuntimeError-derived errors
         print(f"wavebridge render: could not write: {e}", file=sys.stderr)

@@ -30,9 +30,10 @@ import socket
 import struct
 import time
 
+import msgpack
+
 from plugin_stub import protocol as P
 
-from bridge.core.ring import _pid_alive
 
 log = logging.getLogger("wavebridge.systemd")
 
@@ -260,8 +261,6 @@ def read_ring_state(slot) -> dict | None:
             return None
         pid, flags, hb = struct.unpack_from("<IIQ", mm, P.OFF_WRITER_PID)
         meta = {}
-        import msgpack
-
         for _ in range(100):
             seq = struct.unpack_from("<I", mm, P.OFF_META_SEQ)[0]
             if seq & 1:
@@ -294,7 +293,7 @@ def interrupted_jobs(slots) -> list[dict]:
         st = read_ring_state(s)
         if st is None or not st["flags"] & P.FLAG_PLAYING:
             continue
-        if st["writer_pid"] != os.getpid() and _pid_alive(st["writer_pid"]):
+        if st["writer_pid"] != os.getpid() and P.pid_alive(st["writer_pid"]):
             continue
         m = st["meta"]
         prompt = m.get("prompt")

@@ -1,127 +1,43 @@
-"""Whole tracks: the render queue's worker and where finished tracks are stored.
+"""Whole tracks: ``POST /v1/tracks``, ``GET /v1/tracks[/{id}[/audio]]`` and the render queue's worker.
 
 :class:`TrackWorker` runs on the asyncio loop (``[control]``). It takes ``queued`` rows from the
 SQLite queue (``bridge.web.store``) oldest first, renders each in a private daemon slot read as fast
 as the engine generates (the same engine and scheduler as the live slots, batched with them),
 encodes on a worker thread, writes ``<id>.<ext>.part`` under the storage directory, then renames
-it (local) or uploads it (S3) and marks the row ``done``. Progress is written to the row about
-twice a second. A daemon that dies mid-render leaves the row ``running``; the next start puts it
-back in the queue (:meth:`Store.requeue_running`) and it is rendered again from the start with
-the seed stored at queue time, so the result is the same.
-
-Storage: :class:`LocalStorage` (a directory) or :class:`S3Storage` (``s3://bucket/prefix``,
-boto3, imported lazily; ``AWS_ENDPOINT_URL`` points it at any S3-compatible server). Object
-names are ``<track id>.<ext>`` where the id is server-generated hex: no client-supplied string
-ever becomes a path or a key.
+it (local) or uploads it (S3) and marks the row ``done`` (``bridge.web.storage``). Progress is
+written to the row about twice a second. A daemon that dies mid-render leaves the row ``running``;
+the next start puts it back in the queue (:meth:`Store.requeue_running`) and it is rendered again
+from the start with the seed stored at queue time, so the result is the same. The endpoints queue
+a track (admitted against the key's tier like any request), show its row and stream the stored file.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
+import secrets
 import time
 
-from bridge.web.store import TRACK_ID_RE, Store
-from bridge.web.encoding import FORMATS, Encoder, StreamError
+from aiohttp import web
+
+from bridge.web.api import ApiError, format_of, number_of, prompt_of, read_json, seed_of
+from bridge.web.auth import AUTH, Auth
+from bridge.web.encoding import FORMATS, Encoder
+from bridge.web.lease import STREAMS, StreamHub
+from bridge.web.store import TRACK_ID_RE, Principal, Store
+from bridge.web.stream import StreamError
 
 log = logging.getLogger("wavebridge.tracks")
 
 MAX_TRACK_S = 600.0
 
 
-def _name(tid: str, fmt: str) -> str:
-    if not TRACK_ID_RE.match(tid) or fmt not in FORMATS:
-        raise ValueError("not a server-generated track id")
-    return f"{tid}.{FORMATS[fmt][3]}"
-
-
-class LocalStorage:
-    """Finished tracks as files in one directory."""
-
-    kind = "local"
-
-    def __init__(self, root: str):
-        self.root = os.path.abspath(os.path.expanduser(root))
-        os.makedirs(self.root, mode=0o700, exist_ok=True)
-
-    def part_path(self, tid: str, fmt: str) -> str:
-        """Where the track is written while it renders. ``[control]``"""
-        return os.path.join(self.root, _name(tid, fmt) + ".part")
-
-    def commit(self, tid: str, fmt: str, part: str) -> str:
-        """Move the finished file in place; returns its location (stored in the row). ``[control]``"""
-        final = os.path.join(self.root, _name(tid, fmt))
-        os.replace(part, final)
-        return final
-
-    def open(self, tid: str, fmt: str):
-        """A binary file object of the stored track, or None. ``[control]``"""
-        try:
-            return open(os.path.join(self.root, _name(tid, fmt)), "rb")
-        except FileNotFoundError:
-            return None
-
-    def describe(self) -> str:
-        """Nothing to describe ahead of a scrape. ``[control]``"""
-        return self.root
-
-
-class S3Storage:
-    """Finished tracks as objects ``<prefix>/<id>.<ext>`` in an S3 (or S3-compatible) bucket."""
-
-    kind = "s3"
-
-    def __init__(self, url: str, spool_dir: str):
-        import boto3  # lazy: only with --storage s3://…
-
-        rest = url[len("s3://"):]
-        self.bucket, _, prefix = rest.partition("/")
-        if not self.bucket:
-            raise ValueError(f"{url}: no bucket name")
-        self.prefix = prefix.strip("/")
-        self.client = boto3.client("s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None)
-        self.spool = os.path.abspath(spool_dir)
-        os.makedirs(self.spool, mode=0o700, exist_ok=True)
-
-    def _key(self, tid: str, fmt: str) -> str:
-        n = _name(tid, fmt)
-        return f"{self.prefix}/{n}" if self.prefix else n
-
-    def part_path(self, tid: str, fmt: str) -> str:
-        """Where the track is written while it renders. ``[control]``"""
-        return os.path.join(self.spool, _name(tid, fmt) + ".part")
-
-    def commit(self, tid: str, fmt: str, part: str) -> str:
-        """Upload (blocking: run it on a worker thread) and remove the spooled file. ``[control]`` worker"""
-        key = self._key(tid, fmt)
-        self.client.upload_file(part, self.bucket, key, ExtraArgs={"ContentType": FORMATS[fmt][2]})
-        os.unlink(part)
-        return f"s3://{self.bucket}/{key}"
-
-    def open(self, tid: str, fmt: str):
-        """The object's streaming body (``read(n)``), or None. Blocking. ``[control]`` worker"""
-        try:
-            return self.client.get_object(Bucket=self.bucket, Key=self._key(tid, fmt))["Body"]
-        except self.client.exceptions.NoSuchKey:
-            return None
-
-    def describe(self) -> str:
-        """Nothing to describe ahead of a scrape. ``[control]``"""
-        return f"s3://{self.bucket}/{self.prefix}"
-
-
-def make_storage(spec: str | None, state_dir: str):
-    """LocalStorage for a directory (default ``<state_dir>/tracks``) or S3Storage for ``s3://…``. ``[control]``"""
-    if spec and spec.startswith("s3://"):
-        return S3Storage(spec, os.path.join(state_dir, "spool"))
-    return LocalStorage(spec or os.path.join(state_dir, "tracks"))
-
-
 class TrackWorker:
     """Renders queued tracks, ``workers`` at a time, alongside the live streams. ``[control]``"""
 
-    def __init__(self, service, store: Store, storage, workers: int = 2):
-        self.svc = service
+    def __init__(self, hub: StreamHub, auth: Auth, store: Store, storage, workers: int = 2):
+        self.hub = hub
+        self.auth = auth
         self.store = store
         self.storage = storage
         self.workers = max(1, int(workers))
@@ -182,12 +98,11 @@ class TrackWorker:
     async def _render(self, row: dict) -> None:
         tid, fmt, seconds = row["id"], row["format"], float(row["seconds"])
         loop = asyncio.get_running_loop()
-        svc = self.svc
         t0 = time.perf_counter()
         part = self.storage.part_path(tid, fmt)
         stream = enc = f = None
         try:
-            stream = svc.open_stream()
+            stream = self.hub.open()
             enc = Encoder(fmt, stream.rate, stream.channels)
             f = open(part, "wb")
             total = int(round(seconds * stream.rate))
@@ -197,24 +112,24 @@ class TrackWorker:
                 a = await stream.read_fast(stream.rate)
                 if a is None:
                     break
-                data = await loop.run_in_executor(svc.pool, enc.push, a)
+                data = await loop.run_in_executor(self.hub.pool, enc.push, a)
                 f.write(data)
                 now = time.monotonic()
                 if now - last > 0.5:
                     last = now
                     self.store.set_track(tid, progress=min(0.99, stream.frames_read / max(1, total)))
-            f.write(await loop.run_in_executor(svc.pool, enc.finish))
+            f.write(await loop.run_in_executor(self.hub.pool, enc.finish))
             f.close()
             f = None
-            location = await loop.run_in_executor(svc.pool, self.storage.commit, tid, fmt, part)
+            location = await loop.run_in_executor(self.hub.pool, self.storage.commit, tid, fmt, part)
             dt = time.perf_counter() - t0
             audio_s = stream.frames_read / stream.rate
-            cost = stream.compute_s * svc.price_per_hour / 3600.0
+            cost = self.auth.cost(stream.compute_s)
             self.store.set_track(tid, state="done", progress=1.0, finished=time.time(), location=location,
                                  bytes=enc.bytes_out, compute_s=stream.compute_s, cost_usd=cost, render_s=dt,
                                  error=None)
-            svc.meter(row["key_id"], None, audio_s, stream.compute_s, cost, endpoint="tracks")
-            svc.encode_stats(enc)
+            self.auth.meter(row["key_id"], None, audio_s, stream.compute_s, cost)
+            self.auth.encode_stats(enc)
             self.rendered += 1
             self.render_s.append(dt)
             log.info("track %s: %.1f s of audio in %.2f s", tid, audio_s, dt)
@@ -234,4 +149,85 @@ class TrackWorker:
             if enc is not None:
                 enc.close()
             if stream is not None:
-                svc.close_stream(stream)
+                self.hub.close(stream)
+
+
+TRACKS = web.AppKey("wavebridge.tracks", TrackWorker)
+
+
+# ---------------------------------------------------------------------- endpoints
+async def track_add(request: web.Request) -> web.Response:
+    """``POST /v1/tracks``: queue a whole track; 202 with its row. ``[control]``"""
+    auth, worker = request.app[AUTH], request.app[TRACKS]
+    p = auth.identify(request)
+    body = await read_json(request)
+    prompt = prompt_of(body)
+    seconds = number_of(body, "seconds", 0.0, MAX_TRACK_S, required=True)
+    if seconds <= 0:
+        raise ApiError(400, "bad_request", "seconds must be > 0")
+    fmt = format_of(body.get("format", "opus"))
+    seed = seed_of(body)
+    auth.admit(p, seconds, stream=False)
+    tid = worker.store.add_track(p.key_id, prompt, seconds, fmt, secrets.randbelow(2 ** 31) if seed is None else seed)
+    worker.kick()
+    return web.json_response(_track_view(worker.store.track(tid)), status=202,
+                             headers={"Location": f"/v1/tracks/{tid}"})
+
+
+def _track_of(request: web.Request, store: Store, p: Principal) -> dict:
+    tid = request.match_info["id"]
+    row = store.track(tid) if TRACK_ID_RE.match(tid) else None
+    if row is None or (row["key_id"] != p.key_id and p.key_id != "local"):
+        raise ApiError(404, "bad_request", "no such track")
+    return row
+
+
+def _track_view(row: dict) -> dict:
+    v = {k: row[k] for k in ("id", "state", "progress", "prompt", "seconds", "format", "seed", "created",
+                             "started", "finished", "error", "bytes", "compute_s", "cost_usd", "render_s")}
+    v["url"] = f"/v1/tracks/{row['id']}"
+    v["download_url"] = f"/v1/tracks/{row['id']}/audio" if row["state"] == "done" else None
+    return v
+
+
+async def track_get(request: web.Request) -> web.Response:
+    """``GET /v1/tracks/{id}``: state, progress and the download URL. ``[control]``"""
+    auth = request.app[AUTH]
+    p = auth.principal(request)
+    return web.json_response(_track_view(_track_of(request, auth.store, p)))
+
+
+async def track_list(request: web.Request) -> web.Response:
+    """``GET /v1/tracks``: the key's tracks, newest first. ``[control]``"""
+    auth = request.app[AUTH]
+    p = auth.principal(request)
+    return web.json_response({"tracks": [_track_view(r) for r in auth.store.tracks_of(p.key_id)]})
+
+
+async def track_audio(request: web.Request) -> web.StreamResponse:
+    """``GET /v1/tracks/{id}/audio``: the stored file, streamed from storage. ``[control]``"""
+    auth, storage, pool = request.app[AUTH], request.app[TRACKS].storage, request.app[STREAMS].pool
+    p = auth.principal(request)
+    row = _track_of(request, auth.store, p)
+    if row["state"] != "done":
+        raise ApiError(409, "bad_request", f"track is {row['state']}, not done")
+    loop = asyncio.get_running_loop()
+    f = await loop.run_in_executor(pool, storage.open, row["id"], row["format"])
+    if f is None:
+        raise ApiError(410, "internal", "the stored audio is gone")
+    resp = web.StreamResponse(headers={"Content-Disposition": f'attachment; filename="{row["id"]}.'
+                                                              f'{FORMATS[row["format"]][3]}"'})
+    resp.content_type = FORMATS[row["format"]][2]
+    if row["bytes"]:
+        resp.content_length = int(row["bytes"])
+    await resp.prepare(request)
+    try:
+        while True:
+            data = await loop.run_in_executor(pool, f.read, 256 * 1024)
+            if not data:
+                break
+            await resp.write(data)
+    finally:
+        f.close()
+    await resp.write_eof()
+    return resp

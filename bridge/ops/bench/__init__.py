@@ -1,1 +1,1 @@
-"""``wavebridge bench``: latency, real-time slots and costs (``run``), and the web side (``web``)."""
+"""``wavebridge bench``: latency, real-time slots and costs (``run``), the web side (``web``), and what both report alike (``common``)."""

@@ -24,13 +24,23 @@ from __future__ import annotations
 
 import json
 import os
-import platform
+import secrets
 import subprocess
 import sys
 import threading
 import time
 
 import numpy as np
+
+from bridge.control.osc import OscClient
+from bridge.core.ring import RingWriter
+from bridge.ops.bench.common import machine_info
+from bridge.ops.bench.web import run_http_bench
+from bridge.ops.demo import DaemonProcess
+from bridge.ops.render import render_take
+from engine import get_backend
+from plugin_stub.player import attach_when_ready, host_ticks
+from plugin_stub.reader import RingReader
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -45,26 +55,10 @@ def _pct(xs, q):
     return float(np.percentile(np.asarray(xs, dtype=np.float64), q)) if len(xs) else float("nan")
 
 
-def machine_info() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "numpy": np.__version__, "platform": platform.platform()}
-
-
 class HostReaders:
     """One host thread reading several slots at BLOCK frames per tick, in real time."""
 
     def __init__(self, slots, rate_hint=48000):
-        from plugin_stub.player import attach_when_ready
-
         self.readers = [attach_when_ready(s, max_block=BLOCK) for s in slots]
         self.rate = self.readers[0].sample_rate
         self.out = np.zeros((BLOCK, self.readers[0].channels), np.float32)
@@ -79,8 +73,6 @@ class HostReaders:
         return self
 
     def _run(self):
-        from plugin_stub.player import host_ticks
-
         for k, late in host_ticks(BLOCK / self.rate, self._stop, late_after=8):
             self.late += late
             for r in self.readers:
@@ -182,8 +174,6 @@ def _start_retrying(start_daemon, *args, tries: int = 6):
 
 
 def bench_realtime_slots(start_daemon, counts, window_s: float) -> tuple[int, dict]:
-    from bridge.control.osc import OscClient
-
     best, detail = 0, {}
     for n in counts:
         d = _start_retrying(start_daemon, "--slots", str(n))
@@ -214,8 +204,6 @@ def bench_realtime_slots(start_daemon, counts, window_s: float) -> tuple[int, di
 
 
 def bench_backend(backend_name: str, model: str | None, streams: int, **kw) -> dict:
-    from engine import get_backend
-
     if model:
         kw["model"] = model
     b = get_backend(backend_name, **kw)
@@ -251,8 +239,6 @@ def bench_backend(backend_name: str, model: str | None, streams: int, **kw) -> d
 
 def bench_render_command(seconds: float, soundfont: str | None) -> dict:
     """``wavebridge render``'s speed (in process, same code path): audio seconds per wall/CPU second."""
-    from bridge.ops.render import render_take
-
     t0, c0 = time.perf_counter(), time.process_time()
     audio, _, what = render_take("jazz trio with brushes and upright bass", seconds, soundfont=soundfont)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -261,11 +247,6 @@ def bench_render_command(seconds: float, soundfont: str | None) -> dict:
 
 
 def bench_reader() -> dict:
-    import secrets
-
-    from bridge.core.ring import RingWriter
-    from plugin_stub.reader import RingReader
-
     name = "bench" + secrets.token_hex(4)
     w = RingWriter.open(name, 48000, 2, 1 << 16)
     r = RingReader(name, max_block=BLOCK).attach()
@@ -299,12 +280,7 @@ def bench_reader() -> dict:
 
 def run_bench(args) -> int:
     if getattr(args, "http", False):              # the web side's figures (bridge/ops/bench/web.py)
-        from bridge.ops.bench.web import run_http_bench
-
         return run_http_bench(args)
-    from bridge.ops.demo import DaemonProcess
-    from bridge.control.osc import OscClient
-
     quick = bool(getattr(args, "quick", False))
     backend = args.backend
     extra = ["--backend", backend] + (["--model", args.model] if args.model else [])
@@ -314,7 +290,19 @@ def run_bench(args) -> int:
     price = float(getattr(args, "price_per_hour", None) or 1.0)
     t_all = time.monotonic()
     res: dict = {"backend": backend, "machine": machine_info(), "block_frames": BLOCK}
+    _bench_in_process(res, args, quick, price, soundfont)
+    _bench_latency(res, extra, quick)
+    window = _bench_realtime(res, extra, quick, backend)
+    res["bench_seconds"] = round(time.monotonic() - t_all, 1)
+    _print_summary(res, window, price)
+    if getattr(args, "json", False):
+        print(json.dumps(res))
+    return 0
 
+
+def _bench_in_process(res: dict, args, quick: bool, price: float, soundfont: str | None) -> None:
+    """The backend alone (throughput, batch vs one at a time, costs), render, the reader's cost."""
+    backend = args.backend
     _say("backend throughput (in process) …")
     be = bench_backend(backend, args.model, 16 if quick else 64,
                        **({"soundfont": soundfont} if soundfont and backend == "synth" else {}))
@@ -338,6 +326,9 @@ def run_bench(args) -> int:
     rd = bench_reader()
     res["reader_us_per_block"] = {k: round(v, 3) for k, v in rd.items()}
 
+
+def _bench_latency(res: dict, extra: list[str], quick: bool) -> None:
+    """First audio, prompt change and stop over OSC, then the naive daemon's, in one run."""
     trials = 8 if quick else 30
     _say(f"first audio over OSC ({trials} plays) …")
     d = _start_retrying(DaemonProcess, *extra, "--slots", "4")
@@ -369,6 +360,9 @@ def run_bench(args) -> int:
     res["prompt_change_ms_naive"] = {"p50": round(_pct(pc_n, 50), 2), "p99": round(_pct(pc_n, 99), 2)}
     res["prompt_change_speedup_vs_naive"] = round(_pct(pc_n, 50) / max(_pct(pc, 50), 1e-9), 1)
 
+
+def _bench_realtime(res: dict, extra: list[str], quick: bool, backend: str) -> float:
+    """The most slots read in real time with 0 underruns (and the oscillator fallback's); the window."""
     window = 3.0 if quick else 10.0
     counts = [4, 8] if quick else [4, 8, 12, 16, 24, 32, 40, 48, 56, 64]
     _say(f"real-time slots at {BLOCK}-frame blocks, {window:.0f} s windows …")
@@ -382,8 +376,11 @@ def run_bench(args) -> int:
         obest, odetail = bench_realtime_slots(lambda *a: DaemonProcess(*extra, *a, env=env), ocounts, window)
         res["max_realtime_slots_oscillators"] = obest
         res["realtime_trials_oscillators"] = odetail
-    res["bench_seconds"] = round(time.monotonic() - t_all, 1)
+    return window
 
+
+def _print_summary(res: dict, window: float, price: float) -> None:
+    backend, best = res["backend"], res["max_realtime_slots"]
     print(f"wavebridge bench — {backend} on {res['machine']['cpu']} ({res['machine']['cores']} cores)")
     print(f"  first audio        p50 {res['first_audio_ms']['p50']:7.2f} ms   p99 {res['first_audio_ms']['p99']:7.2f} ms"
           f"   (naive full first chunk: p50 {res['first_audio_ms_naive']['p50']:.2f} ms)")
@@ -409,6 +406,3 @@ def run_bench(args) -> int:
           + (f", C {res['reader_us_per_block']['c_us']:.3f} µs" if "c_us" in res["reader_us_per_block"] else ""))
     print(f"  cost per audio min {res['cost_per_audio_minute']:.6f} at {price}/h (batched "
           f"{res['cost_per_audio_minute_batched']:.6f})")
-    if getattr(args, "json", False):
-        print(json.dumps(res))
-    return 0

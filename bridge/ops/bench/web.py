@@ -26,7 +26,13 @@ import sys
 import tempfile
 import time
 
+import aiohttp
 import numpy as np
+
+from bridge.ops.bench.common import machine_info
+from bridge.ops.demo import DaemonProcess
+from bridge.web.encoding import Encoder
+from engine import get_backend
 
 PROMPTS = ["deep house in A minor with piano, warm bass and drums, 122 bpm",
            "dreamy ambient pads and a slow bell melody in D major",
@@ -139,8 +145,6 @@ async def _ws_first_and_change(s, url, trials):
 
 
 async def _concurrent(url, n, window_s, buffer_s=0.15):
-    import aiohttp
-
     gaps = [0] * n
     got_s = [0.0] * n
 
@@ -181,10 +185,6 @@ async def _concurrent(url, n, window_s, buffer_s=0.15):
 
 
 def _encode_cost(fmt: str, seconds: float = 10.0) -> float:
-    from engine import get_backend
-
-    from bridge.web.encoding import Encoder
-
     b = get_backend("synth")
     b.warmup()
     st = b.start(1, PROMPTS[0], 1)
@@ -198,8 +198,6 @@ def _encode_cost(fmt: str, seconds: float = 10.0) -> float:
 
 
 async def _track(url, seconds=30.0):
-    import aiohttp
-
     async with aiohttp.ClientSession() as s:
         t0 = time.perf_counter()
         async with s.post(url + "/v1/tracks", json={"prompt": PROMPTS[2], "seconds": seconds, "format": "opus"}) as r:
@@ -217,8 +215,6 @@ async def _track(url, seconds=30.0):
 
 
 async def _run(url, quick: bool) -> dict:
-    import aiohttp
-
     out = {}
     trials = 10 if quick else 40
     async with aiohttp.ClientSession() as s:
@@ -256,8 +252,6 @@ async def _run(url, quick: bool) -> dict:
 
 
 def run_http_bench(args) -> int:
-    from bridge.ops.demo import DaemonProcess
-
     quick = bool(getattr(args, "quick", False))
     price = args.price_per_hour if getattr(args, "price_per_hour", None) is not None else 1.0
     tmp = tempfile.mkdtemp(prefix="wb-bench-http-")
@@ -265,8 +259,6 @@ def run_http_bench(args) -> int:
     with open(cfg, "w") as f:
         f.write(f'[engine]\nslot_names = ["bh{os.getpid()}"]\n')
     res = {"machine": None, "price_per_hour": price}
-    from bridge.ops.bench.run import machine_info
-
     res["machine"] = machine_info()
     res["opus_encode_cpu_per_stream_s"] = round(_encode_cost("opus"), 5)
     res["mp3_encode_cpu_per_stream_s"] = round(_encode_cost("mp3"), 5)

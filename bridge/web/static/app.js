@@ -18,11 +18,15 @@ function loadKey() {
   const m = location.hash.match(/key=([^&]+)/);
   state.key = m ? decodeURIComponent(m[1]) : (localStorage.getItem("wavebridge.key") || "");
   $("key").value = state.key;
-  $("key").addEventListener("change", () => {
-    state.key = $("key").value.trim();
-    localStorage.setItem("wavebridge.key", state.key);
-    connectStatus(true);
-  });
+  $("key").addEventListener("change", applyKey);
+  $("keyform").addEventListener("submit", (e) => { e.preventDefault(); applyKey(); });   // Enter: no reload
+}
+function applyKey() {
+  const key = $("key").value.trim();
+  if (key === state.key) return;      // Enter fires both change and submit: reconnect once
+  state.key = key;
+  localStorage.setItem("wavebridge.key", state.key);
+  connectStatus(true);
 }
 function wsUrl(path, params) {
   const u = new URL(path, location.href);
