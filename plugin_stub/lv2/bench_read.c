@@ -1,8 +1,9 @@
 /*
  * bench_read.c — checks and times the LV2 stub's read path.
  *
- * Includes wavebridge_stub.c so it drives the plugin's own run() (clock_gettime, ring_read,
- * control outputs, worker check) with no copy of the code. It creates its own rings in shared
+ * Includes wavebridge_stub.c so it drives the plugin's own run() (clock_gettime, wb_ring.h's
+ * wb_ring_read, control outputs, worker check) with no copy of the code; the writer side below
+ * uses wb_ring.h's offsets. It creates its own rings in shared
  * memory (/wavebridge.bench-<pid>-<n>, never a daemon's slot), attaches them with the plugin's
  * ring_open(), and plays the writer itself by storing write_index / epoch / flags.
  *
@@ -44,7 +45,7 @@ static bool bench_open(Bench* b, uint32_t channels, uint64_t capacity)
 {
     static int count;
     snprintf(b->name, sizeof b->name, "/wavebridge.bench-%d-%d", (int)getpid(), count++);
-    b->size = RING_DATA_OFFSET + capacity * channels * sizeof(float);
+    b->size = WB_DATA_OFFSET + capacity * channels * sizeof(float);
     const int fd = shm_open(b->name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) return false;
     b->base = ftruncate(fd, (off_t)b->size) == 0
@@ -56,19 +57,19 @@ static bool bench_open(Bench* b, uint32_t channels, uint64_t capacity)
         return false;
     }
     uint8_t* w = b->base;
-    *U32(w, OFF_VERSION) = RING_VERSION;
-    *U32(w, OFF_DATA_OFFSET) = RING_DATA_OFFSET;
-    *U32(w, OFF_SAMPLE_RATE) = 48000;
-    *U32(w, OFF_CHANNELS) = channels;
-    *U64(w, OFF_CAPACITY) = capacity;
-    *U64(w, OFF_EPOCH) = 1;
-    *U32(w, OFF_FLAGS) = FLAG_WRITER_ALIVE;
-    *U64(w, OFF_WRITER_HEARTBEAT) = (uint64_t)mono_ns();
-    float* data = (float*)(w + RING_DATA_OFFSET);
+    *WB_U32(w, WB_OFF_VERSION) = WB_VERSION;
+    *WB_U32(w, WB_OFF_DATA_OFFSET) = WB_DATA_OFFSET;
+    *WB_U32(w, WB_OFF_SAMPLE_RATE) = 48000;
+    *WB_U32(w, WB_OFF_CHANNELS) = channels;
+    *WB_U64(w, WB_OFF_CAPACITY) = capacity;
+    *WB_U64(w, WB_OFF_EPOCH) = 1;
+    *WB_U32(w, WB_OFF_FLAGS) = WB_FLAG_WRITER_ALIVE;
+    *WB_U64(w, WB_OFF_WRITER_HEARTBEAT) = (uint64_t)mono_ns();
+    float* data = (float*)(w + WB_DATA_OFFSET);
     for (uint64_t i = 0; i < capacity * channels; ++i) data[i] = (float)i;
     uint64_t magic;
-    memcpy(&magic, RING_MAGIC, 8);        /* 7 letters and the NUL */
-    __atomic_store_n(U64(w, 0), magic, __ATOMIC_RELEASE);   /* last, as the writer does */
+    memcpy(&magic, WB_MAGIC, 8);        /* 7 letters and the NUL */
+    __atomic_store_n(WB_U64(w, WB_OFF_MAGIC), magic, __ATOMIC_RELEASE);   /* last, as the writer does */
 
     b->stub = (Stub*)instantiate(&descriptor, 48000.0, ".", NULL);   /* no worker */
     Ring* ring = b->stub ? ring_open(b->name, 1, false, 0, 0, 48000) : NULL;
@@ -81,7 +82,7 @@ static bool bench_open(Bench* b, uint32_t channels, uint64_t capacity)
     connect_port(b->stub, PORT_OUT_R, b->out[1]);
     connect_port(b->stub, PORT_BUFFERED_MS, &b->buffered);
     connect_port(b->stub, PORT_UNDERRUNS, &b->underruns);
-    b->stub->resync = true;   /* as activate() would; not called: it could attach slot 1 */
+    b->stub->cur.resync = true;   /* as activate() would; not called: it could attach slot 1 */
     return true;
 }
 
@@ -93,10 +94,10 @@ static void bench_close(Bench* b)
 
 static void publish(Bench* b, uint64_t write_index)
 {
-    __atomic_store_n(U64(b->base, OFF_WRITE_INDEX), write_index, __ATOMIC_RELEASE);
+    __atomic_store_n(WB_U64(b->base, WB_OFF_WRITE_INDEX), write_index, __ATOMIC_RELEASE);
 }
 
-static uint64_t field(Bench* b, int off) { return __atomic_load_n(U64(b->base, off), __ATOMIC_RELAXED); }
+static uint64_t field(Bench* b, int off) { return __atomic_load_n(WB_U64(b->base, off), __ATOMIC_RELAXED); }
 
 /* out[c][i] must be frame `first + i` of the ring (wrapped), for i < k; zero after. */
 static void expect_frames(Bench* b, uint32_t channels, uint64_t capacity, uint64_t first, uint32_t k,
@@ -130,21 +131,21 @@ static void check_read_path(uint32_t channels)
     publish(b, w);
     run(b->stub, 64);
     expect_frames(b, channels, capacity, 0, 64, 64, "after attach");
-    CHECK(field(b, OFF_READ_INDEX) == 64, "read_index %llu after attach",
-          (unsigned long long)field(b, OFF_READ_INDEX));
-    CHECK(field(b, OFF_UNDERRUN) == 0, "underruns counted while not playing");
+    CHECK(field(b, WB_OFF_READ_INDEX) == 64, "read_index %llu after attach",
+          (unsigned long long)field(b, WB_OFF_READ_INDEX));
+    CHECK(field(b, WB_OFF_UNDERRUN) == 0, "underruns counted while not playing");
     /* ... and starts at the live edge when it is not (more than a ring ahead). */
-    b->stub->resync = true;
-    __atomic_store_n(U64(b->base, OFF_READ_INDEX), 0, __ATOMIC_RELAXED);
+    b->stub->cur.resync = true;
+    __atomic_store_n(WB_U64(b->base, WB_OFF_READ_INDEX), 0, __ATOMIC_RELAXED);
     w = capacity + 100;
     publish(b, w);
     run(b->stub, 64);
     expect_frames(b, channels, capacity, 0, 0, 64, "attach past a stale read_index");
-    CHECK(field(b, OFF_READ_INDEX) == w, "read_index %llu after a stale attach",
-          (unsigned long long)field(b, OFF_READ_INDEX));
+    CHECK(field(b, WB_OFF_READ_INDEX) == w, "read_index %llu after a stale attach",
+          (unsigned long long)field(b, WB_OFF_READ_INDEX));
 
     /* Contiguous across the wrap for any block size. */
-    __atomic_store_n(U32(b->base, OFF_FLAGS), FLAG_WRITER_ALIVE | FLAG_PLAYING, __ATOMIC_RELAXED);
+    __atomic_store_n(WB_U32(b->base, WB_OFF_FLAGS), WB_FLAG_WRITER_ALIVE | WB_FLAG_PLAYING, __ATOMIC_RELAXED);
     uint64_t r = w;
     for (int round = 0; round < 6; ++round)
         for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
@@ -154,48 +155,48 @@ static void check_read_path(uint32_t channels)
             run(b->stub, n);
             expect_frames(b, channels, capacity, r, n, n, "block-size sweep");
             r += n;
-            CHECK(field(b, OFF_READ_INDEX) == r, "read_index not published");
+            CHECK(field(b, WB_OFF_READ_INDEX) == r, "read_index not published");
         }
-    CHECK(field(b, OFF_UNDERRUN) == 0, "underruns with data available");
-    CHECK(*U32(b->base, OFF_READER_BLOCK) == 8193, "reader_block_frames %u",
-          *U32(b->base, OFF_READER_BLOCK));
-    CHECK(*U32(b->base, OFF_READER_RATE) == 48000, "reader_sample_rate");
-    CHECK(*U32(b->base, OFF_READER_PID) == (uint32_t)getpid(), "reader_pid");
+    CHECK(field(b, WB_OFF_UNDERRUN) == 0, "underruns with data available");
+    CHECK(*WB_U32(b->base, WB_OFF_READER_BLOCK) == 8193, "reader_block_frames %u",
+          *WB_U32(b->base, WB_OFF_READER_BLOCK));
+    CHECK(*WB_U32(b->base, WB_OFF_READER_RATE) == 48000, "reader_sample_rate");
+    CHECK(*WB_U32(b->base, WB_OFF_READER_PID) == (uint32_t)getpid(), "reader_pid");
     CHECK(b->buffered > 0.06f && b->buffered < 0.07f, "buffered_ms %g for 3 frames", b->buffered);
 
     /* Shortfall: copy what there is, zero-fill, count it while playing, and only then. */
     run(b->stub, 100);                   /* 3 frames left */
     expect_frames(b, channels, capacity, r, 3, 100, "shortfall");
     r += 3;
-    CHECK(field(b, OFF_UNDERRUN) == 97, "underrun_frames %llu, expected 97",
-          (unsigned long long)field(b, OFF_UNDERRUN));
+    CHECK(field(b, WB_OFF_UNDERRUN) == 97, "underrun_frames %llu, expected 97",
+          (unsigned long long)field(b, WB_OFF_UNDERRUN));
     CHECK(b->underruns == 97.0f, "underruns output %g", b->underruns);
-    __atomic_store_n(U32(b->base, OFF_FLAGS), FLAG_WRITER_ALIVE, __ATOMIC_RELAXED);
+    __atomic_store_n(WB_U32(b->base, WB_OFF_FLAGS), WB_FLAG_WRITER_ALIVE, __ATOMIC_RELAXED);
     run(b->stub, 100);
-    CHECK(field(b, OFF_UNDERRUN) == 97, "underruns counted while not playing");
+    CHECK(field(b, WB_OFF_UNDERRUN) == 97, "underruns counted while not playing");
     /* a dead writer's stale `playing` flag (heartbeat > 1 s old) counts nothing either */
-    __atomic_store_n(U32(b->base, OFF_FLAGS), FLAG_WRITER_ALIVE | FLAG_PLAYING, __ATOMIC_RELAXED);
-    const uint64_t hb = field(b, OFF_WRITER_HEARTBEAT);
-    __atomic_store_n(U64(b->base, OFF_WRITER_HEARTBEAT), hb - 2000000000ull, __ATOMIC_RELAXED);
+    __atomic_store_n(WB_U32(b->base, WB_OFF_FLAGS), WB_FLAG_WRITER_ALIVE | WB_FLAG_PLAYING, __ATOMIC_RELAXED);
+    const uint64_t hb = field(b, WB_OFF_WRITER_HEARTBEAT);
+    __atomic_store_n(WB_U64(b->base, WB_OFF_WRITER_HEARTBEAT), hb - 2000000000ull, __ATOMIC_RELAXED);
     run(b->stub, 100);
-    CHECK(field(b, OFF_UNDERRUN) == 97, "underruns counted for a dead writer");
-    __atomic_store_n(U64(b->base, OFF_WRITER_HEARTBEAT), (uint64_t)mono_ns(), __ATOMIC_RELAXED);
-    __atomic_store_n(U32(b->base, OFF_FLAGS), FLAG_WRITER_ALIVE, __ATOMIC_RELAXED);
+    CHECK(field(b, WB_OFF_UNDERRUN) == 97, "underruns counted for a dead writer");
+    __atomic_store_n(WB_U64(b->base, WB_OFF_WRITER_HEARTBEAT), (uint64_t)mono_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(WB_U32(b->base, WB_OFF_FLAGS), WB_FLAG_WRITER_ALIVE, __ATOMIC_RELAXED);
 
     /* Epoch bump: resync to write_index, the buffered frames are dropped. */
     w = r + 500;
     publish(b, w);
-    __atomic_store_n(U64(b->base, OFF_EPOCH), 2, __ATOMIC_RELAXED);
+    __atomic_store_n(WB_U64(b->base, WB_OFF_EPOCH), 2, __ATOMIC_RELAXED);
     run(b->stub, 64);
-    CHECK(field(b, OFF_READ_INDEX) == w, "no resync on epoch change");
+    CHECK(field(b, WB_OFF_READ_INDEX) == w, "no resync on epoch change");
     /* write_index behind us (splice overtaken) and more than capacity ahead: resync. */
     publish(b, w - 10);
     run(b->stub, 64);
-    CHECK(field(b, OFF_READ_INDEX) == w - 10, "no resync when write_index < read_index");
+    CHECK(field(b, WB_OFF_READ_INDEX) == w - 10, "no resync when write_index < read_index");
     w = w - 10 + capacity + 1;
     publish(b, w);
     run(b->stub, 64);
-    CHECK(field(b, OFF_READ_INDEX) == w, "no resync when write - read > capacity");
+    CHECK(field(b, WB_OFF_READ_INDEX) == w, "no resync when write - read > capacity");
     bench_close(b);
     free(b);
 }
@@ -217,7 +218,7 @@ static double bench_read(void)
     uint64_t w = 1000;
     publish(b, w);
     run(b->stub, BLOCK);                  /* attach: continues at read_index 0 */
-    __atomic_store_n(U32(b->base, OFF_FLAGS), FLAG_WRITER_ALIVE | FLAG_PLAYING, __ATOMIC_RELAXED);
+    __atomic_store_n(WB_U32(b->base, WB_OFF_FLAGS), WB_FLAG_WRITER_ALIVE | WB_FLAG_PLAYING, __ATOMIC_RELAXED);
     w += 4 * BLOCK;                       /* keep 4 blocks buffered, as a writer ahead would */
     double per_block[BATCHES];
     for (int k = 0; k < BATCHES; ++k) {
@@ -229,7 +230,7 @@ static double bench_read(void)
         }
         per_block[k] = (double)(mono_ns() - t0) / 1000.0 / BATCH;
     }
-    CHECK(field(b, OFF_UNDERRUN) == 0, "underruns during the benchmark");
+    CHECK(field(b, WB_OFF_UNDERRUN) == 0, "underruns during the benchmark");
     bench_close(b);
     free(b);
     qsort(per_block, BATCHES, sizeof(double), cmp_double);

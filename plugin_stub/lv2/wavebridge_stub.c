@@ -1,8 +1,9 @@
 /*
  * wavebridge_stub.c — LV2 plugin <urn:wavebridge:stub>: plays one wavebridge slot's
- * shared-memory ring (ring protocol v1, see DESIGN.md) into a DAW, and drives the daemon's
- * job for that slot from inside the DAW: the prompt, play, seed, quantize and gain live in the
- * plugin, and the host's tempo and transport are forwarded to the daemon over OSC.
+ * shared-memory ring (ring protocol v1, docs/ring-protocol.md; its layout and read path are in
+ * wb_ring.h) into a DAW, and drives the daemon's job for that slot from inside the DAW: the
+ * prompt, play, seed, quantize and gain live in the plugin, and the host's tempo and transport
+ * are forwarded to the daemon over OSC.
  *
  * Ports: 0 slot (control in, 1..64), 1 out_l, 2 out_r (audio out),
  *        3 buffered_ms, 4 underruns (control out; underruns = the ring's underrun_frames),
@@ -78,40 +79,13 @@
 #include <lv2/urid/urid.h>
 #include <lv2/worker/worker.h>
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "ring protocol v1 is little-endian; this stub reads fields natively"
-#endif
+#include "wb_ring.h"
 
 #define STUB_URI "urn:wavebridge:stub"
 #define PROMPT_URI STUB_URI "#prompt"
 
-/* Ring protocol v1 layout (mirrors plugin_stub/protocol.py). */
-#define RING_MAGIC "WBRING1"           /* plus the terminating NUL: 8 bytes */
-#define RING_VERSION 1u
-#define RING_DATA_OFFSET 4096u
-#define RING_MAX_CHANNELS 8u
-#define RING_MAX_CAPACITY (1ull << 24)
-#define OFF_VERSION 8
-#define OFF_DATA_OFFSET 12
-#define OFF_SAMPLE_RATE 16
-#define OFF_CHANNELS 20
-#define OFF_CAPACITY 24
-#define OFF_EPOCH 32
-#define OFF_FLAGS 44
-#define OFF_WRITER_HEARTBEAT 48
-#define OFF_WRITE_INDEX 64
-#define OFF_READ_INDEX 128
-#define OFF_UNDERRUN 136
-#define OFF_READER_HEARTBEAT 144
-#define OFF_READER_RATE 152
-#define OFF_READER_BLOCK 156
-#define OFF_READER_PID 160
-#define FLAG_WRITER_ALIVE 1u
-#define FLAG_PLAYING 2u
-
 #define SLOT_MIN 1
 #define SLOT_MAX 64
-#define WRITER_STALE_NS 1000000000LL   /* writer heartbeat older than this: writer dead */
 #define ATTACH_RETRY_NS 250000000LL    /* at most one attach request per 250 ms */
 #define ATTACH_LOST_NS 2000000000LL    /* unanswered this long: the response was lost */
 #define GARBAGE_MAX 4
@@ -131,18 +105,12 @@ static const char* const QUANTIZE_NAMES[3] = { "off", "beat", "bar" };
 
 /* One mapped ring. Immutable once handed to the audio thread. */
 typedef struct {
-    uint8_t* base;
+    WbRing view;            /* the validated layout: base, data, capacity, channels */
     size_t size;
     int slot;
     dev_t dev;
     ino_t ino;
-    uint32_t channels;
-    uint64_t capacity;
-    const float* data;
 } Ring;
-
-#define U64(base, off) ((uint64_t*)((base) + (off)))
-#define U32(base, off) ((uint32_t*)((base) + (off)))
 
 typedef enum { MSG_ATTACH, MSG_FREE, MSG_PLAY, MSG_STOP, MSG_PARAM, MSG_TRANSPORT } MsgType;
 
@@ -217,11 +185,8 @@ typedef struct {
     Ring* ring;
     Ring* garbage[GARBAGE_MAX];   /* replaced mappings waiting to be sent to the worker */
     bool pending;            /* an ATTACH request is in flight (since last_request_ns) */
-    bool resync;             /* next read starts at the live edge */
     int64_t last_request_ns;
-    uint64_t epoch;
-    uint64_t r;              /* our read_index */
-    uint32_t block_max;
+    WbCursor cur;            /* our read_index and epoch; resync: the next read picks its start */
 
     /* the prompt ([audio-thread] after instantiation; restore() runs while run() does not) */
     char prompt[PROMPT_MAX + 1];
@@ -286,7 +251,7 @@ static Ring* ring_open(const char* name, int slot, bool have_current, dev_t dev,
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()
         || (st.st_mode & 07777) != 0600
         || (have_current && st.st_dev == dev && st.st_ino == ino)
-        || st.st_size < (off_t)RING_DATA_OFFSET) {
+        || st.st_size < (off_t)WB_DATA_OFFSET) {
         close(fd);
         return NULL;
     }
@@ -295,15 +260,8 @@ static Ring* ring_open(const char* name, int slot, bool have_current, dev_t dev,
     close(fd);
     if (base == MAP_FAILED) return NULL;
 
-    uint64_t magic = __atomic_load_n(U64(base, 0), __ATOMIC_ACQUIRE);   /* written last */
-    const uint32_t channels = *U32(base, OFF_CHANNELS);
-    const uint64_t capacity = *U64(base, OFF_CAPACITY);
-    const uint32_t rate = *U32(base, OFF_SAMPLE_RATE);
-    if (memcmp(&magic, RING_MAGIC, 8) != 0 || *U32(base, OFF_VERSION) != RING_VERSION
-        || *U32(base, OFF_DATA_OFFSET) != RING_DATA_OFFSET || rate == 0
-        || channels < 1 || channels > RING_MAX_CHANNELS
-        || capacity == 0 || (capacity & (capacity - 1)) != 0 || capacity > RING_MAX_CAPACITY
-        || size < RING_DATA_OFFSET + capacity * channels * sizeof(float)) {
+    WbRing view;
+    if (!wb_ring_view(base, size, &view)) {
         munmap(base, size);
         return NULL;
     }
@@ -312,11 +270,10 @@ static Ring* ring_open(const char* name, int slot, bool have_current, dev_t dev,
         munmap(base, size);
         return NULL;
     }
-    *ring = (Ring){ base, size, slot, st.st_dev, st.st_ino, channels, capacity,
-                    (const float*)(base + RING_DATA_OFFSET) };
-    __atomic_store_n(U32(base, OFF_READER_PID), (uint32_t)getpid(), __ATOMIC_RELAXED);
-    __atomic_store_n(U32(base, OFF_READER_RATE), host_rate, __ATOMIC_RELAXED);
-    __atomic_store_n(U32(base, OFF_READER_BLOCK), 0u, __ATOMIC_RELAXED);
+    *ring = (Ring){ view, size, slot, st.st_dev, st.st_ino };
+    __atomic_store_n(WB_U32(base, WB_OFF_READER_PID), (uint32_t)getpid(), __ATOMIC_RELAXED);
+    __atomic_store_n(WB_U32(base, WB_OFF_READER_RATE), host_rate, __ATOMIC_RELAXED);
+    __atomic_store_n(WB_U32(base, WB_OFF_READER_BLOCK), 0u, __ATOMIC_RELAXED);
     return ring;
 }
 
@@ -330,7 +287,7 @@ static Ring* ring_open_slot(int slot, bool have_current, dev_t dev, ino_t ino, u
 static void ring_close(Ring* ring)
 {
     if (!ring) return;
-    munmap(ring->base, ring->size);   /* never unlinks: the daemon owns the segment */
+    munmap(ring->view.base, ring->size);   /* never unlinks: the daemon owns the segment */
     free(ring);
 }
 
@@ -518,75 +475,9 @@ static LV2_Worker_Status work_response(LV2_Handle instance, uint32_t size, const
             break;
         }
     self->ring = resp.ring;
-    self->resync = true;
-    self->block_max = 0;
+    self->cur.resync = true;
+    self->cur.block_max = 0;
     return LV2_WORKER_SUCCESS;
-}
-
-static void copy_frames(const float* src, uint32_t channels, float* l, float* r, uint32_t k)
-{
-    if (channels == 1) {
-        for (uint32_t i = 0; i < k; ++i) l[i] = r[i] = src[i];
-    } else {
-        for (uint32_t i = 0; i < k; ++i) {
-            l[i] = src[(size_t)i * channels];
-            r[i] = src[(size_t)i * channels + 1];
-        }
-    }
-}
-
-static bool writer_alive(const Ring* ring, int64_t now)
-{
-    const uint32_t flags = __atomic_load_n(U32(ring->base, OFF_FLAGS), __ATOMIC_RELAXED);
-    const int64_t hb = (int64_t)__atomic_load_n(U64(ring->base, OFF_WRITER_HEARTBEAT), __ATOMIC_RELAXED);
-    return (flags & FLAG_WRITER_ALIVE) && now - hb <= WRITER_STALE_NS;
-}
-
-/* The [audio] read path of the ring protocol. Returns frames of real audio written. */
-static uint32_t ring_read(Stub* self, const Ring* ring, float* l, float* r, uint32_t n, int64_t now)
-{
-    uint8_t* b = ring->base;
-    const uint64_t w = __atomic_load_n(U64(b, OFF_WRITE_INDEX), __ATOMIC_ACQUIRE);
-    const uint64_t epoch = __atomic_load_n(U64(b, OFF_EPOCH), __ATOMIC_RELAXED);
-    uint64_t pos = self->r;
-    if (self->resync) {
-        /* a new mapping: continue where the previous reader stopped if that is valid (no
-         * buffered audio thrown away, no false underrun), else start at the live edge */
-        const uint64_t ri = __atomic_load_n(U64(b, OFF_READ_INDEX), __ATOMIC_RELAXED);
-        self->resync = false;
-        self->epoch = epoch;
-        pos = (w >= ri && w - ri <= ring->capacity) ? ri : w;
-    } else if (epoch != self->epoch || w < pos || w - pos > ring->capacity) {
-        self->epoch = epoch;
-        pos = w;
-    }
-    const uint32_t k = (w - pos < n) ? (uint32_t)(w - pos) : n;
-    if (k) {
-        const uint64_t i0 = pos & (ring->capacity - 1);
-        const uint64_t to_end = ring->capacity - i0;
-        const uint32_t first = to_end < k ? (uint32_t)to_end : k;
-        copy_frames(ring->data + i0 * ring->channels, ring->channels, l, r, first);
-        copy_frames(ring->data, ring->channels, l + first, r + first, k - first);
-    }
-    if (k < n) {
-        memset(l + k, 0, (n - k) * sizeof(float));
-        memset(r + k, 0, (n - k) * sizeof(float));
-        /* a shortfall is an underrun while a live writer says it is playing (a dead writer's
-         * stale flag counts nothing) */
-        if ((__atomic_load_n(U32(b, OFF_FLAGS), __ATOMIC_RELAXED) & FLAG_PLAYING) && writer_alive(ring, now)) {
-            uint64_t* u = U64(b, OFF_UNDERRUN);   /* only the reader writes it */
-            __atomic_store_n(u, __atomic_load_n(u, __ATOMIC_RELAXED) + (n - k), __ATOMIC_RELAXED);
-        }
-    }
-    pos += k;
-    self->r = pos;
-    __atomic_store_n(U64(b, OFF_READ_INDEX), pos, __ATOMIC_RELEASE);
-    __atomic_store_n(U64(b, OFF_READER_HEARTBEAT), (uint64_t)now, __ATOMIC_RELAXED);
-    if (n > self->block_max) {
-        self->block_max = n;
-        __atomic_store_n(U32(b, OFF_READER_BLOCK), n, __ATOMIC_RELAXED);
-    }
-    return k;
 }
 
 /* Hand back a replaced mapping and, when needed, ask for a (re)attach. Schedules only. */
@@ -605,7 +496,7 @@ static void schedule_work(Stub* self, int64_t now)
     const Ring* ring = self->ring;
     const bool same_slot = ring && ring->slot == slot;
     if (self->pending || now - self->last_request_ns < ATTACH_RETRY_NS
-        || (same_slot && writer_alive(ring, now)))
+        || (same_slot && wb_ring_writer_alive(&ring->view, now)))
         return;
     Request req = { .type = MSG_ATTACH, .slot = slot, .have_current = same_slot,
                     .dev = same_slot ? ring->dev : 0, .ino = same_slot ? ring->ino : 0 };
@@ -855,13 +746,15 @@ static void run(LV2_Handle instance, uint32_t n)
     float buffered = 0.0f, underruns = 0.0f;
     self->host.read_index = -1;
     if (ring) {
-        const uint32_t k = ring_read(self, ring, self->out[0], self->out[1], n, now);
-        self->host.read_index = (int64_t)(self->r - k);   /* the ring frame at this block's start */
-        const uint64_t w = __atomic_load_n(U64(ring->base, OFF_WRITE_INDEX), __ATOMIC_RELAXED);
+        uint8_t* b = ring->view.base;
+        const uint32_t k = wb_ring_read(&ring->view, &self->cur, self->out[0], self->out[1], n, now);
+        const uint64_t r = self->cur.pos;
+        self->host.read_index = (int64_t)(r - k);   /* the ring frame at this block's start */
+        const uint64_t w = __atomic_load_n(WB_U64(b, WB_OFF_WRITE_INDEX), __ATOMIC_RELAXED);
         /* the writer may change the data rate in place (with an epoch bump): read it live */
-        const uint32_t rate = __atomic_load_n(U32(ring->base, OFF_SAMPLE_RATE), __ATOMIC_RELAXED);
-        buffered = w > self->r && rate ? (float)(w - self->r) * 1000.0f / (float)rate : 0.0f;
-        underruns = (float)__atomic_load_n(U64(ring->base, OFF_UNDERRUN), __ATOMIC_RELAXED);
+        const uint32_t rate = __atomic_load_n(WB_U32(b, WB_OFF_SAMPLE_RATE), __ATOMIC_RELAXED);
+        buffered = w > r && rate ? (float)(w - r) * 1000.0f / (float)rate : 0.0f;
+        underruns = (float)__atomic_load_n(WB_U64(b, WB_OFF_UNDERRUN), __ATOMIC_RELAXED);
     } else {
         memset(self->out[0], 0, n * sizeof(float));
         memset(self->out[1], 0, n * sizeof(float));
@@ -938,7 +831,7 @@ static LV2_Handle instantiate(const LV2_Descriptor* descriptor, double rate, con
 static void activate(LV2_Handle instance)
 {
     Stub* self = (Stub*)instance;
-    self->resync = true;
+    self->cur.resync = true;
     if (self->schedule) return;            /* the worker attaches */
     const int slot = slot_of(self->slot_port);
     /* same slot: keep the mapping unless the segment was replaced (a new inode) */
@@ -948,7 +841,7 @@ static void activate(LV2_Handle instance)
     if (nr || !same) {
         ring_close(self->ring);
         self->ring = nr;
-        self->block_max = 0;
+        self->cur.block_max = 0;
     }
 }
 
