@@ -39,6 +39,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from dsp import gpu
 from engine import get_backend
 from engine.backend import Backend
 from engine.scheduler import Scheduler
@@ -185,8 +186,6 @@ class Daemon:
         path = "numpy"
         if str(getattr(self.backend, "device", "cpu")).startswith("cuda"):
             try:
-                from dsp import gpu
-
                 if gpu.available():
                     gpu.warmup()
                     for s in self.slots.values():

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dsp import Resampler, array_module, fade, scale_ring, soft_limit, stitch_and_publish
+from dsp import Resampler, array_module, fade, gpu, scale_ring, soft_limit, stitch_and_publish
 from dsp.splice import guard_frames, splice_start
 from engine.scheduler import Job
 
@@ -103,8 +103,6 @@ def fade_ring(ring, old: Envelope | None, new: Envelope, at: int, device: bool =
         n = end - at
         g = old.rescale(new, at, n) if old is not None else new.gains(at, n)
         if device:                                  # a kernel through the mapped ring
-            from dsp import gpu
-
             g = gpu.cupy().asarray(g)
         scale_ring(ring.data, at, g)
     if new.end < w:
@@ -234,8 +232,6 @@ class WritePipeline:
             return None
         g = env.gains(at, n)
         if slot.gpu_reg is not None and DEVICE_PIPELINE:
-            from dsp import gpu
-
             return gpu.cupy().asarray(g)
         return g
 
@@ -310,8 +306,6 @@ class WritePipeline:
             a = a * np.float32(slot.gain)
         xp = array_module(a)
         if xp is not np:
-            from dsp import gpu
-
             a = xp.asnumpy(gpu.soft_limit(xp.ascontiguousarray(a, dtype=np.float32)))
         else:
             a = soft_limit(np.ascontiguousarray(a, dtype=np.float32))

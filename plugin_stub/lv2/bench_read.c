@@ -115,18 +115,11 @@ static void expect_frames(Bench* b, uint32_t channels, uint64_t capacity, uint64
     }
 }
 
-static void check_read_path(uint32_t channels)
+/* A new mapping continues at the published read_index when that is valid (what is buffered is
+ * played, not thrown away), and starts at the live edge when it is not (more than a ring ahead).
+ * Returns the write_index it left published. */
+static uint64_t check_attach(Bench* b, uint32_t channels, uint64_t capacity)
 {
-    static const uint32_t sizes[] = { 1, 64, 65, 8192, 8193, 128, 7, 4096 };
-    const uint64_t capacity = 1u << 14;
-    Bench* b = calloc(1, sizeof(Bench));
-    if (!b || !bench_open(b, channels, capacity)) {
-        CHECK(0, "could not create a %u-channel ring", channels);
-        free(b);
-        return;
-    }
-    /* A new mapping continues at the published read_index when that is valid (what is
-     * buffered is played, not thrown away) ... */
     uint64_t w = 5000;
     publish(b, w);
     run(b->stub, 64);
@@ -134,7 +127,6 @@ static void check_read_path(uint32_t channels)
     CHECK(field(b, WB_OFF_READ_INDEX) == 64, "read_index %llu after attach",
           (unsigned long long)field(b, WB_OFF_READ_INDEX));
     CHECK(field(b, WB_OFF_UNDERRUN) == 0, "underruns counted while not playing");
-    /* ... and starts at the live edge when it is not (more than a ring ahead). */
     b->stub->cur.resync = true;
     __atomic_store_n(WB_U64(b->base, WB_OFF_READ_INDEX), 0, __ATOMIC_RELAXED);
     w = capacity + 100;
@@ -143,15 +135,19 @@ static void check_read_path(uint32_t channels)
     expect_frames(b, channels, capacity, 0, 0, 64, "attach past a stale read_index");
     CHECK(field(b, WB_OFF_READ_INDEX) == w, "read_index %llu after a stale attach",
           (unsigned long long)field(b, WB_OFF_READ_INDEX));
+    return w;
+}
 
-    /* Contiguous across the wrap for any block size. */
+/* Contiguous across the wrap for any block size, and the reader's fields published; leaves 3
+ * frames buffered. Returns the read position. */
+static uint64_t check_block_sizes(Bench* b, uint32_t channels, uint64_t capacity, uint64_t r)
+{
+    static const uint32_t sizes[] = { 1, 64, 65, 8192, 8193, 128, 7, 4096 };
     __atomic_store_n(WB_U32(b->base, WB_OFF_FLAGS), WB_FLAG_WRITER_ALIVE | WB_FLAG_PLAYING, __ATOMIC_RELAXED);
-    uint64_t r = w;
     for (int round = 0; round < 6; ++round)
         for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
             const uint32_t n = sizes[s];
-            w = r + n + 3;
-            publish(b, w);
+            publish(b, r + n + 3);
             run(b->stub, n);
             expect_frames(b, channels, capacity, r, n, n, "block-size sweep");
             r += n;
@@ -163,8 +159,13 @@ static void check_read_path(uint32_t channels)
     CHECK(*WB_U32(b->base, WB_OFF_READER_RATE) == 48000, "reader_sample_rate");
     CHECK(*WB_U32(b->base, WB_OFF_READER_PID) == (uint32_t)getpid(), "reader_pid");
     CHECK(b->buffered > 0.06f && b->buffered < 0.07f, "buffered_ms %g for 3 frames", b->buffered);
+    return r;
+}
 
-    /* Shortfall: copy what there is, zero-fill, count it while playing, and only then. */
+/* Shortfall: copy what there is, zero-fill, count it while playing, and only then. Returns the
+ * read position. */
+static uint64_t check_shortfall(Bench* b, uint32_t channels, uint64_t capacity, uint64_t r)
+{
     run(b->stub, 100);                   /* 3 frames left */
     expect_frames(b, channels, capacity, r, 3, 100, "shortfall");
     r += 3;
@@ -182,14 +183,18 @@ static void check_read_path(uint32_t channels)
     CHECK(field(b, WB_OFF_UNDERRUN) == 97, "underruns counted for a dead writer");
     __atomic_store_n(WB_U64(b->base, WB_OFF_WRITER_HEARTBEAT), (uint64_t)mono_ns(), __ATOMIC_RELAXED);
     __atomic_store_n(WB_U32(b->base, WB_OFF_FLAGS), WB_FLAG_WRITER_ALIVE, __ATOMIC_RELAXED);
+    return r;
+}
 
-    /* Epoch bump: resync to write_index, the buffered frames are dropped. */
-    w = r + 500;
+/* Epoch bump: resync to write_index, the buffered frames are dropped; likewise a write_index
+ * behind us (a splice overtaken) or more than a ring ahead. */
+static void check_resync(Bench* b, uint64_t capacity, uint64_t r)
+{
+    uint64_t w = r + 500;
     publish(b, w);
     __atomic_store_n(WB_U64(b->base, WB_OFF_EPOCH), 2, __ATOMIC_RELAXED);
     run(b->stub, 64);
     CHECK(field(b, WB_OFF_READ_INDEX) == w, "no resync on epoch change");
-    /* write_index behind us (splice overtaken) and more than capacity ahead: resync. */
     publish(b, w - 10);
     run(b->stub, 64);
     CHECK(field(b, WB_OFF_READ_INDEX) == w - 10, "no resync when write_index < read_index");
@@ -197,6 +202,21 @@ static void check_read_path(uint32_t channels)
     publish(b, w);
     run(b->stub, 64);
     CHECK(field(b, WB_OFF_READ_INDEX) == w, "no resync when write - read > capacity");
+}
+
+static void check_read_path(uint32_t channels)
+{
+    const uint64_t capacity = 1u << 14;
+    Bench* b = calloc(1, sizeof(Bench));
+    if (!b || !bench_open(b, channels, capacity)) {
+        CHECK(0, "could not create a %u-channel ring", channels);
+        free(b);
+        return;
+    }
+    uint64_t r = check_attach(b, channels, capacity);
+    r = check_block_sizes(b, channels, capacity, r);
+    r = check_shortfall(b, channels, capacity, r);
+    check_resync(b, capacity, r);
     bench_close(b);
     free(b);
 }
