@@ -37,9 +37,8 @@ from typing import Annotated, Literal, Union
 import msgspec
 
 from bridge.core.commands import COMMON_PARAMS, Command, clean_prompt, parse_osc
-from bridge.core.schema import load_toml
 from plugin_stub.protocol import FixedCodeError, WavebridgeError
-from bridge.core.schema import FINITE, convert
+from bridge.core.schema import FINITE, convert, load_toml
 
 log = logging.getLogger("wavebridge.midi")
 

@@ -21,7 +21,7 @@ log = logging.getLogger("wavebridge")
 @dataclass
 class Event:
     kind: str                         # first_audio | done | error | watchdog
-    slot: int = -1
+    slot: int | str = -1             # a DAW slot's number, or a private (web) slot's name
     job: int = 0
     ms: float = 0.0
     code: str = ""

@@ -60,8 +60,6 @@ class CommandQueue:
             self._dq.append(cmd)
             self._cv.notify()
 
-    put = put_nowait
-
     def get(self, timeout: float | None = None) -> Command:
         with self._cv:
             if not self._dq:

@@ -1,6 +1,8 @@
 """``wavebridge`` command line: serve, play, status, demo, render, bench, install-service, keys.
 
-Every subcommand's flags live here; ``serve`` itself is ``bridge.ops.serve``. ``serve`` runs the daemon: the asyncio control loop (OSC, MIDI, metrics, systemd notify) in the
+Every subcommand's flags live here; ``serve`` itself is ``bridge.ops.serve``.
+
+``serve`` runs the daemon: the asyncio control loop (OSC, MIDI, metrics, systemd notify) in the
 main thread, the engine thread, the heartbeat. Settings come from flags over a TOML config over
 built-in defaults (``bridge.ops.config``). Signals: SIGTERM/SIGINT fade every slot out, unlink the
 rings and exit 0; SIGHUP re-reads the config and the MIDI map and applies live parameters

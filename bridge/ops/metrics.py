@@ -120,7 +120,7 @@ class Metrics:
             self.queue_wait.observe(max(0.0, (time.monotonic_ns() - cmd.arrival_ns) / 1e9))
 
     def on_event(self, ev) -> None:
-        """An engine event, after the OSC reply went out. ``[control]``"""
+        """An engine event, (a bus subscriber, after the OSC server's reply). ``[control]``"""
         if ev.kind == "first_audio":
             self.first_audio.observe(ev.ms / 1000.0)
         elif ev.kind == "done":
@@ -148,7 +148,8 @@ class Metrics:
 
     def close(self, wait: bool = False) -> None:
         """Stop the HTTP endpoint: the listening socket closes at once, open connections are
-        dropped. ``[control]``"""
+        dropped; the metrics stop hearing the daemon's events. ``[control]``"""
+        self.daemon.bus.unsubscribe(self.on_event)
         httpd, self.httpd = self.httpd, None
         if httpd is not None:
             httpd.close()

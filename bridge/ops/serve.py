@@ -29,7 +29,6 @@ from bridge.core.daemon import Config, Daemon, validate_config
 from bridge.ops.config import ConfigError, Settings, reload as reload_settings, resolve
 from bridge.ops.metrics import Metrics
 from bridge.ops.systemd import Notifier, Watchdog, interrupted_jobs
-from bridge.web.app import serve as serve_http
 
 log = logging.getLogger("wavebridge")
 
@@ -320,6 +319,9 @@ class _Startup:
     async def start_http(self) -> None:
         s, svc = self.s, self.svc
         self.step = "starting the HTTP API"
+        # imported in its step: a broken codec library under PyAV fails this step in one line
+        from bridge.web.app import serve as serve_http
+
         try:
             svc.http = await serve_http(self.daemon, s, svc.metrics)
             if svc.http is not None:

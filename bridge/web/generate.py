@@ -78,9 +78,8 @@ async def generate(request: web.Request) -> web.StreamResponse:
                                     reserve_s=g.seconds) as lease:
         run = Generation(request, g, lease, t_req)
         try:
-            return await run.serve(arrival_ns)
+            return await run.serve(arrival_ns)       # it releases the lease before its last write
         finally:
-            lease.release()
             if not run.completed:
                 log.info("generate: client went away after %.2f s of audio", lease.frames / lease.stream.rate)
 

@@ -74,11 +74,13 @@ class StreamLease:
         self._billed_compute = 0.0
         self._billed_once = False
         self._released = True
+        self._counted = False
 
     def __enter__(self) -> "StreamLease":
         """Open the slot (ApiError 503 when all are taken), count the stream, make its encoder."""
         self.stream = self.hub.open()
         self._released = False
+        self._counted = True
         self.auth.active[self.p.key_id] += 1
         self.auth.reserved[self.p.key_id] += self.reserve_s
         try:
@@ -103,13 +105,20 @@ class StreamLease:
         self.auth.meter(self.p.key_id, self.p.tier, frames / s.rate, compute, self.auth.cost(compute),
                         requests=requests)
 
+    def uncount(self) -> None:
+        """Take the stream off the key's concurrency and reservation now, once, before the rest of
+        the teardown awaits anything (a reconnect then finds the key's stream free). ``[control]``"""
+        if self._counted:
+            self._counted = False
+            self.auth.active[self.p.key_id] -= 1
+            self.auth.reserved[self.p.key_id] -= self.reserve_s
+
     def release(self) -> None:
         """Give everything back and bill the rest, once (later calls do nothing). ``[control]``"""
         if self._released:
             return
         self._released = True
-        self.auth.active[self.p.key_id] -= 1
-        self.auth.reserved[self.p.key_id] -= self.reserve_s
+        self.uncount()
         self.hub.close(self.stream)
         if self.enc is not None:
             self.auth.encode_stats(self.enc)

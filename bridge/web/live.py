@@ -74,12 +74,13 @@ class LiveSession:
         try:
             await self._receive()
         finally:
+            self.lease.uncount()              # before any await: a reconnect finds the slot free
             sender.cancel()
-            self.lease.release()              # before any await: a reconnect finds the slot free
             try:
                 await sender
             except (asyncio.CancelledError, Exception):  # noqa: BLE001
                 pass
+            self.lease.release()              # the sender has ended: nothing encodes any more
             if not self.ws.closed:
                 await self.ws.close()
 

@@ -1,4 +1,4 @@
-"""musicgen_decode: MusicGen's decoder as one fixed-shape, batched step over a static KV cache.
+"""engine.musicgen.decode: MusicGen's decoder as one fixed-shape, batched step over a static KV cache.
 
 Owns the decoder's weights (in the step's layout: QKV fused, LM heads stacked), the static caches of
 ``slots`` streams and the per-slot state a step reads and writes (input tokens, position, RNG
