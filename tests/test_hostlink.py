@@ -39,9 +39,10 @@ def engine(backend_name="synth"):
     d = SimpleNamespace(slots={1: slot}, backend=backend, config=SimpleNamespace(guard_ms=10.0),
                         emit=events.append)
     retimes = []
-    eng = SimpleNamespace(daemon=d, q=queue.Queue(), xfade_frames=lambda s: int(0.05 * SR), guard=lambda s: 512,
-                          retime=lambda slot, at, origin, beat_at, shift=0.0: retimes.append((at, origin, beat_at(at), shift)) or True,
-                          retimes=retimes)
+    writer = SimpleNamespace(xfade_frames=lambda s: int(0.05 * SR), guard=lambda s: 512)
+    commands = SimpleNamespace(
+        retime=lambda slot, at, origin, beat_at, shift=0.0: retimes.append((at, origin, beat_at(at), shift)) or True)
+    eng = SimpleNamespace(owner=d, q=queue.Queue(), writer=writer, commands=commands, retimes=retimes)
     link = HostLink(eng)
     link.published(slot, slot.job, 0)              # the playing job's frame 0 is ring frame 0
     return link, eng, slot, grid, events

@@ -294,7 +294,7 @@ def test_a_host_tempo_change_is_heard_from_the_next_beat(daemon):
     assert len({j for _, j in kinds}) == 1 and [k for k, _ in kinds].count("first_audio") == 1, kinds
     assert not [e for e in ev if e.kind == "error"]
     # within a beat of the splice point (guard + start-up after the report), the ring plays 140
-    guard = d.engine.guard(slot)
+    guard = d.engine.writer.guard(slot)
     by = change + guard + int(0.05 * SR) + int(60.0 / 100.0 * SR)
     read_end = slot.ring.read_index
     assert by < read_end
@@ -319,7 +319,7 @@ def test_a_host_tempo_change_is_heard_from_the_next_beat(daemon):
     k = splice - (read_end - len(audio))
     for c in range(2):
         d1 = np.abs(np.diff(audio[:, c]))
-        win = d1[k - 256:k + d.engine.xfade_frames(slot) + 256]
+        win = d1[k - 256:k + d.engine.writer.xfade_frames(slot) + 256]
         assert win.max() < max(0.05, 20 * np.median(d1[k - SR // 2:k + SR // 2])), (c, win.max())
     assert d.underruns == 0
 
@@ -340,7 +340,7 @@ def test_a_relocated_host_gets_the_music_in_its_bars_at_once(daemon):
     slot = d.slots[d.name]
     assert d.retimes == 1
     assert d.underruns == 0
-    by = change + d.engine.guard(slot) + int(0.05 * SR)
+    by = change + d.engine.writer.guard(slot) + int(0.05 * SR)
     for f in np.linspace(by, slot.ring.read_index - 1, 24):
         bpm, beat = _audible_bpm(d, d.name, int(f))
         off = (host.beat_at(f) - beat + 2.0) % 4.0 - 2.0

@@ -16,6 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from plugin_stub import protocol as P
 from plugin_stub.protocol import RingError
+from dsp import stitch_and_publish
 from bridge.core.ring import RingWriter
 from bridge.core.writer import splice_into
 from plugin_stub.reader import RingReader
@@ -104,7 +105,7 @@ def test_reader_is_block_size_invariant(slot_name, block):
         rng = np.random.default_rng(block)
         while written < total or r.buffered():
             if written < total:
-                n = int(min(rng.integers(1, 5000), total - written, w.free()))
+                n = int(min(rng.integers(1, 5000), total - written, w.capacity - w.buffered()))
                 if n:
                     written += w.append(ramp(written, n))
             k = r.read_into(out)
@@ -271,7 +272,7 @@ def test_two_processes_wrap_many_times(slot_name):
         rng = np.random.default_rng(1)
         done = 0
         while done < {total}:
-            n = int(min(rng.integers(1, 700), {total} - done, w.free()))
+            n = int(min(rng.integers(1, 700), {total} - done, w.capacity - w.buffered()))
             if n == 0:
                 time.sleep(0.0002); continue
             idx = np.arange(done, done + n, dtype=np.float64)
@@ -360,7 +361,8 @@ class RingMachine(RuleBasedStateMachine):
         # the daemon's splice (gain, crossfade, limiter, store): values below the limiter's knee
         # (exact multiples of 2⁻²⁴) pass it unchanged, so the reader must hear exactly these
         vals = np.full((n, 1), -self.next_val / 2 ** 24, dtype=np.float32)
-        s, end, _, _ = splice_into(self.w, vals, 0, self.w.guard_frames(0.0))
+        s = splice_into(self.w, vals, 0, self.w.guard_frames(0.0)).start
+        end = self.w.write_index                       # the splice's end, published
         assert s >= self.r.read_index + min(len(self.pending), 2 * self.w.reader_block_frames) or s == self.w.write_index
         self.spliced_inside += int(s < self.r.read_index + len(self.pending))
         keep = s - self.r.read_index
@@ -389,8 +391,9 @@ def test_store_load_roundtrip_at_any_position(start, n):
     w = RingWriter.open(name, 48000, 2, 1 << 12)
     try:
         n = min(n, w.capacity)
-        data = np.random.default_rng(n).standard_normal((n, 2)).astype(np.float32)
-        w.store(start, data)
+        # below the limiter's knee the daemon's store (dsp.stitch_and_publish) copies exactly
+        data = np.random.default_rng(n).uniform(-0.5, 0.5, (n, 2)).astype(np.float32)
+        stitch_and_publish(data.T, w.data, start)
         assert np.array_equal(w.load(start, n), data)
     finally:
         w.close()

@@ -1,31 +1,50 @@
 """How the ``[engine]`` thread applies a command from its inbox: play, stop, param, tempo,
 transport, close_slot — and the re-timed restart the host link asks for.
 
-A mixin of :class:`bridge.core.engine_loop.EngineThread`, whose ``daemon``, ``hostlink``,
-``writer``, ``clock_ns``, ``guard``, ``_view`` and ``_handle`` it uses. Errors become
-``/wb/error`` events; nothing raises into the loop. ``[engine]``
+Owned by :class:`bridge.core.engine_loop.EngineThread` (its ``commands``); it uses the daemon
+that owns the thread, the host link, the write pipeline, the slot actions and the thread's
+``view`` — all given to its constructor. Errors become ``/wb/error`` events; nothing raises into
+the loop. ``[engine]``
 """
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 from engine.scheduler import Job
 
 from bridge.core.commands import Command
 from bridge.core.events import Event
 from bridge.core.slot import Slot
-from bridge.core.slotstate import PLAYING, REPLACING, Close, Param, Play, Stop
+from bridge.core.slotstate import PLAYING, REPLACING, Close, Param, Play, RingView, Stop
 from plugin_stub.protocol import WavebridgeError
 
 log = logging.getLogger("wavebridge")
 
 
-class EngineCommands:
-    """Commands applied on the engine thread. ``[engine]``"""
+class CommandApplier:
+    """Commands applied on the engine thread. ``[engine]``
 
-    def _apply_safely(self, cmd: Command) -> None:
-        d = self.daemon
+    ``owner``: the :class:`bridge.core.daemon.Daemon` (slots, scheduler, backend, events);
+    ``hostlink``: the :class:`bridge.core.hostlink.HostLink`; ``writer``: the
+    :class:`bridge.core.writer.WritePipeline`; ``actions``: the
+    :class:`bridge.core.engine_actions.SlotActions` a slot's machine is fed through;
+    ``view(slot)``: the slot's :class:`~bridge.core.slotstate.RingView`
+    (:meth:`bridge.core.engine_loop.EngineThread.view`).
+    """
+
+    def __init__(self, owner, hostlink, writer, actions, view: Callable[[Slot], RingView]):
+        self.owner = owner                       # bridge.core.daemon.Daemon
+        self.hostlink = hostlink                 # bridge.core.hostlink.HostLink
+        self.writer = writer                     # bridge.core.writer.WritePipeline
+        self.actions = actions                   # bridge.core.engine_actions.SlotActions
+        self.view = view
+        self.clock_ns = owner.clock_ns
+
+    def apply_safely(self, cmd: Command) -> None:
+        """Apply one command; a failure becomes an ``error`` event, never an exception. ``[engine]``"""
+        d = self.owner
         if d.on_apply is not None:
             try:
                 d.on_apply(cmd)
@@ -42,35 +61,35 @@ class EngineCommands:
                          message=f"{type(e).__name__}: {e}", reply_to=cmd.reply_to))
 
     def _apply(self, cmd: Command) -> None:
-        d = self.daemon
+        d = self.owner
         if cmd.kind == "play":
             self._play(cmd)
         elif cmd.kind == "stop":
             self.hostlink.stopped(cmd.slot)     # a held quantized play is dropped
             slot = d.slots[cmd.slot]
             n = max(int(0.001 * slot.ring.sample_rate), int(cmd.fade_s * slot.ring.sample_rate))
-            self._handle(slot, Stop(n, cmd.reply_to, self._view(slot)))
+            self.actions.handle(slot, Stop(n, cmd.reply_to, self.view(slot)))
         elif cmd.kind == "param":
-            self._handle(d.slots[cmd.slot], Param(cmd.name, cmd.value))
+            self.actions.handle(d.slots[cmd.slot], Param(cmd.name, cmd.value))
         elif cmd.kind == "tempo":
             d.backend.set_tempo(cmd.value)
         elif cmd.kind == "close_slot":          # a private slot: end its jobs now (no fade), then drop it
             slot = d.slots.get(cmd.slot)
             if slot is not None and slot.private:
                 slot.held, slot.gate_ns = [], None
-                self._handle(slot, Close())
+                self.actions.handle(slot, Close())
                 d.drop_private_slot(cmd.slot)
         elif cmd.kind == "transport":
             self.hostlink.transport(cmd)
 
     def _open_jobs(self) -> list[Job]:
         """Jobs holding a backend stream now (current, being replaced)."""
-        out = [j for j in self.daemon.scheduler.jobs.values() if not j.done]
-        out += [s.sm.old for s in self.daemon.slots.values() if s.sm.old is not None and not s.sm.old.done]
+        out = [j for j in self.owner.scheduler.jobs.values() if not j.done]
+        out += [s.sm.old for s in self.owner.slots.values() if s.sm.old is not None and not s.sm.old.done]
         return out
 
     def _play(self, cmd: Command) -> None:
-        d = self.daemon
+        d = self.owner
         slot = d.slots[cmd.slot]
         if self.hostlink.stale(cmd):            # a held quantized play that a newer play or stop dropped
             return
@@ -89,7 +108,7 @@ class EngineCommands:
         if job is None:
             return
         sm = slot.sm
-        self._handle(slot, Play(job, self._view(slot)))
+        self.actions.handle(slot, Play(job, self.view(slot)))
         self.hostlink.started(slot, job, sm.state == REPLACING, cmd)
         if sm.state == REPLACING:
             self._crossfade_chunk(slot, job)
@@ -98,7 +117,7 @@ class EngineCommands:
     def _make_room(self, slot: Slot, cmd: Command) -> bool:
         """At the backend's capacity, this slot's own streams go first (a crossfade then fades
         from the ring); with none of its own, the play is refused ``busy``. False: refused."""
-        d = self.daemon
+        d = self.owner
         sched = d.scheduler
         if len(self._open_jobs()) < sched.max_batch:
             return True
@@ -114,7 +133,7 @@ class EngineCommands:
 
     def _start_job(self, slot: Slot, cmd: Command) -> Job | None:
         """The play's job, started by the scheduler and attached; None (error sent) if it fails."""
-        d = self.daemon
+        d = self.owner
         sched = d.scheduler
         try:
             job = sched.start(cmd.slot, cmd.job_id, cmd.prompt, 0 if cmd.seed is None else cmd.seed, cmd.seconds,
@@ -134,8 +153,8 @@ class EngineCommands:
 
     def _crossfade_chunk(self, slot: Slot, job: Job, extra: int = 0) -> None:
         """A replacing job's first chunk holds the whole crossfade (and ``extra`` ring frames)."""
-        sched = self.daemon.scheduler
-        xf = self.xfade_frames(slot) + extra
+        sched = self.owner.scheduler
+        xf = self.writer.xfade_frames(slot) + extra
         job.next_chunk = max(sched.first_chunk, 1 << max(0, (xf + 1023).bit_length()))
         job.next_chunk = min(job.next_chunk, max(sched.max_chunk, slot.ring.capacity // 2))
 
@@ -150,13 +169,13 @@ class EngineCommands:
         to land in the host's bar phase after a relocate. Returns False when the slot or backend
         cannot.
         ``[engine]``"""
-        d = self.daemon
+        d = self.owner
         sm = slot.sm
         job = sm.job
         if sm.state != PLAYING or job is None or job.done or not d.config.splice:
             return False
         ring = slot.ring
-        if not ring.read_index + self.guard(slot) <= at < ring.write_index:
+        if not ring.read_index + self.writer.guard(slot) <= at < ring.write_index:
             return False
         if len(self._open_jobs()) >= d.scheduler.max_batch:
             return False
@@ -177,8 +196,8 @@ class EngineCommands:
                   compute_s=job.compute_s, tag=job.tag, retimed=True, cont_of=job,
                   prior_frames=job.prior_frames + f_at)
         d.scheduler.attach(new)
-        self._handle(slot, Play(new, self._view(slot)))
+        self.actions.handle(slot, Play(new, self.view(slot)))
         self.hostlink.place_continuation(slot, new, at, host_beat_at)
-        self._crossfade_chunk(slot, new, extra=2 * self.guard(slot))   # room to land late (see splice_into)
+        self._crossfade_chunk(slot, new, extra=2 * self.writer.guard(slot))   # room to land late (see splice_into)
         d.retimes += 1
         return True

@@ -3,9 +3,9 @@
 Each :meth:`EngineThread.turn` applies queued commands (for at most ~2 ms), sends every slot's
 :class:`~bridge.core.slotstate.SlotMachine` a ``Progress`` event (read/write heads, the reader's
 rate and liveness) and runs one scheduler step. Every decision about a slot's lifecycle is its
-machine's; this thread only executes the actions the machine returns
-(:class:`~bridge.core.engine_actions.EngineActions`) and applies commands
-(:class:`~bridge.core.engine_commands.EngineCommands`). Audio goes through
+machine's; this thread only executes the actions the machine returns (its ``actions``, a
+:class:`~bridge.core.engine_actions.SlotActions`) and applies commands (its ``commands``, a
+:class:`~bridge.core.engine_commands.CommandApplier`). Audio goes through
 :class:`~bridge.core.writer.WritePipeline`; the host's transport through
 :class:`~bridge.core.hostlink.HostLink`. Events go back through the daemon's event bus, which
 only enqueues: the thread never waits on the control thread.
@@ -21,8 +21,8 @@ from dsp import array_module
 from engine.scheduler import Chunk
 
 from bridge.core.commands import Command
-from bridge.core.engine_actions import EngineActions
-from bridge.core.engine_commands import EngineCommands
+from bridge.core.engine_actions import SlotActions
+from bridge.core.engine_commands import CommandApplier
 from bridge.core.events import Event
 from bridge.core.hostlink import HostLink
 from bridge.core.inbox import CommandQueue
@@ -35,20 +35,27 @@ from plugin_stub.protocol import RingFault
 log = logging.getLogger("wavebridge")
 
 
-class EngineThread(EngineActions, EngineCommands, threading.Thread):
-    """The one thread that owns the backend. ``[engine]``"""
+class EngineThread(threading.Thread):
+    """The one thread that owns the backend. ``[engine]``
 
-    def __init__(self, daemon):
+    ``owner`` is the :class:`bridge.core.daemon.Daemon` that owns the thread (``daemon`` stays
+    :class:`threading.Thread`'s daemonic flag). It owns the inbox (``q``), the host link, the
+    write pipeline (``writer``), the slot machines' action executor (``actions``) and the
+    command applier (``commands``).
+    """
+
+    def __init__(self, owner):
         super().__init__(name="wavebridge-engine", daemon=True)
-        self.daemon = daemon                     # bridge.core.daemon.Daemon
-        self.q = CommandQueue(daemon.config.queue_max)
-        self.clock_ns = daemon.clock_ns
+        self.owner = owner                       # bridge.core.daemon.Daemon
+        self.q = CommandQueue(owner.config.queue_max)
+        self.clock_ns = owner.clock_ns
         self.alive_ns = self.clock_ns()          # watchdog: last loop iteration
         self._halt = threading.Event()
         self.step_ema: float | None = None       # seconds per generating step (recent average)
         self.hostlink = HostLink(self)           # the DAW's transport: tempo/bar lock, quantize
-        self.writer = WritePipeline(daemon, self.hostlink)
-        self._reported: dict[int, None] = {}     # job ids already answered with /wb/done (recent)
+        self.writer = WritePipeline(owner, self.hostlink)
+        self.actions = SlotActions(owner, self.writer, self.offer)
+        self.commands = CommandApplier(owner, self.hostlink, self.writer, self.actions, self.view)
 
     def stop(self) -> None:
         self._halt.set()
@@ -65,7 +72,7 @@ class EngineThread(EngineActions, EngineCommands, threading.Thread):
 
     def turn(self, timeout: float = 0.0) -> None:
         """One loop iteration: commands (for at most ~2 ms), slot progress, one scheduler step. ``[engine]``"""
-        d = self.daemon
+        d = self.owner
         self.alive_ns = self.clock_ns()
         try:
             cmd = self.q.get(timeout=timeout) if timeout > 0 else self.q.get_nowait()
@@ -74,7 +81,7 @@ class EngineThread(EngineActions, EngineCommands, threading.Thread):
         # a burst of plays (each one encodes a prompt) must not starve the slots already playing
         t_cmd = time.perf_counter()
         while cmd is not None:
-            self._apply_safely(cmd)
+            self.commands.apply_safely(cmd)
             if time.perf_counter() - t_cmd > 0.002:
                 break
             try:
@@ -95,7 +102,7 @@ class EngineThread(EngineActions, EngineCommands, threading.Thread):
 
     # --------------------------------------------------------------------- waiting
     def _idle_timeout(self) -> float:
-        d = self.daemon
+        d = self.owner
         sched = d.scheduler
         states = [s.sm.state for s in d.slots.values()]
         if SWITCHING in states or any(s.held and s.gate_ns is not None for s in d.slots.values()):
@@ -110,23 +117,16 @@ class EngineThread(EngineActions, EngineCommands, threading.Thread):
             return 0.05
         return float(min(0.01 if busy else 0.02, max(0.0, dl)))
 
-    # --------------------------------------------------------------------- the rules the host link shares
-    def guard(self, slot: Slot) -> int:
-        """Splice/fade distance ahead of the read head, in frames (:meth:`WritePipeline.guard`)."""
-        return self.writer.guard(slot)
-
-    def xfade_frames(self, slot: Slot) -> int:
-        """The slot's prompt-change crossfade in ring frames (:meth:`WritePipeline.xfade_frames`)."""
-        return self.writer.xfade_frames(slot)
-
-    def _view(self, slot: Slot) -> RingView:
+    # --------------------------------------------------------------------- what a slot's machine sees
+    def view(self, slot: Slot) -> RingView:
+        """Where the slot's ring heads are, its rates and whether its reader is there. ``[engine]``"""
         ring = slot.ring
         hb = ring.reader_heartbeat_ns
         alive = self.clock_ns() - hb < 500_000_000
         left = hb != 0 and not alive
         if slot.private:    # its one reader is this process's web stream, there until close_slot; its
             alive, left = True, False   # heartbeat waits while the stream's encoder works
-        return RingView(ring.read_index, ring.write_index, self.guard(slot), ring.sample_rate,
+        return RingView(ring.read_index, ring.write_index, self.writer.guard(slot), ring.sample_rate,
                         ring.reader_sample_rate, alive, left)
 
     # --------------------------------------------------------------------- per turn
@@ -134,27 +134,27 @@ class EngineThread(EngineActions, EngineCommands, threading.Thread):
         """Every slot's ring is checked (a shrunk segment, overwritten header fields), its machine
         hears where the ring's heads are, and held audio is offered again."""
         now = self.clock_ns()
-        for slot in self.daemon.slots.values():
+        for slot in self.owner.slots.values():
             try:
                 slot.ring.check()
             except RingFault as e:
                 self._ring_fault(slot, e)
-            view = self._view(slot)
+            view = self.view(slot)
             self._watch_reader(slot, view, now)
-            self._handle(slot, Progress(view))
+            self.actions.handle(slot, Progress(view))
             if slot.held:
-                self._offer(slot)
+                self.offer(slot)
 
     def _ring_fault(self, slot: Slot, e: RingFault) -> None:
         """Answer a ring problem (already logged by the ring). A fatal one (the segment shrank: the
         ring now runs on private memory) is the machine's :class:`~bridge.core.slotstate.Fault`: every
         job ends at once, the slot is in error, and its next play gets a fresh ring
-        (``RingWriter.recover`` in :meth:`_play`). ``[engine]``"""
-        self.daemon.emit(Event("error", slot=slot.name, code=e.code, message=e.message, reply_to=slot.reply_to))
+        (``RingWriter.recover`` in :meth:`CommandApplier._play`). ``[engine]``"""
+        self.owner.emit(Event("error", slot=slot.name, code=e.code, message=e.message, reply_to=slot.reply_to))
         if e.fatal:
             slot.unregister_gpu()
             slot.held, slot.gate_ns = [], None
-            self._handle(slot, Fault(slot.reply_to))
+            self.actions.handle(slot, Fault(slot.reply_to))
 
     def _watch_reader(self, slot: Slot, view: RingView, now: int) -> None:
         """Two readers advancing one ring (:meth:`Slot.watch_reader`): logged once, counted as the
@@ -164,12 +164,12 @@ class EngineThread(EngineActions, EngineCommands, threading.Thread):
             log.warning("slot %s: two readers are advancing read_index (reader pid %s%s): each hears part "
                         "of the stream; give every plugin instance its own slot", slot.name, slot.reader_pid,
                         ", pids alternating" if seen == "flips" else ", read at twice the rate")
-            self.daemon.count_error("two_readers")
+            self.owner.count_error("two_readers")
 
     # --------------------------------------------------------------------- generation
     def _buffered(self) -> dict[int, int]:
         """Each generating slot's buffered audio in backend frames, held chunks included."""
-        d = self.daemon
+        d = self.owner
         out = {}
         for s in d.scheduler.jobs:
             slot = d.slots[s]
@@ -181,14 +181,14 @@ class EngineThread(EngineActions, EngineCommands, threading.Thread):
 
     def _free(self) -> dict[int, int]:
         """Each generating slot's room in backend frames; a slot being replaced plans as if nearly empty."""
-        d = self.daemon
+        d = self.owner
         free: dict[int, int] = {}
         for s in list(d.scheduler.jobs):
             slot = d.slots[s]
             ring = slot.ring
             if slot.sm.state in (REPLACING, SWITCHING):
                 # the new stream replaces what lies beyond the guard: plan as if nearly empty
-                f = ring.capacity - self.guard(slot)
+                f = ring.capacity - self.writer.guard(slot)
             else:
                 f = ring.capacity - ring.buffered()
             if ring.sample_rate != d.backend.sample_rate:
@@ -198,7 +198,7 @@ class EngineThread(EngineActions, EngineCommands, threading.Thread):
 
     def _sink(self, chunks) -> None:
         """Write each batch as soon as it exists; one slot's fault ends that job only."""
-        d = self.daemon
+        d = self.owner
         for ch in chunks:
             job = ch.job
             slot = d.slots[job.slot]
@@ -206,17 +206,17 @@ class EngineThread(EngineActions, EngineCommands, threading.Thread):
                 continue                        # stale (replaced or stopped meanwhile)
             slot.held.append(ch)
             try:
-                self._offer(slot)
+                self.offer(slot)
             except Exception as e:  # noqa: BLE001 — one slot's fault ends that job only
                 log.exception("writing slot %s failed", job.slot)
                 d.emit(Event("error", slot=slot.name, job=job.job, code="internal",
                              message=f"writing the ring failed: {type(e).__name__}: {e}",
                              reply_to=job.tag or slot.reply_to))
                 slot.held = []
-                self._handle(slot, Failed(job, self._view(slot)))
+                self.actions.handle(slot, Failed(job, self.view(slot)))
 
     def _fill(self) -> None:
-        d = self.daemon
+        d = self.owner
         sched = d.scheduler
         if not sched.jobs:
             return
@@ -243,11 +243,11 @@ class EngineThread(EngineActions, EngineCommands, threading.Thread):
                          reply_to=job.tag or slot.reply_to))
             if job is slot.sm.job:
                 slot.held = []
-                self._handle(slot, Failed(job, self._view(slot)))
+                self.actions.handle(slot, Failed(job, self.view(slot)))
             if not job.done:
                 sched.end(job)
 
-    def _offer(self, slot: Slot) -> None:
+    def offer(self, slot: Slot) -> None:
         """Hand the slot's held chunks to its machine as one chunk, once they may be written:
         not while a rate change waits for the reader, and — before a job's first audio — not
         until they cover the time the next steps take. ``[engine]``
@@ -270,9 +270,9 @@ class EngineThread(EngineActions, EngineCommands, threading.Thread):
             return
         if not sm.sounded:
             frames = sum(int(c.audio.shape[0]) for c in held)
-            sched = self.daemon.scheduler
+            sched = self.owner.scheduler
             est = max(self.step_ema or 0.0, sched.call_s or 0.0)
-            need = int(2.5 * est * self.daemon.backend.sample_rate)
+            need = int(2.5 * est * self.owner.backend.sample_rate)
             if frames < need and not held[-1].last and frames < sched.target_frames:
                 slot.held = held
                 return
@@ -283,28 +283,28 @@ class EngineThread(EngineActions, EngineCommands, threading.Thread):
             xp = array_module(held[0].audio)
             ch = Chunk(held[0].job, xp.concatenate([c.audio for c in held], axis=0),
                        first=held[0].first, last=held[-1].last)
-        self._handle(slot, ChunkReady(ch.job, ch, ch.first, ch.last))
-        self._handle(slot, Progress(self._view(slot)))
+        self.actions.handle(slot, ChunkReady(ch.job, ch, ch.first, ch.last))
+        self.actions.handle(slot, Progress(self.view(slot)))
 
     # --------------------------------------------------------------------- shutdown
     def shutdown(self) -> None:
         """Fade every audible slot to silence (20 ms) at the read head. ``[engine]`` (or
         ``[control]`` at close when the thread never ran)"""
-        for slot in self.daemon.slots.values():
+        for slot in self.owner.slots.values():
             sm = slot.sm
             if not sm.busy:
                 continue
             try:
-                view = self._view(slot)
-                self._handle(slot, Stop(int(QUICK_FADE_S * view.rate), None, view))
+                view = self.view(slot)
+                self.actions.handle(slot, Stop(int(QUICK_FADE_S * view.rate), None, view))
                 if sm.state == FADING:          # less buffered than the fade: a mirrored tail ends it
                     self.writer.tail(slot, int(QUICK_FADE_S * view.rate))
-                    self._handle(slot, Progress(view._replace(write=sm.env.end)))
+                    self.actions.handle(slot, Progress(view._replace(write=sm.env.end)))
                 slot.ring.set_playing(False)
                 for j in (sm.job, sm.old, sm.tail):
                     if j is not None and not j.done:
-                        self._release(j, slot)
-                        self._done(slot, j, "stopped")
+                        self.actions.release(j, slot)
+                        self.actions.done(slot, j, "stopped")
                 sm.reset()
             except Exception:  # noqa: BLE001
                 log.exception("fade-out of slot %s failed", slot.name)

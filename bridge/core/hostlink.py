@@ -76,7 +76,7 @@ class HostLink:
 
     @property
     def daemon(self):
-        return self.engine.daemon
+        return self.engine.owner
 
     # ------------------------------------------------------------------ reports
     def transport(self, cmd) -> None:
@@ -110,13 +110,14 @@ class HostLink:
         """A new host tempo reaches the render head at once, but the ring already holds about a
         second at the old one; a relocate leaves that second in the old bar phase. When what lies
         past the splice point (read head + guard) is at another tempo, or off the host's bar phase,
-        restart the stream there, re-timed and in phase (:meth:`EngineThread.retime`). ``[engine]``"""
+        restart the stream there, re-timed and in phase
+        (:meth:`bridge.core.engine_commands.CommandApplier.retime`). ``[engine]``"""
         ring = slot.ring
         rr, sr = ring.sample_rate, self.daemon.backend.sample_rate
         last = self._retimed.get(slot.name)
         if last is not None and last[0] == ring.epoch and 0 <= ring.read_index - last[1] < RETIME_EVERY_S * rr:
             return
-        at = ring.read_index + self.engine.guard(slot) + int(RETIME_MARGIN_S * rr)
+        at = ring.read_index + self.engine.writer.guard(slot) + int(RETIME_MARGIN_S * rr)
         f_at = stream_frame(at, origin, rr, sr)
         # how much of what lies between the splice point and the render head is at another
         # tempo than the host's: more than a beat and a half is a stale tempo (a beat or two
@@ -142,7 +143,7 @@ class HostLink:
         log.debug("slot %s: stale tempo spans %s (host %.2f, from %d to head %d), bar phase off %.3f beats",
                   slot.name, [(int(a), int(b), round(v, 2)) for a, b, v in stale], st.bpm, int(f_at),
                   int(head), off)
-        if self.engine.retime(slot, at, origin, host_beat_at, off if relocated else 0.0):
+        if self.engine.commands.retime(slot, at, origin, host_beat_at, off if relocated else 0.0):
             self._retimed[slot.name] = (ring.epoch, at)
             what = []
             if stale_beats > 1.5:
@@ -189,7 +190,7 @@ class HostLink:
         crossfade and the loop's slack."""
         ring = slot.ring
         guard = ring.guard_frames(self.daemon.config.guard_ms) / ring.sample_rate
-        return guard + self.engine.xfade_frames(slot) / ring.sample_rate + SCHED_MARGIN_S
+        return guard + self.engine.writer.xfade_frames(slot) / ring.sample_rate + SCHED_MARGIN_S
 
     def defer(self, cmd) -> bool:
         """Hold a quantized play on a playing slot until just before its boundary. Returns True
@@ -225,7 +226,7 @@ class HostLink:
         ``EARLY_S`` ahead and spliced exactly there; otherwise it is timed on the wall clock."""
         ring = slot.ring
         rr = ring.sample_rate
-        xf = self.engine.xfade_frames(slot)
+        xf = self.engine.writer.xfade_frames(slot)
         lead = self._lead_s(slot)
         read = ring.read_index
         st = self.following(slot.name)
@@ -302,7 +303,7 @@ class HostLink:
         if grid is None:
             return
         ring = slot.ring
-        xf_s = self.engine.xfade_frames(slot) / ring.sample_rate
+        xf_s = self.engine.writer.xfade_frames(slot) / ring.sample_rate
         st = self.following(slot.name)
         if st is not None:
             if at is not None and st.read_index >= 0:           # frame 0 lands exactly at `at`

@@ -16,7 +16,9 @@ Segments are opened with ``os.open`` on ``/dev/shm`` rather than ``multiprocessi
 only if it is still the inode this writer created or adopted.
 
 Nothing read back from the mapping is trusted: the checks, repairs and the retiring of a shrunk
-segment are :class:`bridge.core.ringguard.RingGuard`'s, which this writer inherits.
+segment are :class:`bridge.core.ringguard.RingGuard`'s, this writer's base class (the header's
+word indices are defined there too). Every attribute either uses is set in
+:meth:`RingWriter.__init__`.
 """
 from __future__ import annotations
 
@@ -32,8 +34,10 @@ import numpy as np
 
 from dsp.splice import guard_frames
 
-from bridge.core.ringguard import (_EP, _FL, _LEN, _PID, _RATE, _RBLK, _RHB, _RI, _RPID, _RRATE, _SEQ, _UR, _WHB,
-                                   _WI, RingGuard, map_segment)
+from bridge.core.ringguard import (U32_FLAGS, U32_META_LEN, U32_META_SEQ, U32_READER_BLOCK, U32_READER_PID,
+                                   U32_READER_RATE, U32_SAMPLE_RATE, U32_WRITER_PID, U64_EPOCH, U64_READ_INDEX,
+                                   U64_READER_HEARTBEAT, U64_UNDERRUN, U64_WRITE_INDEX, U64_WRITER_HEARTBEAT,
+                                   RingGuard, map_segment)
 from plugin_stub import protocol as P
 from plugin_stub.protocol import RingError, RingFault
 
@@ -61,13 +65,15 @@ class RingWriter(RingGuard):
         self._pending: RingFault | None = None  # a fatal fault for check() to raise once
         self._warned: dict[str, int] = {}
         self._notes: list[tuple[str, str]] = []  # corrections to report from check()
+        self._want: tuple[int, int, int] | None = None   # an unavailable writer: the shape recover() opens
+        self._last_try = 0                      # an unavailable writer: when recover() last tried
         self._bind(mm)
-        self._w = int(self._u64[_WI])
-        self._epoch = int(self._u64[_EP])
-        self._flags = int(self._u32[_FL])
-        self._seq = int(self._u32[_SEQ]) & ~1 & P.U32_MASK
-        self._meta_len = min(int(self._u32[_LEN]), P.META_MAX)
-        self._pid = int(self._u32[_PID])
+        self._w = int(self._u64[U64_WRITE_INDEX])
+        self._epoch = int(self._u64[U64_EPOCH])
+        self._flags = int(self._u32[U32_FLAGS])
+        self._seq = int(self._u32[U32_META_SEQ]) & ~1 & P.U32_MASK
+        self._meta_len = min(int(self._u32[U32_META_LEN]), P.META_MAX)
+        self._pid = int(self._u32[U32_WRITER_PID])
         self._checked_ns = 0
 
     def _bind(self, mm) -> None:
@@ -157,7 +163,7 @@ class RingWriter(RingGuard):
             live = self.fault is None
             if live and self._probe_size_ok():
                 try:
-                    self._u32[_FL] = 0
+                    self._u32[U32_FLAGS] = 0
                 except Exception:  # noqa: BLE001
                     pass
             if unlink:
@@ -191,7 +197,7 @@ class RingWriter(RingGuard):
 
     def _read_index(self) -> int:
         w = self._w
-        r = int(self._u64[_RI])
+        r = int(self._u64[U64_READ_INDEX])
         if w - self.capacity <= r <= w + self.capacity:
             return r
         self._note("ring_read_index", f"{self.path}: read_index {r} is not within a ring of "
@@ -206,13 +212,13 @@ class RingWriter(RingGuard):
     def underrun_frames(self) -> int:
         """The reader's count, bounded to [0, 2⁶²]."""
         self._probe()
-        return min(int(self._u64[_UR]), P.MAX_INDEX)
+        return min(int(self._u64[U64_UNDERRUN]), P.MAX_INDEX)
 
     @property
     def reader_block_frames(self) -> int:
         """The reader's largest block, clamped to ``min(16384, capacity / 8)`` (0 = unknown)."""
         self._probe()
-        b = int(self._u32[_RBLK])
+        b = int(self._u32[U32_READER_BLOCK])
         top = min(P.MAX_READER_BLOCK, self.capacity // 8)
         if b > top:
             self._note("ring_reader_block", f"{self.path}: reader_block_frames {b} is implausible; using {top}")
@@ -223,14 +229,14 @@ class RingWriter(RingGuard):
     def reader_sample_rate(self) -> int:
         """The host's rate, or 0 (unknown) for anything outside 8 kHz … 384 kHz."""
         self._probe()
-        r = int(self._u32[_RRATE])
+        r = int(self._u32[U32_READER_RATE])
         return r if P.MIN_RATE <= r <= P.MAX_RATE else 0
 
     @property
     def reader_heartbeat_ns(self) -> int:
         """The reader's heartbeat; one from the future (garbage) reads as 0 (no reader)."""
         self._probe()
-        hb = int(self._u64[_RHB])
+        hb = int(self._u64[U64_READER_HEARTBEAT])
         return hb if hb <= P.monotonic_ns() + 1_000_000_000 else 0
 
     def buffered(self) -> int:
@@ -239,9 +245,6 @@ class RingWriter(RingGuard):
         d = self._w - self._read_index()
         return d if d > 0 else 0
 
-    def free(self) -> int:
-        return self.capacity - self.buffered()
-
     def guard_frames(self, min_ms: float = 10.0) -> int:
         """Splice guard: ≥ 2 × the reader's largest block and ≥ ``min_ms`` (:func:`dsp.splice.guard_frames`). ``[engine]``"""
         return guard_frames(self.sample_rate, self.reader_block_frames, min_ms)
@@ -249,19 +252,9 @@ class RingWriter(RingGuard):
     @property
     def reader_pid(self) -> int:
         """The reader's ``reader_pid`` as stored (unchecked: only compared, never signalled)."""
-        return int(self._u32[_RPID])
+        return int(self._u32[U32_READER_PID])
 
     # ---------------------------------------------------------------- audio [engine]
-    def store(self, start: int, frames: np.ndarray) -> None:
-        """Copy ``frames`` (n × channels float32) to ring positions ``start…`` without publishing. ``[engine]``"""
-        n = frames.shape[0]
-        if n == 0:
-            return
-        if n > self.capacity:
-            raise RingError("ring_size", f"chunk of {n} frames exceeds capacity {self.capacity}")
-        self._probe()
-        self._store(start, frames)
-
     def _store(self, start: int, frames: np.ndarray) -> None:
         n = frames.shape[0]
         if n == 0:
@@ -295,7 +288,7 @@ class RingWriter(RingGuard):
         if not 0 <= w < P.MAX_INDEX:             # never an OverflowError on the engine thread
             raise RingError("ring_size", f"write_index {w} out of range")
         self._w = w
-        self._u64[_WI] = w
+        self._u64[U64_WRITE_INDEX] = w
 
     def append(self, frames: np.ndarray) -> int:
         """Store after ``write_index`` and publish; never overruns the reader. ``[engine]``
@@ -315,7 +308,7 @@ class RingWriter(RingGuard):
         """Set or clear the ``playing`` flag. ``[engine]``"""
         self._flags = P.FLAG_WRITER_ALIVE | (P.FLAG_PLAYING if playing else 0)
         self._probe()
-        self._u32[_FL] = self._flags
+        self._u32[U32_FLAGS] = self._flags
 
     @property
     def playing(self) -> bool:
@@ -324,7 +317,7 @@ class RingWriter(RingGuard):
     def heartbeat(self) -> None:
         """Refresh ``writer_heartbeat_ns`` (called ≥ 10 Hz by the heartbeat thread); probes the size first."""
         if self._probe():
-            self._u64[_WHB] = P.monotonic_ns()
+            self._u64[U64_WRITER_HEARTBEAT] = P.monotonic_ns()
 
     def set_sample_rate(self, rate: int) -> None:
         """Change the rate of the data (a stream reset: bumps ``epoch``). ``[engine]``, idle slot only."""
@@ -333,7 +326,7 @@ class RingWriter(RingGuard):
             raise RingError("ring_layout", f"sample rate {rate} out of range")
         self.sample_rate = rate
         self._probe()
-        self._u32[_RATE] = rate
+        self._u32[U32_SAMPLE_RATE] = rate
         self.bump_epoch()
 
     def bump_epoch(self) -> None:
@@ -341,7 +334,7 @@ class RingWriter(RingGuard):
         e = self._epoch + 1
         self._epoch = e if e < P.MAX_INDEX else 1
         self._probe()
-        self._u64[_EP] = self._epoch
+        self._u64[U64_EPOCH] = self._epoch
 
     def set_meta(self, meta: dict) -> None:
         """Publish job metadata as msgpack under the seqlock (truncated prompt if too big). ``[engine]``
@@ -357,9 +350,9 @@ class RingWriter(RingGuard):
         seq = self._seq
         self._probe()
         u32 = self._u32
-        u32[_SEQ] = (seq + 1) & P.U32_MASK           # odd: being written
+        u32[U32_META_SEQ] = (seq + 1) & P.U32_MASK           # odd: being written
         self._meta[:len(blob)] = np.frombuffer(blob, dtype=np.uint8)
         self._meta_len = len(blob)
-        u32[_LEN] = len(blob)
+        u32[U32_META_LEN] = len(blob)
         self._seq = (seq + 2) & P.U32_MASK
-        u32[_SEQ] = self._seq                        # even: stable
+        u32[U32_META_SEQ] = self._seq                        # even: stable

@@ -1,8 +1,13 @@
 """The ring writer's hostile-memory stance: whatever is read back from a shared segment is checked.
 
 Shared memory is writable by whoever maps it, so nothing read back from it is trusted.
-:class:`RingGuard` is the half of :class:`bridge.core.ring.RingWriter` that defends the mapping
-(the writer inherits it; it holds no state of its own):
+:class:`RingGuard` is the half of :class:`bridge.core.ring.RingWriter` that defends the mapping.
+It is the writer's base class and declares no attributes: it works on the writer's mapping views
+(``_u64``, ``_u32``, ``_mm``, rebound by ``_bind``), its shadows of the writer-owned fields
+(``_w``, ``_epoch``, ``_flags``, ``_seq``, ``_meta_len``, ``_pid``), its guard state (``fault``,
+``_pending``, ``_notes``, ``_warned``, ``_checked_ns``, and ``_want`` / ``_last_try`` for an
+unavailable writer's retries) — all set in ``RingWriter.__init__`` — and on ``open`` and
+``_read_index``:
 
 - Re-attach (:meth:`RingGuard._reattach`) opens with ``O_NOFOLLOW`` and checks the opened
   descriptor: a regular file, ours, mode 0600, exactly the expected size. A foreign or odd file
@@ -38,21 +43,24 @@ from plugin_stub.protocol import RingError, RingFault, pid_alive
 
 log = logging.getLogger("wavebridge")
 
-# header fields as indices into the writer's u64 / u32 views
-_WI = P.OFF_WRITE_INDEX // 8
-_RI = P.OFF_READ_INDEX // 8
-_EP = P.OFF_EPOCH // 8
-_UR = P.OFF_UNDERRUN // 8
-_WHB = P.OFF_WRITER_HEARTBEAT // 8
-_RHB = P.OFF_READER_HEARTBEAT // 8
-_FL = P.OFF_FLAGS // 4
-_RATE = P.OFF_SAMPLE_RATE // 4
-_RRATE = P.OFF_READER_RATE // 4
-_RBLK = P.OFF_READER_BLOCK // 4
-_RPID = P.OFF_READER_PID // 4
-_SEQ = P.OFF_META_SEQ // 4
-_LEN = P.OFF_META_LEN // 4
-_PID = P.OFF_WRITER_PID // 4
+# ---- the ring header's words: where each field of ``docs/ring-protocol.md`` (offsets in
+# :mod:`plugin_stub.protocol`) sits in the writer's little-endian views of the header —
+# ``U64_*`` index ``RingWriter._u64`` (8-byte fields), ``U32_*`` index ``RingWriter._u32`` (4-byte
+# fields). The one definition; :mod:`bridge.core.ring` uses these names.
+U64_WRITE_INDEX = P.OFF_WRITE_INDEX // 8
+U64_READ_INDEX = P.OFF_READ_INDEX // 8
+U64_EPOCH = P.OFF_EPOCH // 8
+U64_UNDERRUN = P.OFF_UNDERRUN // 8
+U64_WRITER_HEARTBEAT = P.OFF_WRITER_HEARTBEAT // 8
+U64_READER_HEARTBEAT = P.OFF_READER_HEARTBEAT // 8
+U32_FLAGS = P.OFF_FLAGS // 4
+U32_SAMPLE_RATE = P.OFF_SAMPLE_RATE // 4
+U32_READER_RATE = P.OFF_READER_RATE // 4
+U32_READER_BLOCK = P.OFF_READER_BLOCK // 4
+U32_READER_PID = P.OFF_READER_PID // 4
+U32_META_SEQ = P.OFF_META_SEQ // 4
+U32_META_LEN = P.OFF_META_LEN // 4
+U32_WRITER_PID = P.OFF_WRITER_PID // 4
 _WARN_EVERY_NS = 10_000_000_000      # one report per slot and problem per 10 s
 _RETRY_EVERY_NS = 1_000_000_000      # an unavailable ring is retried at most once a second
 _CHECK_EVERY_NS = 50_000_000         # header repair at most every 50 ms (faults are reported at once)
@@ -132,7 +140,7 @@ class RingGuard:
 
     def _adopt_header(self, old_rate: int) -> None:
         """Take over a dead writer's ring: bounded indices, a fresh epoch, our pid and rate."""
-        wi, ri, ep = int(self._u64[_WI]), int(self._u64[_RI]), int(self._u64[_EP])
+        wi, ri, ep = int(self._u64[U64_WRITE_INDEX]), int(self._u64[U64_READ_INDEX]), int(self._u64[U64_EPOCH])
         if wi >= P.MAX_INDEX or ri >= P.MAX_INDEX:
             log.warning("slot %s: re-attached ring had write_index %d / read_index %d; the stream restarts at 0",
                         self.slot, wi, ri)
@@ -146,14 +154,14 @@ class RingGuard:
         self._w = w
         self._flags = P.FLAG_WRITER_ALIVE
         self._pid = os.getpid()
-        self._u32[_PID] = self._pid
-        self._u32[_RATE] = self.sample_rate
-        self._u32[_FL] = self._flags
-        self._u64[_WI] = w
-        self._u64[_WHB] = P.monotonic_ns()
-        self._u64[_EP] = self._epoch
-        self._u32[_SEQ] = self._seq              # even, ours from now on
-        self._u32[_LEN] = self._meta_len
+        self._u32[U32_WRITER_PID] = self._pid
+        self._u32[U32_SAMPLE_RATE] = self.sample_rate
+        self._u32[U32_FLAGS] = self._flags
+        self._u64[U64_WRITE_INDEX] = w
+        self._u64[U64_WRITER_HEARTBEAT] = P.monotonic_ns()
+        self._u64[U64_EPOCH] = self._epoch
+        self._u32[U32_META_SEQ] = self._seq              # even, ours from now on
+        self._u32[U32_META_LEN] = self._meta_len
         if old_rate != self.sample_rate:
             log.info("slot %s: re-attached ring was at %d Hz, now %d Hz", self.slot, old_rate, self.sample_rate)
 
@@ -172,11 +180,6 @@ class RingGuard:
         w._last_try = P.monotonic_ns()
         return w
 
-    @property
-    def live(self) -> bool:
-        """True while this writer feeds a real shared ring (not private memory)."""
-        return self.fault is None and not self._closed
-
     def recover(self) -> bool:
         """Get a real ring back after a refusal or a fault; True if the mapping changed. ``[engine]``
 
@@ -186,7 +189,7 @@ class RingGuard:
         if self.fault is None or self._closed:
             return False
         now = P.monotonic_ns()
-        if now - getattr(self, "_last_try", 0) < _RETRY_EVERY_NS:
+        if now - self._last_try < _RETRY_EVERY_NS:
             raise self.fault
         self._last_try = now
         with self._lock:
@@ -194,7 +197,7 @@ class RingGuard:
                 P.unlink_if_same(self.path, self._ident)
                 os.close(self._fd)
                 self._fd, self._ident = -1, None
-        rate, ch, cap = getattr(self, "_want", (self.sample_rate, self.channels, self.capacity))
+        rate, ch, cap = self._want if self._want is not None else (self.sample_rate, self.channels, self.capacity)
         try:
             fresh = type(self).open(self.slot, rate, ch, cap)
         except RingError as e:
@@ -224,7 +227,7 @@ class RingGuard:
                 return
             anon = mmap.mmap(-1, self.size)      # never read the old mapping again: it may fault
             self._bind(anon)                     # the old mapping dies with its last view
-            self._u64[_WI] = self._u64[_RI] = self._w
+            self._u64[U64_WRITE_INDEX] = self._u64[U64_READ_INDEX] = self._w
             self.fault = fault
             self._pending = fault
         log.error("slot %s: %s", self.slot, fault.message)
@@ -290,32 +293,32 @@ class RingGuard:
         seq, ln = _II.unpack_from(mm, P.OFF_META_SEQ)
         fixed = []
         if wi != self._w:
-            self._u64[_WI] = self._w
+            self._u64[U64_WRITE_INDEX] = self._w
             fixed.append("write_index")
         if ep != self._epoch:
-            self._u64[_EP] = self._epoch
+            self._u64[U64_EPOCH] = self._epoch
             fixed.append("epoch")
         if flags != self._flags:
-            self._u32[_FL] = self._flags
+            self._u32[U32_FLAGS] = self._flags
             fixed.append("flags")
         if pid != self._pid:
-            self._u32[_PID] = self._pid
+            self._u32[U32_WRITER_PID] = self._pid
             fixed.append("writer_pid")
         if rate != self.sample_rate:
-            self._u32[_RATE] = self.sample_rate
+            self._u32[U32_SAMPLE_RATE] = self.sample_rate
             fixed.append("sample_rate")
         if seq != self._seq:
-            self._u32[_SEQ] = self._seq
+            self._u32[U32_META_SEQ] = self._seq
             fixed.append("meta_seq")
         if ln != self._meta_len:
-            self._u32[_LEN] = self._meta_len
+            self._u32[U32_META_LEN] = self._meta_len
             fixed.append("meta_len")
         if (magic, ver, doff, ch, cap) != (P.MAGIC, P.VERSION, P.DATA_OFFSET, self.channels, self.capacity):
             mm[0:P.OFF_EPOCH] = P.pack_fixed(self.sample_rate, self.channels, self.capacity, 0, 0, 0, 0)[:P.OFF_EPOCH]
             fixed.append("layout")
         if not self._w - self.capacity <= ri <= self._w + self.capacity:
             if rhb > now or now - rhb > 1_000_000_000:
-                self._u64[_RI] = self._w         # no live reader to set it right: reset it
+                self._u64[U64_READ_INDEX] = self._w         # no live reader to set it right: reset it
                 fixed.append("read_index (no live reader)")
             else:
                 self._read_index()               # a live reader's garbage: reported, bounded on use

@@ -39,7 +39,6 @@ class Spliced(NamedTuple):
     """What :func:`splice_into` did."""
 
     start: int                # the splice frame: the crossfade starts here
-    end: int                  # the new write_index
     skip: int                 # frames of the new audio skipped (a re-timed continuation that landed late)
     store_s: float            # seconds from reading read_index to the publish (0.0 without a clock)
 
@@ -89,7 +88,7 @@ def splice_into(ring, new, xfade: int, guard: int, gain0: float = 1.0, gain1: fl
     store_s = (clock_ns() - t0) / 1e9 if clock_ns is not None else 0.0
     if ring.read_index > s:
         ring.splices_overtaken += 1
-    return Spliced(s, s + n, skip, store_s)
+    return Spliced(s, skip, store_s)
 
 
 def fade_ring(ring, old: Envelope | None, new: Envelope, at: int, device: bool = False) -> None:
