@@ -336,22 +336,37 @@ def test_audio_shape_finite_and_not_silent(backend):
     backend.end(s)
 
 
-def test_audio_is_chunk_size_invariant(backend):
-    """Every frame's audio comes from the same EnCodec window whatever the chunks asked for.
+def test_audio_is_chunk_size_invariant(backend, tiny_dir):
+    """Chunked audio equals one-shot audio up to what EnCodec remembers of a window's start.
 
-    Windows sit on a grid of ``decode_block`` frames; chunking changes only how many windows share
-    one EnCodec call. The same windows in the same batches are bitwise equal; across batch sizes
-    the CPU kernels may round differently (a few float32 ulps of a signal within ±1: 2e-7 seen),
-    hence 2e-6. Windows that start where a call stopped (the old decode) missed this by 8e-6 with
-    this model and by 0.03 on other machines: EnCodec's LSTM remembers where a window starts.
+    Each call decodes EnCodec from ``decode_context`` frames before its new audio, so where a
+    window starts moves with the chunking, and the codec's LSTM and edge padding remember it. What
+    that allows, and no more: the codes are identical; the differences sit at the windows' seams
+    (most samples agree to 1e-4: here all of them, max 7.7e-6; on another 2-core machine 3164 of
+    48000 did not, max 0.032); they stay far below the music (≤ 5 % of its peak); and they
+    shrink when the windows warm up longer (64 frames of context: no larger than with 16).
     """
     g = backend.granularity
-    one, _ = run_stream(backend, [g * 100])
-    small, _ = run_stream(backend, [g] * 100)              # one window per EnCodec call
-    blocks, _ = run_stream(backend, [g * backend.decode_block] * (100 // backend.decode_block))
-    np.testing.assert_array_equal(blocks, small)
-    for other in (small, *(run_stream(backend, c)[0] for c in ([g * 3, g * 64, g * 33], [1, g * 99]))):
-        np.testing.assert_allclose(other, one, rtol=0, atol=2e-6)
+    one, one_codes = run_stream(backend, [g * 100])
+    peak = float(np.abs(one).max())
+    assert peak > 1e-3
+    errors = []
+    for chunks in ([g] * 100, [g * 3, g * 64, g * 33], [1, g * 99]):
+        other, codes = run_stream(backend, chunks)
+        np.testing.assert_array_equal(codes, one_codes)
+        assert other.shape == one.shape
+        err = np.abs(other - one)
+        assert np.mean(err <= 1e-4) >= 0.9
+        assert err.max() <= 0.05 * peak
+        errors.append(float(err.max()))
+    longer = get_backend("musicgen", model=tiny_dir, device="cpu", decode_context=64)
+    try:
+        one64, _ = run_stream(longer, [g * 100])
+        np.testing.assert_allclose(one64, one, rtol=0, atol=1e-5)     # one window: context changes nothing
+        small64, _ = run_stream(longer, [g] * 100)
+        assert float(np.abs(small64 - one64).max()) <= errors[0] + 1e-6
+    finally:
+        longer.close()
 
 
 def test_audio_depends_on_codes(backend):

@@ -76,7 +76,7 @@ class HttpService:
     """The aiohttp application bound to one daemon. Create, ``await start()``, ``await close()``. ``[control]``"""
 
     def __init__(self, daemon, config: HttpConfig):
-        self.d = daemon
+        self.daemon = daemon
         self.cfg = config
         self.state_dir = config.state_dir or default_state_dir()
         self.store = Store(self.state_dir)
@@ -96,7 +96,7 @@ class HttpService:
     def make_app(self) -> web.Application:
         """The application: this service's parts under their keys, the middleware and the routes. ``[control]``"""
         app = web.Application(client_max_size=MAX_BODY, middlewares=[self._errors])
-        app[DAEMON], app[CONFIG], app[AUTH] = self.d, self.cfg, self.auth
+        app[DAEMON], app[CONFIG], app[AUTH] = self.daemon, self.cfg, self.auth
         app[STREAMS], app[TRACKS] = self.hub, self.tracks
         slots.setup(app)
         static.setup(app)
@@ -136,12 +136,12 @@ class HttpService:
         self.auth.host = self.host
         self.tracks.start()
         _remove_stale_private_rings()
-        self.d.bus.subscribe(self.on_event)
+        self.daemon.bus.subscribe(self.on_event)
         return self.host, self.port
 
     async def close(self) -> None:
         """Stop serving, end every web stream, stop the track worker (its rows resume next start). ``[control]``"""
-        self.d.bus.unsubscribe(self.on_event)
+        self.daemon.bus.unsubscribe(self.on_event)
         await self.tracks.close()
         if self.runner is not None:
             await self.runner.cleanup()               # on_shutdown closes the status sockets
@@ -185,7 +185,7 @@ class HttpService:
                 raise
             except Exception as e:  # noqa: BLE001 — the daemon never dies from a request
                 log.exception("HTTP %s %s failed", request.method, request.path)
-                self.d.count_error("internal")
+                self.daemon.count_error("internal")
                 meters.requests[(endpoint, "-", 500)] += 1
                 return json_error(ApiError(500, "internal", f"internal error: {type(e).__name__}"))
 

@@ -54,7 +54,7 @@ class LiveSession:
     BURST = 40.0              # … in bursts of this many
 
     def __init__(self, app: web.Application, ws: web.WebSocketResponse, lease: StreamLease, fmt: str):
-        self.d = app[DAEMON]
+        self.daemon = app[DAEMON]
         self.auth = app[AUTH]
         self.pool = app[STREAMS].pool
         self.send_timeout_s = app[CONFIG].send_timeout_s
@@ -161,7 +161,7 @@ class LiveSession:
 
     async def _param(self, m: dict) -> None:
         name = m.get("name")
-        params = self.d.params()
+        params = self.daemon.params()
         if not isinstance(name, str) or name not in params:
             await self._bad(f"unknown parameter; known: {', '.join(sorted(params))}")
             return

@@ -47,7 +47,7 @@ class PrivateStream:
     FAST_BLOCK = 8192         # fast reads: frames per ring read, within the protocol's reader block bound
 
     def __init__(self, daemon, slot):
-        self.d = daemon
+        self.daemon = daemon
         self.slot = slot
         self.name = slot.name
         self.rate = slot.ring.sample_rate
@@ -75,7 +75,7 @@ class PrivateStream:
         """Start (or replace, with a splice) the slot's job; returns the job id. ``[control]``"""
         cmd = Command("play", slot=self.name, prompt=prompt, seconds=float(seconds), seed=seed,
                       arrival_ns=arrival_ns, source="http")
-        job = self.d.submit(cmd)
+        job = self.daemon.submit(cmd)
         self.jobs[job] = {"first_frame": None, "done": False, "reason": "", "compute_s": 0.0, "first_ms": None}
         if len(self.jobs) > 64:                # a long session: forget the oldest jobs
             for old in sorted(self.jobs)[:-64]:
@@ -86,11 +86,11 @@ class PrivateStream:
 
     def param(self, name: str, value: float) -> None:
         """Set a live parameter of the slot (``/wb/param``). ``[control]``"""
-        self.d.submit(Command("param", slot=self.name, name=name, value=float(value), source="http"))
+        self.daemon.submit(Command("param", slot=self.name, name=name, value=float(value), source="http"))
 
     def stop(self, fade_s: float = 0.05) -> None:
         """Fade the slot's job out (``/wb/stop``). ``[control]``"""
-        self.d.submit(Command("stop", slot=self.name, fade_s=float(fade_s), source="http"))
+        self.daemon.submit(Command("stop", slot=self.name, fade_s=float(fade_s), source="http"))
 
     def close(self) -> None:
         """Stop the job (if any) and give the slot back; safe to call twice. ``[control]``"""
@@ -103,7 +103,7 @@ class PrivateStream:
             pass
         for _ in range(3):
             try:
-                self.d.close_private_slot(self.name)
+                self.daemon.close_private_slot(self.name)
                 return
             except Exception:  # noqa: BLE001 — queue full: the slot would leak; try once more
                 time.sleep(0.01)

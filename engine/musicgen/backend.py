@@ -9,19 +9,11 @@ Pipeline of one stream::
 
     start(): prompt → T5 (once per job) → cross-attention K/V in the stream's slot
     generate(): decoder steps (delay pattern, CFG as batch, top-k / temperature, per-stream key)
-                → codes of complete frames → EnCodec over fixed windows, one per block of
-                ``decode_block`` frames on a grid of absolute frames: block [b, b + block) is
-                decoded from [b − context, b + block + crossfade + lookahead)
-                → the windows resampled to the output rate (on the device, batched)
-                → each block's audio plus its crossfade tail → Stitcher (linear crossfade of
-                ``crossfade_frames`` with the previous block) → channels → FIFO → exactly the
-                frames asked for
-
-Decode windows sit on that grid, never where a call happened to stop: EnCodec's LSTM and edge
-padding make a window's audio depend on where the window starts and ends (with 16 frames of
-context a random tiny model's seams differed by up to 0.03 between chunkings), so a frame's audio
-must always come from the same window. The chunks asked for change only how many windows go into
-one batched EnCodec call, which moves the result by float rounding at most.
+                → codes of complete frames → EnCodec over a window [emitted − context, complete)
+                → the window resampled to the output rate (on the device, batched)
+                → its audio from ``emitted`` to ``lookahead`` frames before its end → Stitcher
+                (linear crossfade of ``crossfade_frames`` with the previous window) → channels
+                → FIFO → exactly the frames asked for
 
 Endless streams re-prime when a slot's cache is full: the last ``reprime_s`` seconds of codes
 become the new context (prefilled at positions 0…), and decoding continues. Re-priming happens at
@@ -374,7 +366,7 @@ class MusicgenBackend(Backend):
                  max_batch: int = 64, sample_rate: int | None = None, *, channels: int = 2,
                  context_s: float = 20.0, reprime_s: float = 10.0, max_text_tokens: int = 64,
                  decode_context: int = 16, decode_lookahead: int = 4, crossfade_frames: int = 2,
-                 decode_block: int = 4, round_steps: int = 64, cuda_graphs: bool | None = None, bucketed: bool | None = None,
+                 round_steps: int = 64, cuda_graphs: bool | None = None, bucketed: bool | None = None,
                  kv_budget_gb: float | None = None, device_audio: bool | None = None):
         """Load and allocate (reads the directory; the only I/O). ``[control]`` at start.
 
@@ -385,9 +377,7 @@ class MusicgenBackend(Backend):
         ``context_s`` cache length (MusicGen trained on 30 s; shorter keeps big batches fast),
         ``reprime_s`` context kept when an endless stream's cache is full, ``max_text_tokens``,
         ``decode_context`` / ``decode_lookahead`` EnCodec frames decoded either side of new audio,
-        ``crossfade_frames`` seam length, ``decode_block`` frames of new audio per EnCodec window
-        (the grid windows sit on; larger blocks decode fewer overlap frames per frame of audio but
-        generate up to ``decode_block − 1`` frames more before the first audio), ``round_steps`` steps between host syncs,
+        ``crossfade_frames`` seam length, ``round_steps`` steps between host syncs,
         ``cuda_graphs`` / ``bucketed`` (default: on with CUDA), ``kv_budget_gb`` cache budget,
         ``device_audio``: hand chunks back as CuPy arrays that never leave the GPU (default: on
         with CUDA when CuPy works), so the daemon stitches them into the ring with its kernels.
@@ -403,8 +393,8 @@ class MusicgenBackend(Backend):
         with _as_backend_errors(f"setting up MusicGen from {self.model_dir}"):
             self._load(path)
             self._configure(max_batch, sample_rate, context_s, reprime_s, max_text_tokens, decode_context,
-                            decode_lookahead, crossfade_frames, decode_block, round_steps, cuda_graphs,
-                            bucketed, kv_budget_gb)
+                            decode_lookahead, crossfade_frames, round_steps, cuda_graphs, bucketed,
+                            kv_budget_gb)
         self._slots: list[Stream] = []
 
     # ---------------------------------------------------------------- loading
@@ -464,8 +454,7 @@ class MusicgenBackend(Backend):
         del model
 
     def _configure(self, max_batch, sample_rate, context_s, reprime_s, max_text_tokens, decode_context,
-                   decode_lookahead, crossfade_frames, decode_block, round_steps, cuda_graphs, bucketed,
-                   kv_budget_gb):
+                   decode_lookahead, crossfade_frames, round_steps, cuda_graphs, bucketed, kv_budget_gb):
         self.sample_rate = int(sample_rate) if sample_rate else 48000
         if self.sample_rate <= 0 or (self.hop * self.sample_rate) % self.model_rate:
             raise BackendError(f"output rate {self.sample_rate} Hz is not a whole number of samples per "
@@ -491,7 +480,6 @@ class MusicgenBackend(Backend):
                          self.decode_context, need, self._resampler.J - 1)
                 self.decode_context = need
         self.crossfade_frames = max(1, int(crossfade_frames))
-        self.decode_block = max(1, int(decode_block))
         self.text_len = int(max_text_tokens)
         dmax = int(self.delays.max())
         want = min(self.max_positions - 1, int(round(context_s * self.frame_rate)))
@@ -644,8 +632,7 @@ class MusicgenBackend(Backend):
         deficit = n - st.fifo.size
         if deficit <= 0:
             return 0
-        final = ceil_div(st.emitted + ceil_div(deficit, self.granularity), self.decode_block) * self.decode_block
-        frames = final + self.crossfade_frames + self.decode_lookahead     # the last block's window end
+        frames = st.emitted + ceil_div(deficit, self.granularity) + self.crossfade_frames + self.decode_lookahead
         return max(0, frames + st.codes.dmax - st.codes.steps)
 
     def _gather(self, states: list[_State]) -> None:
@@ -706,44 +693,35 @@ class MusicgenBackend(Backend):
         st.reprimes += 1
 
     def _decode(self, states: list[_State]) -> None:
-        """EnCodec over every complete block's window, resampled, stitched, into its stream's FIFO.
-
-        Block ``[b, b + H)`` (``b`` a multiple of ``H = decode_block``) is ready once the frames up
-        to ``b + H + crossfade + lookahead`` are complete; its window starts ``context`` frames
-        before ``b`` (at 0 near a stream's start). Windows of one length go through EnCodec as one
-        batch, whatever stream or block they belong to; then each stream's blocks enter its
-        stitcher in order.
-        """
-        lc, la, ov, q, H = (self.decode_context, self.decode_lookahead, self.crossfade_frames,
-                            self.granularity, self.decode_block)
-        groups: dict[int, list[tuple[_State, int, int]]] = {}
-        blocks: dict[int, list[int]] = {}                # id(state) → its ready blocks' starts, in order
+        """EnCodec over each stream's new window, resampled, stitched, into its FIFO."""
+        lc, la, ov, q = self.decode_context, self.decode_lookahead, self.crossfade_frames, self.granularity
+        groups: dict[int, list[tuple[_State, int, int, int]]] = {}
         for st in states:
-            b = st.emitted
-            while b + H + ov + la <= st.codes.frames:
-                a = max(0, b - lc)
-                groups.setdefault(b + H + ov + la - a, []).append((st, a, b))
-                blocks.setdefault(id(st), []).append(b)
-                b += H
-        chunks: dict[tuple[int, int], object] = {}       # (id(state), block start) → audio with its tail
+            F = st.codes.frames
+            G = F - la
+            E = st.emitted
+            if G - ov <= E:
+                continue
+            a = max(0, E - lc)
+            groups.setdefault(F - a, []).append((st, a, G, F))
         for W, items in groups.items():
-            codes = np.stack([st.codes.codes(a, a + W) for st, a, _b in items])
-            audio = self._codec_decode(codes)                              # (n, C, W·q) at the output rate
-            # one transfer: each block's audio and its crossfade tail
-            parts = [audio[i, :, (b - a) * q:(b + H + ov - a) * q] for i, (_st, a, b) in enumerate(items)]
-            flat = torch.cat(parts, dim=1).T.contiguous().float()         # (n · (H + ov) · q, C)
+            codes = np.stack([st.codes.codes(a, F) for st, a, _, F in items])
+            audio = self._codec_decode(codes)                              # (B, C, W·q) at the output rate
+            # one transfer: each stream's part from its emitted frame to the lookahead
+            parts = [audio[i, :, (st.emitted - a) * q:(G - a) * q] for i, (st, a, G, _F) in enumerate(items)]
+            lens = [p.shape[1] for p in parts]
+            flat = torch.cat(parts, dim=1).T.contiguous().float()         # (Σ n, C)
             if self._cupy is not None:
                 flat = self._cupy.from_dlpack(flat)                        # stays on the GPU (zero copy)
             else:
                 flat = flat.cpu().numpy()                                  # one transfer
-            m = (H + ov) * q
-            for i, (st, _a, b) in enumerate(items):
-                chunks[id(st), b] = flat[i * m:(i + 1) * m]
-        for st in states:
-            for b in blocks.get(id(st), ()):
-                st.fifo.push(self._to_channels(st.stitcher.push(chunks[id(st), b])))
-                st.emitted = b + H
-            if id(st) in blocks:
+            off = 0
+            for (st, a, G, _F), m in zip(items, lens):
+                chunk = flat[off:off + m]
+                off += m
+                done = st.stitcher.push(chunk)
+                st.emitted = G - ov
+                st.fifo.push(self._to_channels(done))
                 st.codes.trim(min(st.emitted - lc, st.codes.steps - self.reprime) - 1)
 
     def _codec_decode(self, codes: np.ndarray) -> np.ndarray:
