@@ -1,6 +1,7 @@
 """`wavebridge serve --backend musicgen --model DIR` end to end, on a tiny random model, in real time."""
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -18,7 +19,10 @@ def model_dir(tmp_path_factory):
 
 
 def test_musicgen_daemon_plays_into_the_ring_in_real_time(model_dir, daemon_proc, osc_client):
-    d = daemon_proc("--backend", "musicgen", "--model", model_dir, "--device", "cpu", "--slots", "2")
+    # one torch thread: the tiny model is launch-bound (each step is a few small ops), so a second
+    # OpenMP thread only spins between them and takes the core this test's real-time reader runs on
+    d = daemon_proc("--backend", "musicgen", "--model", model_dir, "--device", "cpu", "--slots", "2",
+                    env={**os.environ, "OMP_NUM_THREADS": "1"})
     c = osc_client(d.host, d.port, timeout=10)
     reader = attach_when_ready(1, max_block=128)
     assert reader.sample_rate == 48000 and reader.channels == 2
