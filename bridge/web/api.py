@@ -40,7 +40,7 @@ class HttpConfig:
 DAEMON = web.AppKey("wavebridge.daemon", object)
 CONFIG = web.AppKey("wavebridge.config", HttpConfig)
 #: per-request: the tier the request was served as (the request-count meter's label)
-TIER = "wavebridge.tier"
+TIER = web.RequestKey("wavebridge.tier", str)
 
 
 class ApiError(Exception):
