@@ -134,11 +134,23 @@ class Balance:
     """
 
     def __init__(self, sr: int):
-        from scipy.signal import sosfilt          # lazy: only when a performance is made
+        try:                                      # lazy: only when a performance is made
+            # the Cython kernel ``scipy.signal.sosfilt`` runs after its argument checks and
+            # copies (most of its cost on a 4096-frame block); called on our own buffers
+            from scipy.signal._sosfilt import _sosfilt
+        except ImportError:                       # pragma: no cover - another SciPy layout
+            _sosfilt = None
+        from scipy.signal import sosfilt
         self._sosfilt = sosfilt
+        self._kernel = _sosfilt
         self.sr = sr
         f = np.fft.rfftfreq(BLOCK, 1.0 / sr)
         self.m_low, self.m_pres = f < 60, (f >= 2000) & (f < 8000)
+        # both bands are runs of bins: summed as slices (the same values in the same order)
+        lo, pr = np.flatnonzero(self.m_low), np.flatnonzero(self.m_pres)
+        self._s_low = slice(int(lo[0]), int(lo[-1]) + 1)
+        self._s_pres = slice(int(pr[0]), int(pr[-1]) + 1)
+        assert lo.size == self._s_low.stop - self._s_low.start and pr.size == self._s_pres.stop - self._s_pres.start
         self.low_db = 0.0
         self.pres_db = 0.0
         self.tilt_db = 0.0
@@ -150,7 +162,7 @@ class Balance:
         # 4th-order Butterworth at 64 Hz: about the energy below 60 Hz
         self.hp = _highpass(25.0, sr)
         self.lp = _lowpass(min(16000.0, 0.4 * sr), sr)
-        self.zi = np.zeros((5, 2, 2))
+        self.zi = np.zeros((2, 5, 2))            # filter state: (channel, section, state), the kernel's layout
         self._sos = self._make()
 
     def _make(self) -> np.ndarray:
@@ -164,8 +176,8 @@ class Balance:
         tot = float(power.sum())
         if tot <= 1e-12:
             return
-        lo = float(power[self.m_low].sum())
-        pr = float(power[self.m_pres].sum())
+        lo = float(power[self._s_low].sum())
+        pr = float(power[self._s_pres].sum())
         a = math.exp(-BLOCK / (3.0 * self.sr))
         if self._p is None:
             self._p = [tot, lo, pr]
@@ -196,12 +208,28 @@ class Balance:
             else:
                 npr = max(0.0, npr - step)
         if nl != self.low_db or npr != self.pres_db or nt != self.tilt_db:
+            sos = self._sos                 # the sections that moved, as _make would make them
+            if nl != self.low_db:
+                sos[1] = _shelf("low", 90.0, nl, self.sr)
+            if nt != self.tilt_db:
+                sos[2] = _shelf("low", 350.0, nt, self.sr)
+            if npr != self.pres_db:
+                sos[3] = _peak(4000.0, npr, 0.7, self.sr)
             self.low_db, self.pres_db, self.tilt_db = nl, npr, nt
-            self._sos = self._make()
 
-    def process(self, x: np.ndarray) -> None:
-        y, self.zi = self._sosfilt(self._sos, x, axis=0, zi=self.zi)
-        x[:] = y
+    def process(self, x: np.ndarray, xt: np.ndarray | None = None) -> None:
+        """Filter the ``(n, 2)`` float32 block ``x`` in place. ``xt``: a ``(2, n)`` float64
+        C-contiguous scratch to filter in (what ``sosfilt`` would copy the block to)."""
+        if xt is None:
+            xt = np.empty((2, x.shape[0]), dtype=np.float64)
+        xt[...] = x.T
+        if self._kernel is not None:
+            self._kernel(self._sos, xt, self.zi)   # in place, float64, state carried in zi
+        else:                                      # pragma: no cover
+            y, zi = self._sosfilt(self._sos, xt, axis=-1, zi=self.zi.transpose(1, 0, 2))
+            xt[...] = y
+            self.zi = np.ascontiguousarray(zi.transpose(1, 0, 2))
+        x[...] = xt.T
 
 
 class Mix:
@@ -236,8 +264,20 @@ class Mix:
         self._buf = np.zeros((BLOCK + self.SUB, 2), dtype=np.float32)
         self._ramp = (np.arange(BLOCK, dtype=np.float32) / BLOCK)[:, None]
         self._gains = np.ones(BLOCK // self.SUB + 1)
-        self._tp_ext = np.zeros((BLOCK + self.SUB + 3, 2), dtype=np.float64)
-        self._tp_hist = np.zeros((3, 2), dtype=np.float64)
+        # scratch, made once (nothing is allocated per block): channels as rows, float64
+        self._x64 = np.empty((2, BLOCK), dtype=np.float64)          # the block, for filter and FFT
+        self._spec = np.empty((2, BLOCK // 2 + 1), dtype=np.complex128)
+        self._pow = np.empty((2, BLOCK // 2 + 1), dtype=np.float64)
+        self._psum = np.empty(BLOCK // 2 + 1, dtype=np.float64)
+        self._gramp = np.empty((BLOCK, 1), dtype=np.float32)
+        n = BLOCK + self.SUB
+        self._tp_chunks = (n + 3) // self.SUB + 1
+        # [3 frames before buf, buf], then zeros (read only by the bound, never interpolated)
+        self._tp_ext = np.zeros((2, self._tp_chunks * self.SUB), dtype=np.float64)
+        self._tp_hist = np.zeros((2, 3), dtype=np.float64)
+        self._tp_abs = np.zeros(self._tp_chunks * self.SUB, dtype=np.float64)
+        self._tp_u = np.empty((2, self._tp_chunks * self.SUB), dtype=np.float64)
+        self._tp_win = np.arange(self.SUB + 3)
         self._knots = np.arange(BLOCK // self.SUB + 1, dtype=np.float64) * self.SUB
         self._t = np.arange(BLOCK, dtype=np.float64)
         self.user_gain = 1.0
@@ -264,13 +304,19 @@ class Mix:
         self.level_ms = None
 
     def _follow(self, x: np.ndarray) -> float:
+        xt = self._x64
         if self.balance is not None:
-            self.balance.process(x)
-        spec = np.fft.rfft(x.astype(np.float64), axis=0)
-        power = spec.real ** 2 + spec.imag ** 2
+            self.balance.process(x, xt)
+        xt[...] = x.T                    # the block as float32 values, in float64 (as the filter left it)
+        spec = np.fft.rfft(xt, axis=1, out=self._spec)
+        power, psum = self._pow, self._psum
+        np.multiply(spec.real, spec.real, out=power)
+        np.multiply(spec.imag, spec.imag, out=self._tp_u[:, :power.shape[1]])
+        np.add(power, self._tp_u[:, :power.shape[1]], out=power)
+        np.add(power[0], power[1], out=psum)
         if self.balance is not None:
-            self.balance.observe(power[:, 0] + power[:, 1])
-        p = float(np.dot(self.kw, power[:, 0] + power[:, 1]))
+            self.balance.observe(psum)
+        p = float(np.dot(self.kw, psum))
         ms = 2.0 * p / (BLOCK * BLOCK)   # Parseval on a one-sided spectrum, summed over channels
         lufs = -0.691 + 10 * math.log10(ms + 1e-20)
         self.blocks += 1
@@ -298,26 +344,52 @@ class Mix:
     _TP = np.array([[-(t * (t - 1) * (t - 2)) / 6, (t + 1) * (t - 1) * (t - 2) / 2,
                      -(t + 1) * t * (t - 2) / 2, (t + 1) * t * (t - 1) / 6] for t in (0.25, 0.5, 0.75)])
 
+    #: max |interpolated| / max |samples| it is interpolated from (the largest row sum of |_TP|)
+    _TP_GAIN = float(np.abs(_TP).sum(axis=1).max())
+
     def _true_peaks(self, buf: np.ndarray, n_sub: int) -> np.ndarray:
         """Per sub-block peak of the signal between samples too (4× cubic interpolation), so the
-        ceiling holds for the reconstructed waveform, not only the samples (≤ −1 dBTP)."""
-        a = np.maximum(np.abs(buf[:, 0]), np.abs(buf[:, 1]))        # (2-column reductions are slow)
+        ceiling holds for the reconstructed waveform, not only the samples (≤ −1 dBTP).
+
+        Interpolates only the sub-blocks whose samples could reach the ceiling between them
+        (their sample peak × :attr:`_TP_GAIN` above :data:`CEILING`; a few % of a loud mix); any
+        other sub-block's peak is its sample peak: both are below the ceiling, where the limiter
+        only asks "below?", so its gains are those of the exact peaks."""
+        SUB = self.SUB
+        n = buf.shape[0]
         ext = self._tp_ext
-        ext[:3] = self._tp_hist
-        ext[3:] = buf
-        self._tp_hist[:] = buf[-self.SUB - 3:-self.SUB]      # what precedes the next call's buf
-        # estimates between samples k and k+1 for k = −2 … len−2 (ext index k+2 … k+5)
-        m = np.zeros(buf.shape[0], dtype=np.float64)
-        w = self._TP
-        for c in range(2):
-            e = ext[:, c]
+        ext[:, :3] = self._tp_hist
+        ext[:, 3:n + 3] = buf.T
+        self._tp_hist[:] = ext[:, n - SUB:n + 3 - SUB]       # what precedes the next call's buf
+        aa = self._tp_abs                                   # max |sample| over the channels
+        u = self._tp_u
+        np.maximum(np.abs(ext[0], out=u[0]), np.abs(ext[1], out=u[1]), out=aa)
+        peaks = aa[3:n + 3].reshape(n_sub + 1, SUB).max(axis=1)
+        # the samples each sub-block's estimates are made from lie in its chunk of ext and the next
+        ch = aa.reshape(self._tp_chunks, SUB).max(axis=1)
+        bound = np.maximum(ch[:n_sub + 1], ch[1:n_sub + 2])
+        hot = np.flatnonzero(bound * (self._TP_GAIN * (1.0 + 1e-6)) > CEILING)
+        if hot.size:
+            # y[i] = w0·ext[i] + w1·ext[i+1] + w2·ext[i+2] + w3·ext[i+3] (in that order) estimates
+            # between buf[i-3] and buf[i-2]; sub-block j takes i = 64j+2 … 64j+65, and the last
+            # pair of buf is checked next call (it is in its delay)
+            g = ext[:, (hot * SUB + 2)[:, None] + self._tp_win]          # (2, hot, SUB + 3)
+            e0, e1, e2, e3 = g[..., :SUB], g[..., 1:SUB + 1], g[..., 2:SUB + 2], g[..., 3:]
+            w = self._TP
+            m = None
             for r in range(3):
-                y = w[r, 0] * e[:-3] + w[r, 1] * e[1:-2] + w[r, 2] * e[2:-1] + w[r, 3] * e[3:]
-                np.maximum(m, np.abs(y), out=m)
-        # y[j] interpolates between ext[j+1] and ext[j+2] = buf[j-2] and buf[j-1], so the point
-        # after buf[k] is y[k+2]; the last pair of buf is checked next call (it is in its delay)
-        a[:-2] = np.maximum(a[:-2], m[2:])
-        return a.reshape(n_sub + 1, self.SUB).max(axis=1)
+                y = w[r, 0] * e0
+                y += w[r, 1] * e1
+                y += w[r, 2] * e2
+                y += w[r, 3] * e3
+                np.abs(y, out=y)
+                m = y if m is None else np.maximum(m, y, out=m)
+            m = np.maximum(m[0], m[1], out=m[0])                          # (hot, SUB)
+            if hot[-1] == n_sub:
+                m[-1, n - 2 - n_sub * SUB:] = 0.0
+            peaks[hot] = np.maximum(peaks[hot], m.max(axis=1))
+        # float32 peaks (rounding is monotonic: the float32 of the max is the max of the float32s)
+        return peaks.astype(np.float32)
 
     def process(self, x: np.ndarray) -> np.ndarray:
         """Mix one raw ``(BLOCK, 2)`` block in place; returns it. ``[engine]``"""
@@ -325,7 +397,10 @@ class Mix:
         g_a = 10 ** (self.gain_db / 20) * self.user_gain
         g_b = 10 ** (new_db / 20) * self.user_gain
         self.gain_db = new_db
-        x *= (g_a + (g_b - g_a) * self._ramp).astype(np.float32)
+        ramp = self._gramp                           # float32: g_a + (g_b − g_a)·ramp
+        np.multiply(self._ramp, g_b - g_a, out=ramp)
+        np.add(ramp, g_a, out=ramp)
+        x *= ramp
         # look-ahead limiter: sub-block j of buf = [delay, x] gets gains ramping G_j → G_{j+1}
         buf = self._buf
         buf[:self.SUB] = self._delay
@@ -342,11 +417,12 @@ class Mix:
         g = self._g_last
         r_prev = self._r_last
         gains = self._gains
-        for j in range(n_sub + 1):
-            r = float(need[j])
+        gl = []
+        for r in need.tolist():                      # (Python floats: a scalar loop on arrays is slow)
             g = min(r_prev, r, g + (1.0 - g) * rel)
-            gains[j] = g
+            gl.append(g)
             r_prev = r
+        gains[:] = gl
         # gains[j] is the gain at the start of sub-block j; the last one starts the next block
         g_s = np.interp(self._t, self._knots, gains).astype(np.float32)
         np.multiply(buf[:BLOCK], g_s[:, None], out=x)
@@ -513,7 +589,7 @@ class Performance:
         while got < n:
             if self._fifo_n == 0:
                 self._produce()
-                self._fifo[:] = self._block
+                self._fifo, self._block = self._block, self._fifo    # the block is the FIFO now
                 self._fifo_at, self._fifo_n = 0, BLOCK
             k = min(n - got, self._fifo_n)
             out[got:got + k] = self._fifo[self._fifo_at:self._fifo_at + k]
