@@ -211,6 +211,10 @@ class Scheduler:
             out[big][3] = half
             total -= n - half
 
+    def estimate_s(self, frames: int) -> float:
+        """Compute seconds ``frames`` of audio take at the recent throughput (0 while unknown). ``[engine]``"""
+        return frames / self.rate / self.throughput if self.throughput else 0.0
+
     def next_deadline_s(self, buffered: dict[int, int]) -> float | None:
         """Seconds until the earliest slot drops below its target (for the engine's wait)."""
         best = None
@@ -222,12 +226,21 @@ class Scheduler:
         return best
 
     # ----------------------------------------------------------------- generation
-    def step(self, buffered: dict[int, int], free: dict[int, int], sink=None, yield_to=None) -> StepResult:
+    def step(self, buffered: dict[int, int], free: dict[int, int], sink=None, yield_to=None,
+             priority: set | None = None, defer=None, later_batch_s: float | None = None) -> StepResult:
         """Plan, batch by chunk size, generate; chunks come back in deadline order. ``[engine]``
 
         Batches run most urgent first (a batch's urgency is its earliest deadline). With
         ``sink``, each backend call's chunks are handed to ``sink(chunks)`` as soon as that call
         returns, so the slots closest to running dry are written before the rest is generated.
+
+        ``priority``: the slots served before every other in this step whatever their deadlines
+        (the daemon's ring slots, read by a DAW, before its web streams); the others are batched
+        apart, after them. ``defer(seconds)`` is asked before each batch of the others with that
+        batch's estimated compute time (frames ÷ the recent throughput); ``True`` skips the rest
+        of the step's other slots (they are planned again next step), so they never make a
+        ``priority`` slot late; ``later_batch_s`` cuts their batches to about that much compute
+        each (at the recent throughput), so ``defer`` is asked often enough.
 
         ``yield_to(frames)`` lets the caller cut a step short: the slots it answers ``False`` for
         (given their buffered depth) are generated first, in batches of their own; before each
@@ -239,17 +252,25 @@ class Scheduler:
         plan = self.plan(buffered, free)
         if not plan:
             return res
-        # batches of one chunk size; with ``yield_to``, the slots it would not wait for (too
-        # close to running dry) are batched apart and first
-        groups: dict[tuple[bool, int], list[Job]] = {}
+        # batches of one chunk size; the ``priority`` slots apart and ahead of the rest; with
+        # ``yield_to``, the slots it would not wait for (too close to running dry) batched apart
+        # and first within each of the two
+        groups: dict[tuple[bool, bool, int], list[Job]] = {}
         for job, n in plan:                     # plan is deadline-ordered: so are groups and members
+            later = priority is not None and job.slot not in priority
             can_wait = yield_to is not None and yield_to(buffered.get(job.slot, 0))
-            groups.setdefault((can_wait, n), []).append(job)
-        for (can_wait, n), jobs in sorted(groups.items(), key=lambda kv: kv[0][0]):
-            for i in range(0, len(jobs), self.max_batch):
-                batch = jobs[i:i + self.max_batch]
+            groups.setdefault((later, can_wait, n), []).append(job)
+        for (later, can_wait, n), jobs in sorted(groups.items(), key=lambda kv: kv[0][:2]):
+            size = self.max_batch
+            if later and later_batch_s and self.throughput:
+                size = max(1, min(size, int(later_batch_s * self.throughput * self.rate / max(1, n))))
+            for i in range(0, len(jobs), size):
+                batch = jobs[i:i + size]
                 if can_wait and yield_to(min(buffered.get(j.slot, 0) for j in batch)):
                     res.yielded = True
+                    break
+                if later and defer is not None and defer(self.estimate_s(n * len(batch))):
+                    res.yielded = True          # the later groups are all deferrable: the step ends
                     break
                 audio = self._generate(batch, n, res)
                 if audio is None:

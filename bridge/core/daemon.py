@@ -48,6 +48,7 @@ from bridge.core.commands import COMMON_PARAMS, Command
 from bridge.core.engine_loop import EngineThread
 from bridge.core.events import Event, EventBus
 from bridge.core.ring import RingWriter
+from bridge.core.ringguard import served_by
 from bridge.core.slot import Slot
 from bridge.core.slotstate import Fault
 from plugin_stub.protocol import RingError, WavebridgeError
@@ -94,6 +95,42 @@ def validate_config(cfg: Config) -> None:
             bad(f"{name} must be a number in [{lo:g}, {hi:g}], got {v!r}")
 
 
+def _slot_spans(names: list) -> str:
+    """``1-4, 6`` for slot numbers (runs of consecutive ones as a span), names as they are."""
+    nums = sorted(n for n in names if isinstance(n, int))
+    parts, k = [], 0
+    while k < len(nums):
+        j = k
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        parts.append(str(nums[k]) if j == k else f"{nums[k]}-{nums[j]}")
+        k = j + 1
+    return ", ".join(parts + [str(n) for n in names if not isinstance(n, int)])
+
+
+def refuse_served(names: list, pids: dict) -> None:
+    """Refuse to start while any of ``names`` is served by another live writer. ``[control]``
+
+    ``pids``: slot → the pid serving it (0: free, -1: held by a writer whose pid is not known
+    yet). Raises one ``RingError('ring_busy')`` naming every such slot and pid, e.g. "slots 1-4
+    are served by wavebridge pid 812; pick disjoint slots (engine.slot_names) or stop it": two
+    daemons never split the DAW's slots between them.
+    """
+    by_pid: dict[int, list] = {}
+    for n in names:
+        if pids.get(n):
+            by_pid.setdefault(pids[n], []).append(n)
+    if not by_pid:
+        return
+    parts = []
+    for pid, ns in by_pid.items():
+        who = f"wavebridge pid {pid}" if pid > 0 else "another wavebridge that is starting"
+        parts.append(f"slot{'s' if len(ns) > 1 else ''} {_slot_spans(ns)} {'are' if len(ns) > 1 else 'is'} "
+                     f"served by {who}")
+    raise RingError("ring_busy", f"{'; '.join(parts)}; pick disjoint slots (engine.slot_names in the "
+                                 f"config) or stop {'it' if len(by_pid) == 1 else 'them'}")
+
+
 class Daemon:
     """Rings + backend + engine thread + heartbeat, driven by ``Command`` objects."""
 
@@ -134,6 +171,8 @@ class Daemon:
         """
         cfg = self.config
         validate_config(cfg)
+        names = cfg.slot_names or list(range(1, cfg.slots + 1))
+        refuse_served(names, {n: served_by(n) for n in names})   # before the backend's warm-up
         if self.backend is None:
             self.backend = get_backend(cfg.backend, **cfg.backend_kwargs)
         t0 = time.perf_counter()
@@ -142,14 +181,14 @@ class Daemon:
         rate = int(self.backend.sample_rate)
         target = int(cfg.target_s * rate)
         cap = 1 << math.ceil(math.log2(max(2 * target + 2 * cfg.max_chunk, rate)))
-        names = cfg.slot_names or list(range(1, cfg.slots + 1))
         try:
             refused = {}
             for n in names:
                 try:
                     ring = RingWriter.open(n, rate, self.backend.channels, cap)
-                except RingError as e:          # that slot only: the others start
-                    log.error("slot %s refused: %s", n, e.message)
+                except RingError as e:          # that slot only (a foreign file, no room): the others start;
+                    if e.code != "ring_busy":   # one held by a live writer refuses the daemon, below
+                        log.error("slot %s refused: %s", n, e.message)
                     refused[n] = e
                     ring = RingWriter.unavailable(n, rate, self.backend.channels, cap, e)
                 self.slots[n] = Slot(n, ring)
@@ -158,8 +197,8 @@ class Daemon:
                 else:
                     log.info("slot %s: %s %s (%d frames, %d Hz, %d ch)", n,
                              "created" if ring.created else "re-attached", ring.path, cap, rate, ring.channels)
-            if refused and all(e.code == "ring_busy" for e in refused.values()) and len(refused) == len(names):
-                raise next(iter(refused.values()))  # every ring held by a live daemon: that one serves
+            # a ring held by a live writer (another daemon, or one starting now): that one serves it
+            refuse_served(names, {n: served_by(n) or -1 for n, e in refused.items() if e.code == "ring_busy"})
         except BaseException:
             for s in self.slots.values():
                 s.ring.close(unlink=s.ring.created)

@@ -27,12 +27,19 @@ from bridge.core.events import Event
 from bridge.core.hostlink import HostLink
 from bridge.core.inbox import CommandQueue
 from bridge.core.slot import Slot
-from bridge.core.slotstate import (DRAINING, FADING, QUICK_FADE_S, REPLACING, SWITCHING, ChunkReady, Failed, Fault,
-                                   Progress, RingView, Stop)
+from bridge.core.slotstate import (DRAINING, FADING, PLAYING, QUICK_FADE_S, REPLACING, SWITCHING, ChunkReady, Failed,
+                                   Fault, PlayedOut, Progress, RingView, Stop)
 from bridge.core.writer import WritePipeline
-from plugin_stub.protocol import RingFault
+from plugin_stub.protocol import RingFault, pid_alive
 
 log = logging.getLogger("wavebridge")
+
+#: a private web stream's batch waits (to the next step) while a ring slot's buffered lead would
+#: drop below this share of ``Config.target_s`` during it: the DAW is served first, by construction
+DAW_MIN_LEAD = 0.5
+#: … and web streams are generated in batches of about this much compute, so the ring slots' leads
+#: are looked at again that often within a step
+WEB_BATCH_S = 0.05
 
 
 class EngineThread(threading.Thread):
@@ -52,6 +59,11 @@ class EngineThread(threading.Thread):
         self.alive_ns = self.clock_ns()          # watchdog: last loop iteration
         self._halt = threading.Event()
         self.step_ema: float | None = None       # seconds per generating step (recent average)
+        #: the share of wall time spent generating (steps), over the last ~second: the engine's
+        #: measured real-time load, which the web side admits new streams by (bridge.web.admission)
+        self.duty = 0.0
+        self._duty_busy = 0.0
+        self._duty_t0 = time.perf_counter()
         self.hostlink = HostLink(self)           # the DAW's transport: tempo/bar lock, quantize
         self.writer = WritePipeline(owner, self.hostlink)
         self.actions = SlotActions(owner, self.writer, self.offer)
@@ -92,13 +104,25 @@ class EngineThread(threading.Thread):
             return
         try:
             self._progress_all()
+            t_fill = time.perf_counter()
             self._fill()
+            self._meter_duty(t_fill)
             if d.midi_out is not None:
                 d.midi_out.collect(self.hostlink)
         except Exception as e:  # noqa: BLE001 — keep the engine alive, report the fault
             log.exception("engine step failed")
             d.emit(Event("error", code="internal", message=f"engine step failed: {e}"))
             time.sleep(0.01)
+
+    def _meter_duty(self, t_fill: float) -> None:
+        """Add one step's time to the duty meter; every 0.5 s of wall time the meter's window
+        closes and :attr:`duty` moves halfway to that window's busy share."""
+        now = time.perf_counter()
+        self._duty_busy += now - t_fill
+        wall = now - self._duty_t0
+        if wall >= 0.5:
+            self.duty = 0.5 * self.duty + 0.5 * min(1.0, self._duty_busy / wall)
+            self._duty_busy, self._duty_t0 = 0.0, now
 
     # --------------------------------------------------------------------- waiting
     def _idle_timeout(self) -> float:
@@ -127,23 +151,64 @@ class EngineThread(threading.Thread):
         if slot.private:    # its one reader is this process's web stream, there until close_slot; its
             alive, left = True, False   # heartbeat waits while the stream's encoder works
         return RingView(ring.read_index, ring.write_index, self.writer.guard(slot), ring.sample_rate,
-                        ring.reader_sample_rate, alive, left)
+                        ring.reader_sample_rate, alive, left, None if slot.private else ring.void_read)
 
     # --------------------------------------------------------------------- per turn
     def _progress_all(self) -> None:
         """Every slot's ring is checked (a shrunk segment, overwritten header fields), its machine
-        hears where the ring's heads are, and held audio is offered again."""
+        hears where the ring's heads are (and, while nobody reads it, where the writer's void
+        clock stands), and held audio is offered again.
+
+        A slot nobody reads (:meth:`_read_by_someone`) plays out into the void: its timed job ends
+        once its whole length has played by the void's clock (:meth:`_played_out`), and when the
+        slot falls silent so the ring's ``epoch`` is bumped, so that a reader resuming later
+        resyncs to the live edge instead of hearing audio nobody heard in its time. The writer
+        never stores ``read_index``."""
         now = self.clock_ns()
         for slot in self.owner.slots.values():
             try:
                 slot.ring.check()
             except RingFault as e:
                 self._ring_fault(slot, e)
+            if not slot.private:                 # a private slot's reader is there until it closes
+                slot.ring.play_out(None if self._read_by_someone(slot, now) else now)
             view = self.view(slot)
             self._watch_reader(slot, view, now)
+            was_busy = slot.sm.busy
             self.actions.handle(slot, Progress(view))
+            if view.void is not None:
+                self._played_out(slot, view.void)
+                if was_busy and not slot.sm.busy and not slot.ring.fault:
+                    slot.ring.bump_epoch()       # a stream reset: a later reader starts at the live edge
             if slot.held:
                 self.offer(slot)
+
+    def _read_by_someone(self, slot: Slot, now: int) -> bool:
+        """A reader is there: its heartbeat is under 1 s old, or it attached (its process is
+        alive) and has not read yet. Otherwise the ring plays out into the void: a clock private
+        to the writer (:meth:`~bridge.core.ring.RingWriter.play_out`), never ``read_index``,
+        which is the reader's alone. ``[engine]``"""
+        ring = slot.ring
+        hb = ring.reader_heartbeat_ns
+        if hb:
+            return now - hb < 1_000_000_000
+        return pid_alive(ring.reader_pid)
+
+    def _played_out(self, slot: Slot, void: int) -> None:
+        """Nobody reads the slot: its playing timed job ends (``done``, reason ``finished``) once
+        the void's clock has passed where the job's audio ends — what is written plus what it
+        has still to make (held chunks included), in ring frames. Until the ring is full that is
+        the job made and played in its time; once full (nobody frees room) the clock runs on
+        past ``write_index`` and the rest counts as played. ``[engine]``"""
+        sm = slot.sm
+        job = sm.job
+        if sm.state != PLAYING or job is None or job.done or job.remaining is None:
+            return
+        ring = slot.ring
+        pending = max(0, job.remaining) + sum(int(c.audio.shape[0]) for c in slot.held if c.job is job)
+        end = ring.write_index + pending * ring.sample_rate // max(1, self.owner.backend.sample_rate)
+        if void >= end:
+            self.actions.handle(slot, PlayedOut(job))
 
     def _ring_fault(self, slot: Slot, e: RingFault) -> None:
         """Answer a ring problem (already logged by the ring). A fatal one (the segment shrank: the
@@ -159,11 +224,11 @@ class EngineThread(threading.Thread):
     def _watch_reader(self, slot: Slot, view: RingView, now: int) -> None:
         """Two readers advancing one ring (:meth:`Slot.watch_reader`): logged once, counted as the
         error code ``two_readers``, shown in status as ``readers: 2``."""
-        seen = slot.watch_reader(view.read, view.rate, view.reader_alive, now)
+        seen = slot.watch_reader(view.read, view.reader_alive, now)
         if seen:
             log.warning("slot %s: two readers are advancing read_index (reader pid %s%s): each hears part "
                         "of the stream; give every plugin instance its own slot", slot.name, slot.reader_pid,
-                        ", pids alternating" if seen == "flips" else ", read at twice the rate")
+                        ", pids alternating" if seen == "flips" else ", read_index stepping back and forth")
             self.owner.count_error("two_readers")
 
     # --------------------------------------------------------------------- generation
@@ -173,7 +238,8 @@ class EngineThread(threading.Thread):
         out = {}
         for s in d.scheduler.jobs:
             slot = d.slots[s]
-            b = 0 if slot.sm.state in (REPLACING, SWITCHING) else slot.ring.buffered()
+            # nobody reads: ahead of the writer's void clock (RingWriter.lead), so a timed job is made in its time
+            b = 0 if slot.sm.state in (REPLACING, SWITCHING) else slot.ring.lead()
             if slot.ring.sample_rate != d.backend.sample_rate:     # the scheduler counts backend frames
                 b = b * d.backend.sample_rate // slot.ring.sample_rate
             out[s] = b + sum(int(c.audio.shape[0]) for c in slot.held)
@@ -231,7 +297,12 @@ class EngineThread(threading.Thread):
         def yield_to(frames: int) -> bool:
             return frames >= margin and q.qsize() > 0
 
-        res = sched.step(buffered, free, sink=self._sink, yield_to=yield_to)
+        # the ring slots (read by a DAW) before the private web streams, and the streams only while
+        # every ring slot keeps a safe lead through their batch
+        daw = {s for s in sched.jobs if not d.slots[s].private}
+        res = sched.step(buffered, free, sink=self._sink, yield_to=yield_to, priority=daw,
+                         defer=(lambda est_s: self._daw_short(daw, est_s)) if daw else None,
+                         later_batch_s=WEB_BATCH_S if daw else None)
         if res.chunks:
             dt = (self.clock_ns() - t0) / 1e9
             self.step_ema = dt if self.step_ema is None else 0.8 * self.step_ema + 0.2 * dt
@@ -246,6 +317,22 @@ class EngineThread(threading.Thread):
                 self.actions.handle(slot, Failed(job, self.view(slot)))
             if not job.done:
                 sched.end(job)
+
+    def _daw_short(self, daw: set, est_s: float) -> bool:
+        """True when a ring slot in ``daw`` would hold less than half its target lead after
+        ``est_s`` more seconds of other work (its held chunks count, its reader moves on). ``[engine]``"""
+        d = self.owner
+        floor_s = DAW_MIN_LEAD * d.config.target_s + est_s
+        for s in daw:
+            slot = d.slots.get(s)
+            job = d.scheduler.jobs.get(s)
+            if slot is None or job is None or job.done or (job.remaining is not None and job.remaining <= 0):
+                continue                        # nothing more to make for it: its lead may run out
+            ring = slot.ring
+            held = sum(int(c.audio.shape[0]) for c in slot.held)
+            if ring.lead() / ring.sample_rate + held / d.backend.sample_rate < floor_s:
+                return True
+        return False
 
     def offer(self, slot: Slot) -> None:
         """Hand the slot's held chunks to its machine as one chunk, once they may be written:

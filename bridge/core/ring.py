@@ -43,6 +43,9 @@ from plugin_stub.protocol import RingError, RingFault
 
 log = logging.getLogger("wavebridge")
 
+#: a ring nobody reads is full (:meth:`RingWriter.play_out`) with less room than ``capacity / VOID_FULL``
+VOID_FULL = 8
+
 
 class RingWriter(RingGuard):
     """The single writer of one slot's ring. Create with :meth:`open` (or :meth:`unavailable`)."""
@@ -75,6 +78,9 @@ class RingWriter(RingGuard):
         self._meta_len = min(int(self._u32[U32_META_LEN]), P.META_MAX)
         self._pid = int(self._u32[U32_WRITER_PID])
         self._checked_ns = 0
+        self._void_ns: int | None = None        # play_out: the void's clock at its last turn (None: a reader is there)
+        self._void_read = 0                     # play_out: the frame the void has played to (private, never stored)
+        self._void_frac = 0.0                   # play_out: the fraction of a frame carried to the next turn
 
     def _bind(self, mm) -> None:
         self._mm = mm
@@ -302,6 +308,51 @@ class RingWriter(RingGuard):
         self._store(w, frames[:n])              # probed above: one fstat per append
         self._publish(w + n)
         return n
+
+    def play_out(self, now_ns: int | None) -> None:
+        """The void's clock: while nobody reads the ring, the writer counts its audio as played at
+        the ring's rate from where ``read_index`` stood — in private (:attr:`void_read`), never in
+        the header: ``read_index`` is the reader's alone. The engine makes a timed job in its time
+        by it (:meth:`lead`) and ends the job once its whole length has played out, then bumps
+        ``epoch``; ``write_index − read_index`` still never exceeds ``capacity``, so an endless
+        job fills the ring and waits there. Like a reader the void never plays past
+        ``write_index`` — except once the ring is (all but) full: then the writer may make no more
+        audio, and the clock runs on past it, counting the audio a reader would have let it make.
+        ``now_ns`` is the engine's clock; None: a reader is there, and the void's clock starts
+        again (at ``read_index``) the next time there is none. ``[engine]``
+        """
+        if now_ns is None:
+            self._void_ns, self._void_frac = None, 0.0
+            return
+        if not self._probe():
+            return
+        last, self._void_ns = self._void_ns, now_ns
+        r = self._read_index()
+        if last is None:
+            self._void_read, self._void_frac = r, 0.0
+            return
+        if now_ns <= last:
+            return
+        n = (now_ns - last) * self.sample_rate / 1e9 + self._void_frac
+        step = int(n)
+        self._void_frac = n - step
+        v = max(self._void_read, r) + step
+        full = self._w - r >= self.capacity - self.capacity // VOID_FULL
+        self._void_read = v if full else min(v, self._w)
+
+    @property
+    def void_read(self) -> int | None:
+        """Where the void's clock has played the ring to (:meth:`play_out`); None while a reader is there."""
+        return None if self._void_ns is None else self._void_read
+
+    def lead(self) -> int:
+        """Frames published ahead of whoever plays the ring: :meth:`buffered`, or while nobody
+        reads it, ahead of the void's clock (:meth:`play_out`) — all that is buffered once the
+        ring is (all but) full, when there is no room to make more anyway. ``[engine]``"""
+        b = self.buffered()
+        if self._void_ns is None or b >= self.capacity - self.capacity // VOID_FULL:
+            return b
+        return max(0, self._w - self._void_read)
 
     # ---------------------------------------------------------------- header fields
     def set_playing(self, playing: bool) -> None:

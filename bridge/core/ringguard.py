@@ -75,6 +75,35 @@ def map_segment(fd: int, size: int) -> mmap.mmap:
     return mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
 
 
+def served_by(slot) -> int:
+    """The pid of another live writer serving ``slot``'s ring, or 0. ``[control]`` (before a daemon opens)
+
+    Read from the header alone, never by taking the writer's lock (a probe holding it even for a
+    moment would make a writer creating that ring at the same time refuse it): a valid magic,
+    ``writer_alive`` set, ``writer_pid`` a live process other than ours and a heartbeat younger
+    than 2 s. Anything else (no ring, a foreign file, a dead writer's ring) is 0: opening the
+    ring decides about those. The pid is only reported, never signalled.
+    """
+    try:
+        fd, _ = P.open_segment(P.shm_path(slot), writable=False, mode=False)
+    except RingError:
+        return 0
+    try:
+        head = os.pread(fd, P.OFF_WRITER_HEARTBEAT + 8, 0)
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+    if len(head) < P.OFF_WRITER_HEARTBEAT + 8 or head[:8] != P.MAGIC:
+        return 0
+    pid, flags = struct.unpack_from("<II", head, P.OFF_WRITER_PID)
+    hb, = _Q.unpack_from(head, P.OFF_WRITER_HEARTBEAT)
+    age = P.monotonic_ns() - hb
+    if not flags & P.FLAG_WRITER_ALIVE or pid == os.getpid() or not pid_alive(pid) or not 0 <= age < 2_000_000_000:
+        return 0
+    return pid
+
+
 class RingGuard:
     """Re-attach checks, header repair, the shrink probe and recovery of a :class:`RingWriter`."""
 

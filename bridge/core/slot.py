@@ -18,8 +18,11 @@ log = logging.getLogger("wavebridge")
 
 #: the reader pid flipping this often within 3 s: two readers take turns on one ring
 _PID_FLIPS = 2
-#: windows of 1 s in a row with ``read_index`` moving at 1.7…8 × the ring's rate: two readers
-_FAST_WINDOWS = 2
+#: ``read_index`` stepping back this often within 3 s: two readers publishing their own positions.
+#: One reader moves it back only when it overtook a splice (and resyncs), or not at all; however
+#: fast it reads (a render, a DAW's offline bounce, a web stream read as fast as it is generated),
+#: it moves it forward only — a speed says nothing about how many read
+_BACK_STEPS = 3
 
 
 class Slot:
@@ -47,8 +50,8 @@ class Slot:
         # the reader watch (two readers on one ring)
         self.reader_pid = 0
         self.pid_changes: collections.deque = collections.deque(maxlen=8)
-        self.read_mark: tuple | None = None
-        self.fast_windows = 0
+        self.last_read: int | None = None            # read_index as the last turn saw it
+        self.back_steps: collections.deque = collections.deque(maxlen=8)
         self.readers = 1
         self.readers_since = 0
         self.private = False                         # a web stream's slot: privately named ring, read in-process
@@ -89,11 +92,12 @@ class Slot:
             except Exception:  # noqa: BLE001
                 log.exception("unregistering slot %s from CUDA failed", self.name)
 
-    def watch_reader(self, read: int, rate: int, reader_alive: bool, now: int) -> str:
-        """Two readers advancing one ring: the reader pid flipping back and forth, or ``read_index``
-        moving at well over the ring's rate for two seconds running. Returns ``"flips"`` or
-        ``"fast"`` when two readers are first seen (the caller reports it), else ``""``; shown in
-        status as ``readers: 2`` until it has not been seen for 5 s. ``[engine]``"""
+    def watch_reader(self, read: int, reader_alive: bool, now: int) -> str:
+        """Two readers on one ring: the reader pid flipping back and forth (readers of two
+        processes attaching in turn), or ``read_index`` stepping back and forth (each reader keeps
+        its own position and publishes it, so the index alternates between them). Returns
+        ``"flips"`` or ``"interleaved"`` when two readers are first seen (the caller reports it),
+        else ``""``; shown in status as ``readers: 2`` until it has not been seen for 5 s. ``[engine]``"""
         try:
             pid = self.ring.reader_pid
         except Exception:  # noqa: BLE001 — a closing ring
@@ -102,17 +106,14 @@ class Slot:
             if self.reader_pid and pid:
                 self.pid_changes.append(now)
             self.reader_pid = pid
-        mark = self.read_mark
-        if mark is None or now - mark[0] >= 1_000_000_000:
-            if mark is not None and reader_alive and rate:
-                speed = (read - mark[1]) * 1e9 / max(1, now - mark[0]) / rate
-                self.fast_windows = self.fast_windows + 1 if 1.7 < speed < 8.0 else 0
-            self.read_mark = (now, read)
+        if reader_alive and self.last_read is not None and read < self.last_read:
+            self.back_steps.append(now)
+        self.last_read = read
         flips = sum(1 for t in self.pid_changes if now - t < 3_000_000_000) >= _PID_FLIPS
-        two = flips or self.fast_windows >= _FAST_WINDOWS
+        two = flips or sum(1 for t in self.back_steps if now - t < 3_000_000_000) >= _BACK_STEPS
         if two and self.readers == 1:
             self.readers, self.readers_since = 2, now
-            return "flips" if flips else "fast"
+            return "flips" if flips else "interleaved"
         if two:
             self.readers_since = now
         elif self.readers == 2 and now - self.readers_since > 5_000_000_000:

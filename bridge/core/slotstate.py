@@ -20,7 +20,9 @@ error      the slot's job failed (its backend raised); behaves as idle for the n
 
 :class:`SlotMachine` takes events (:class:`Play`, :class:`Stop`, :class:`Param`,
 :class:`ChunkReady`, :class:`Progress` — the read/write heads, the reader's rate and liveness,
-sent every engine turn and after every write —, :class:`Failed`, and :class:`Fault` / :class:`Close`
+sent every engine turn and after every write, and where the writer's void clock stands while
+nobody reads —, :class:`PlayedOut` (a timed job's length played into the void),
+:class:`Failed`, and :class:`Fault` / :class:`Close`
 — the ring is lost, or the slot is removed: everything ends at once) and returns the actions
 (small named tuples below) the engine thread executes, in order. It holds no ring, no backend,
 no clock and no lock: jobs are opaque objects, positions are ring frames, so every transition
@@ -120,6 +122,9 @@ class RingView(NamedTuple):
     reader_rate: int = 0      # the host's rate (0 = unknown)
     reader_alive: bool = True
     reader_left: bool = False # a reader was there (it read at least once) and its heartbeat is stale
+    #: nobody reads the ring: where the writer's private void clock has played it to (ring
+    #: protocol, writer rule 9); None while a reader is there. ``read`` stays the reader's own
+    void: int | None = None
 
     @property
     def head(self) -> int:
@@ -157,6 +162,12 @@ class Progress(NamedTuple):
 class Failed(NamedTuple):
     job: object
     ring: RingView
+
+
+class PlayedOut(NamedTuple):
+    """Nobody reads the slot and, by the writer's void clock, the timed ``job``'s whole length has
+    played (its audio could not all be made: the ring is full of audio nobody read)."""
+    job: object
 
 
 class Fault(NamedTuple):
@@ -424,7 +435,11 @@ class SlotMachine:
             return out
         if st == DRAINING:
             end = r.write if self.end is None else min(self.end, r.write)
-            if r.read >= end or not r.reader_alive:
+            if r.void is not None:          # nobody reads: done once the void's clock played it
+                heard = r.void >= end
+            else:
+                heard = r.read >= end or not r.reader_alive
+            if heard:
                 tail = self.tail
                 self._set(IDLE)
                 out = [Drop()] if r.reader_left else []
@@ -439,6 +454,8 @@ class SlotMachine:
             return []
         if st in (IDLE, ERROR) and r.reader_left and r.write > r.read:
             return [Drop()]                 # a silent slot's last audio that nobody heard
+        if st == STARTING and r.void is not None and r.write > r.read:
+            return [Drop()]                 # nobody reads: the job starts on an empty ring, not behind old audio
         want = r.reader_rate
         if not want or want == r.rate or not r.reader_alive or not 8000 <= want <= 384000:
             return []
@@ -452,6 +469,14 @@ class SlotMachine:
             self.state, self.env, self.end, self.rate, self.held = SWITCHING, env, min(env.end, r.write), want, 0
             return [FadeRing(None, env, at, self.job), SetPlaying(False)]
         return []                           # replacing / fading / draining: once it settles
+
+    # played out into the void -------------------------------------------
+    def _on_playedout(self, ev: PlayedOut) -> list:
+        if ev.job is not self.job or self.state != PLAYING:
+            return []
+        job = self.job
+        self._set(IDLE)
+        return [SetPlaying(False), Release(job), End(job, "finished")]
 
     # failure -------------------------------------------------------------
     def _on_failed(self, ev: Failed) -> list:
