@@ -49,7 +49,8 @@ def reference(prompt: str, seed: int, seconds: float) -> np.ndarray:
 
 async def _post(url, body, headers=None, raw=False):
     async with aiohttp.ClientSession() as s:
-        async with s.post(url, data=body if raw else json.dumps(body), headers=headers or {}) as r:
+        async with s.post(url, data=body if raw else json.dumps(body),
+                          headers={"Content-Type": "application/json", **(headers or {})}) as r:
             return r.status, dict(r.headers), await r.read()
 
 
@@ -122,7 +123,8 @@ def test_curl_raw_ogg_opus_stream_plays_as_a_file(server, tmp_path):
 def test_curl_sse_and_mpeg(server, tmp_path):
     if not shutil.which("curl"):
         pytest.skip("curl is not installed")
-    r = subprocess.run(["curl", "-sS", "-N", "-X", "POST", server.url + "/v1/audio/generate", "-d",
+    r = subprocess.run(["curl", "-sS", "-N", "-X", "POST", server.url + "/v1/audio/generate", "-H",
+                        "Content-Type: application/json", "-d",
                         json.dumps({"prompt": PROMPT, "duration_seconds": 1.0, "format": "mp3"})],
                        capture_output=True, timeout=60)
     events = parse_sse(r.stdout)
@@ -131,7 +133,8 @@ def test_curl_sse_and_mpeg(server, tmp_path):
     assert rate == RATE and audio.shape[0] >= RATE and rms_db(audio) > -35.0
     out = tmp_path / "x.mp3"
     r = subprocess.run(["curl", "-sS", "-N", "-X", "POST", server.url + "/v1/audio/generate", "-H",
-                        "Accept: audio/mpeg", "-d", json.dumps({"prompt": PROMPT, "duration_seconds": 1.0}),
+                        "Accept: audio/mpeg", "-H", "Content-Type: application/json",
+                        "-d", json.dumps({"prompt": PROMPT, "duration_seconds": 1.0}),
                         "-o", str(out), "-w", "%{content_type}"], capture_output=True, text=True, timeout=60)
     assert r.stdout == "audio/mpeg"
     audio, rate, _ = decode(out.read_bytes(), "mp3")
@@ -143,7 +146,7 @@ def test_raw_stream_arrives_in_pieces_before_the_end(server):
     async def go():
         async with aiohttp.ClientSession() as s:
             async with s.post(server.url + "/v1/audio/generate", headers={"Accept": "audio/ogg"},
-                              data=json.dumps({"prompt": PROMPT, "duration_seconds": 20.0})) as r:
+                              json={"prompt": PROMPT, "duration_seconds": 20.0}) as r:
                 assert r.status == 200
                 assert r.headers.get("Transfer-Encoding") == "chunked"
                 first = await r.content.readany()
@@ -191,7 +194,7 @@ def test_a_client_that_goes_away_frees_its_slot(server):
     async def go():
         async with aiohttp.ClientSession() as s:
             async with s.post(server.url + "/v1/audio/generate", headers={"Accept": "audio/ogg"},
-                              data=json.dumps({"prompt": PROMPT, "duration_seconds": 60.0})) as r:
+                              json={"prompt": PROMPT, "duration_seconds": 60.0}) as r:
                 await r.content.readany()
         for _ in range(100):
             await asyncio.sleep(0.05)
@@ -281,15 +284,16 @@ def test_websocket_opus_frames_form_one_ogg_stream(server):
 
 
 def test_cors_preflight_and_headers(server):
+    """No wildcard CORS: a foreign origin's preflight is refused (tests/test_web_origin.py has the rest)."""
     async def go():
         async with aiohttp.ClientSession() as s:
             async with s.options(server.url + "/v1/audio/generate", headers={
                     "Origin": "http://example.test", "Access-Control-Request-Method": "POST"}) as r:
                 return r.status, dict(r.headers)
     st, h = asyncio.run(go())
-    assert st == 204 and "Authorization" in h["Access-Control-Allow-Headers"]
+    assert st == 403 and "Access-Control-Allow-Origin" not in h
     st, h, _ = get(server.url + "/v1/status")
-    assert h["Access-Control-Allow-Origin"] == "*"
+    assert st == 200 and "Access-Control-Allow-Origin" not in h
 
 
 def test_websocket_rejects_unknown_format_before_upgrading(server):
@@ -359,7 +363,7 @@ def test_concurrent_stream_limit(tmp_path):
                 async with c.ws_connect(s.url + "/v1/stream?format=pcm_s16le") as ws:
                     assert (await ws.receive_json())["type"] == "ready"
                     async with c.post(s.url + "/v1/audio/generate",
-                                      data=json.dumps({"prompt": PROMPT, "duration_seconds": 1})) as r:
+                                      json={"prompt": PROMPT, "duration_seconds": 1}) as r:
                         return r.status, r.headers.get("Retry-After")
         st, ra = asyncio.run(go())
         assert st == 429 and ra == "1"
@@ -527,7 +531,8 @@ def test_a_websocket_flood_is_rate_limited_and_the_session_survives(server):
                     if m.type == aiohttp.WSMsgType.BINARY:
                         return errs, True
     errs, audio = asyncio.run(go())
-    assert len(errs) >= 40 and all(e.get("code") == "rate_limited" for e in errs)
+    # 60 of the 100 are refused, and answered once (one notice a second, #20), not 60 times
+    assert len(errs) == 1 and errs[0].get("code") == "rate_limited", errs
     assert audio
 
 
@@ -569,8 +574,8 @@ def test_a_client_that_stops_reading_is_cut_off_and_its_slot_freed(tmp_path):
         c = _socket.create_connection((s.host, s.port))
         c.setsockopt(_socket.SOL_SOCKET, _socket.SO_RCVBUF, 4096)
         body = json.dumps({"prompt": PROMPT, "duration_seconds": 600, "format": "wav"}).encode()
-        c.sendall(b"POST /v1/audio/generate HTTP/1.1\r\nHost: x\r\nAccept: audio/wav\r\nContent-Type: "
-                  b"application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        c.sendall(b"POST /v1/audio/generate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: audio/wav\r\nContent-Type: "
+                  b"application/json\r\nContent-Length: %d\r\n\r\n%s" % (s.port, len(body), body))
         seen = False
         for _ in range(200):                      # the stream opens, then the server gives up on us
             time.sleep(0.1)

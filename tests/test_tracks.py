@@ -242,7 +242,8 @@ def test_serve_http_flags_a_taken_port_and_sigterm_mid_stream(tmp_path):
     try:
         url = "http://%s:%d" % d.http
         assert _get(url + "/healthz")["ok"] is True
-        req = urllib.request.Request(url + "/v1/audio/generate", method="POST", headers={"Accept": "audio/ogg"},
+        req = urllib.request.Request(url + "/v1/audio/generate", method="POST", headers={
+                                     "Accept": "audio/ogg", "Content-Type": "application/json"},
                                      data=json.dumps({"prompt": PROMPT, "duration_seconds": 300}).encode())
         r = urllib.request.urlopen(req, timeout=10)
         assert r.read(4) == b"OggS"
@@ -295,6 +296,7 @@ def test_http_meters_are_on_the_daemons_metrics_endpoint(tmp_path):
     try:
         url = "http://%s:%d" % d.http
         req = urllib.request.Request(url + "/v1/audio/generate", method="POST",
+                                     headers={"Content-Type": "application/json"},
                                      data=json.dumps({"prompt": PROMPT, "duration_seconds": 1.0}).encode())
         with urllib.request.urlopen(req, timeout=30) as r:
             events = [json.loads(x[6:]) for x in r.read().split(b"\n\n") if x.startswith(b"data: ")]

@@ -2,7 +2,9 @@
 
 The page loads, lists the slots live, plays a prompt on a slot from its controls, and listens to a
 private stream — PCM over the WebSocket into an AudioWorklet, then Opus packets decoded by
-WebCodecs' AudioDecoder — and the page's own AnalyserNode must see non-silent audio both times. ``WB_WEB_SCREENSHOT=docs/web.png`` also saves the screenshot there.
+WebCodecs' AudioDecoder — and the page's own AnalyserNode must see non-silent audio both times.
+A page of another origin, in the same browser, can neither play into a DAW slot, queue a track,
+read status, tracks, audio or the page's token, nor open a WebSocket (``bridge.web.guard``). ``WB_WEB_SCREENSHOT=docs/web.png`` also saves the screenshot there.
 """
 from __future__ import annotations
 
@@ -144,12 +146,168 @@ def test_page_on_a_locked_server_asks_for_a_key_and_works_with_one(tmp_path, bro
         browser.get(srv.url + "/#key=" + key)
         browser.refresh()
         assert _wait(lambda: browser.find_element(By.ID, "conn").text == "live")
-        assert _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#slots tbody tr"))
+        time.sleep(0.6)                 # a few status pushes: a key without the admin scope sees no DAW row
+        assert not browser.find_elements(By.CSS_SELECTOR, "#slots tbody tr")
         browser.find_element(By.ID, "lplay").click()
         level = _wait(lambda: (browser.execute_script("return window.wbPeakMax") or -120) > -40 and
                       browser.execute_script("return window.wbPeakMax"), timeout=25)
         assert level and level > -40
+        rows = _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#slots tbody tr"))
+        assert rows and all(r.find_elements(By.CSS_SELECTOR, ".badge") for r in rows)   # its own stream only
         usage = srv.on_loop(srv.http.store.list_keys)[0]
         assert usage["name"] == "web"
+        # the studio's key (scope admin) sees and drives the DAW slots
+        admin = srv.on_loop(srv.http.store.add_key, "studio", "pro", "admin")
+        browser.get(srv.url + "/#key=" + admin)
+        browser.refresh()
+        assert _wait(lambda: srv.names[0] in [r.get_attribute("data-slot") for r in
+                                              browser.find_elements(By.CSS_SELECTOR, "#slots tbody tr")])
     finally:
+        srv.close()
+
+
+HOSTILE_JS = """
+const T = %(target)s, SLOT = %(slot)s, TRACK = %(track)s;
+const results = {}; window.results = results;
+const settle = (name, p) => p.then(v => { results[name] = v; }, e => { results[name] = "blocked: " + e; });
+const wsTry = (path) => new Promise((resolve) => {
+  const got = [];
+  const ws = new WebSocket(T.replace("http", "ws") + path);
+  ws.onopen = () => { got.push("open"); ws.send(JSON.stringify({type: "play", prompt: "hostile ws play"})); };
+  ws.onmessage = (e) => got.push(typeof e.data === "string" ? e.data : "binary");
+  ws.onerror = () => got.push("error");
+  ws.onclose = () => resolve(got);
+  setTimeout(() => { try { ws.close(); } catch (e) {} resolve(got); }, 4000);
+});
+const jobs = [
+  settle("post_text_plain", fetch(T + "/v1/slots/" + SLOT + "/play", {method: "POST", mode: "no-cors",
+         headers: {"Content-Type": "text/plain"}, body: JSON.stringify({prompt: "hostile text/plain"})})
+         .then(r => r.type)),
+  settle("post_json_cors", fetch(T + "/v1/slots/" + SLOT + "/play", {method: "POST",
+         headers: {"Content-Type": "application/json"}, body: JSON.stringify({prompt: "hostile json"})})
+         .then(r => r.status)),
+  settle("queue_track", fetch(T + "/v1/tracks", {method: "POST", mode: "no-cors",
+         headers: {"Content-Type": "text/plain"}, body: JSON.stringify({prompt: "hostile track", seconds: 1})})
+         .then(r => r.type)),
+  settle("read_status", fetch(T + "/v1/status").then(r => r.text())),
+  settle("read_tracks", fetch(T + "/v1/tracks").then(r => r.text())),
+  settle("read_track_audio", fetch(T + "/v1/tracks/" + TRACK + "/audio").then(r => r.arrayBuffer())
+         .then(b => b.byteLength)),
+  settle("read_page", fetch(T + "/").then(r => r.text())),
+  settle("ws_stream", wsTry("/v1/stream?format=pcm_s16le")),
+  settle("ws_status", wsTry("/v1/status/ws")),
+  settle("audio_element", new Promise((resolve) => {
+    const a = new Audio(); a.muted = true;
+    a.onloadedmetadata = () => resolve("loaded " + a.duration); a.onerror = () => resolve("error");
+    a.src = T + "/v1/tracks/" + TRACK + "/audio"; a.play().catch(() => {});
+    setTimeout(() => resolve("timeout"), 4000);
+  })),
+  settle("form_post", new Promise((resolve) => {
+    const f = document.createElement("form");
+    f.method = "POST"; f.enctype = "text/plain"; f.target = "sink";
+    f.action = T + "/v1/slots/" + SLOT + "/play";
+    const i = document.createElement("input"); i.name = '{"prompt":"hostile form","x":"'; i.value = '"}';
+    f.appendChild(i); document.body.appendChild(f);
+    document.getElementById("sink").onload = () => resolve("submitted");
+    f.submit();
+    setTimeout(() => resolve("submitted (no load event)"), 3000);
+  })),
+];
+Promise.all(jobs).then(() => { window.hostileDone = true; });
+"""
+
+
+def _hostile_site(js: str):
+    """A second origin (another port of 127.0.0.1: same site, another origin) serving one page."""
+    import http.server
+    import threading
+
+    html = ("<!doctype html><html><head><title>hostile</title></head><body>"
+            "<iframe name='sink' id='sink'></iframe><script>" + js + "</script></body></html>").encode()
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = html if self.path == "/" else b""
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def test_a_page_of_another_origin_can_drive_and_read_nothing_while_the_own_page_can(tmp_path, browser):
+    """Finding 1/2 of #20 in the browser: a page on another origin (another port of 127.0.0.1) tries
+    to play into a DAW slot (text/plain fetch, JSON fetch, a form), queue a track, read status,
+    tracks, a track's audio and the page (its token), and open both WebSockets; the daemon sees
+    none of it. Then, in the same browser, the project's own page lists, plays and streams."""
+    import json
+    import urllib.request
+
+    from selenium.webdriver.common.by import By
+
+    srv = InProcessServer(tmp_path / "state", slots=2)
+    hostile = None
+    try:
+        req = urllib.request.Request(srv.url + "/v1/tracks", method="POST",
+                                     headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"prompt": "a finished track", "seconds": 1.0}).encode())
+        track = json.loads(urllib.request.urlopen(req, timeout=10).read())["id"]
+        assert _wait(lambda: srv.on_loop(srv.http.store.track, track)["state"] == "done", timeout=30)
+        daw = {n for n, s in srv.daemon.slots.items() if not s.private}
+        seen, opened = [], []
+        submit, open_stream = srv.daemon.submit, srv.http.hub.open
+
+        def spy_submit(cmd, *a, **kw):                 # every command for a DAW slot
+            if cmd.slot in daw:
+                seen.append(cmd)
+            return submit(cmd, *a, **kw)
+
+        def spy_open():                                # every private stream opened
+            opened.append(1)
+            return open_stream()
+
+        srv.daemon.submit, srv.http.hub.open = spy_submit, spy_open
+        tracks_before = srv.on_loop(srv.http.store.queue_depth)
+
+        hostile = _hostile_site(HOSTILE_JS % {"target": json.dumps(srv.url), "slot": json.dumps(srv.names[0]),
+                                              "track": json.dumps(track)})
+        browser.get(f"http://127.0.0.1:{hostile.server_address[1]}/")
+        assert _wait(lambda: browser.execute_script("return window.hostileDone === true"), timeout=30)
+        res = browser.execute_script("return window.results")
+        for name in ("read_status", "read_tracks", "read_track_audio", "read_page", "post_json_cors"):
+            assert str(res[name]).startswith("blocked"), (name, res[name])
+        assert res["audio_element"] == "error", res
+        assert res["ws_stream"] in (["error"], []) and res["ws_status"] in (["error"], []), res
+        assert seen == [] and opened == [], (seen, opened)          # nothing played, no stream opened
+        assert srv.on_loop(srv.http.store.queue_depth) == tracks_before    # no track queued
+        assert all(r["state"] == "idle" for r in srv.on_loop(srv.daemon.status))
+        _console_errors(browser)                                    # the hostile page's refusals
+
+        # the project's own page, same browser: lists the slots, plays one, listens
+        browser.get(srv.url + "/")
+        rows = _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#slots tbody tr"))
+        assert [r.get_attribute("data-slot") for r in rows][:2] == srv.names
+        row = rows[0]
+        row.find_element(By.CSS_SELECTOR, "input.sprompt").send_keys("funky disco groove with slap bass")
+        row.find_element(By.CSS_SELECTOR, "button.splay").click()
+        assert _wait(lambda: "playing" in row.find_element(By.CSS_SELECTOR, ".state").text), "slot never played"
+        browser.find_element(By.ID, "lplay").click()
+        level = _wait(lambda: (browser.execute_script("return window.wbPeakMax") or -120) > -40 and
+                      browser.execute_script("return window.wbPeakMax"), timeout=25)
+        assert level and level > -40, (level, browser.execute_script("return window.wbEvents"),
+                                       browser.find_element(By.ID, "log").text[:800])
+        row.find_element(By.CSS_SELECTOR, "button.sstop").click()
+        assert _wait(lambda: "idle" in row.find_element(By.CSS_SELECTOR, ".state").text)
+        assert [c.kind for c in seen] == ["play", "stop"] and len(opened) == 1
+        assert not _console_errors(browser)
+    finally:
+        if hostile is not None:
+            hostile.shutdown()
         srv.close()

@@ -101,6 +101,12 @@ def _serve_parser(sub):
                    help="API keys, usage and the track queue (default ~/.local/state/wavebridge)")
     p.add_argument("--storage", default=None, metavar="DIR|s3://BUCKET/PREFIX",
                    help="where finished tracks go (default <state-dir>/tracks)")
+    p.add_argument("--allow-origin", dest="allowed_origins", action="append", default=None, metavar="ORIGIN",
+                   help="let pages of this origin (scheme://host[:port]) call the HTTP API (repeatable); "
+                        "default: only the server's own page")
+    p.add_argument("--allow-host", dest="allowed_hosts", action="append", default=None, metavar="NAME",
+                   help="answer HTTP requests for this Host name too (repeatable; NAME, NAME:PORT, .SUFFIX); "
+                        "default: loopback names and the bound address")
     p.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING, ERROR")
     return p
 
@@ -239,19 +245,20 @@ def cmd_keys(args) -> int:
                 print(f"keys add: unknown tier {args.tier!r}; known: {', '.join(sorted(tiers))}", file=sys.stderr)
                 return 2
             try:
-                key = store.add_key(args.name, args.tier)
+                key = store.add_key(args.name, args.tier, args.scope or "")
             except StoreError as e:
                 print(f"keys add: {e}", file=sys.stderr)
                 return 1
             print(key)
-            print(f"# key {args.name!r} (tier {args.tier}); shown once, keep it safe", file=sys.stderr)
+            scope = f", scope {args.scope}" if args.scope else ""
+            print(f"# key {args.name!r} (tier {args.tier}{scope}); shown once, keep it safe", file=sys.stderr)
         elif args.action == "list":
             rows = store.list_keys()
-            print(f"{'id':<12}  {'name':<20} {'tier':<8} {'state':<8} {'audio s today':>13}  created")
+            print(f"{'id':<12}  {'name':<20} {'tier':<8} {'scope':<6} {'state':<8} {'audio s today':>13}  created")
             for r in rows:
                 created = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["created"]))
-                print(f"{r['id']:<12}  {r['name']:<20} {r['tier']:<8} {'revoked' if r['revoked'] else 'active':<8} "
-                      f"{r['audio_s_today']:>13.1f}  {created}")
+                print(f"{r['id']:<12}  {r['name']:<20} {r['tier']:<8} {r['scope'] or '-':<6} "
+                      f"{'revoked' if r['revoked'] else 'active':<8} {r['audio_s_today']:>13.1f}  {created}")
         elif args.action == "revoke":
             if not store.revoke(args.name):
                 print(f"keys revoke: no active key named {args.name!r}", file=sys.stderr)
@@ -359,6 +366,8 @@ def _keys_parser(sub) -> None:
     k = ks.add_parser("add", help="create a key and print it (once)")
     k.add_argument("name")
     k.add_argument("--tier", default="free", help="free (default), pro or a tier from the config")
+    k.add_argument("--scope", default=None, choices=["admin"],
+                   help="admin: the key may also drive the DAW slots over HTTP and sees every stream's status")
     ks.add_parser("list", help="list keys with today's usage")
     k = ks.add_parser("revoke", help="revoke a key by name or id")
     k.add_argument("name")

@@ -15,7 +15,8 @@ Sections (``examples/config.toml`` shows every key)::
     [midi]     enabled, port, map  # map: relative to the config file
     [metrics]  enabled, host, port # port 0 = a free port
     [http]     listen ("HOST:PORT" | "off"), state_dir, storage ("DIR" | "s3://bucket/prefix"),
-               track_workers; [http.tiers.NAME] audio_s_per_day, concurrent, max_request_s
+               track_workers, allowed_hosts, allowed_origins; [http.tiers.NAME] audio_s_per_day,
+               concurrent, max_request_s
     [log]      level
     [params]   gain = 0.8 …        # every slot; [params.3] for slot 3 only
 
@@ -82,6 +83,8 @@ class Settings:
     storage: str | None = None                       # finished tracks: a directory or s3://bucket/prefix
     track_workers: int = 2
     tiers: dict = field(default_factory=dict)        # tier name → limits (over bridge.web.store.DEFAULT_TIERS)
+    allowed_hosts: list | None = None                # Host names the HTTP API answers beyond loopback/its address
+    allowed_origins: list | None = None              # other origins whose pages may call the API (CORS)
     config_path: str | None = None
 
     def live_params(self) -> list[tuple[int | None, str, float]]:
@@ -145,6 +148,8 @@ class _Http(_Table):
     storage: str = None
     track_workers: int = None
     tiers: dict = None                          # checked by bridge.web.store.validate_tiers
+    allowed_hosts: list[str] = None             # checked by bridge.web.guard (names, name:port, .suffix, *)
+    allowed_origins: list[str] = None           # checked by bridge.web.guard (scheme://host[:port])
 
 
 class _Log(_Table):
@@ -177,7 +182,8 @@ SCHEMA = {
     "metrics": {"enabled": "metrics", "host": "metrics_host", "port": "metrics_port", "allow": "metrics_allow"},
     "log": {"level": "log_level"},
     "http": {"listen": "http", "state_dir": "state_dir", "storage": "storage",
-             "track_workers": "track_workers", "tiers": "tiers"},
+             "track_workers": "track_workers", "tiers": "tiers", "allowed_hosts": "allowed_hosts",
+             "allowed_origins": "allowed_origins"},
 }
 #: fields that SIGHUP applies without a restart
 LIVE_FIELDS = {"tempo", "params", "slot_params", "midi_map", "tiers"}
@@ -230,10 +236,23 @@ def parse(data: dict, base_dir: str = ".") -> dict:
             out["tiers"] = validate_tiers(out["tiers"])
         except ValueError as e:
             raise ConfigError(f"http.tiers: {e}") from None
+    _check_web_origins(out)
     names = out.get("slot_names")
     if names is not None and len(set(names)) != len(names):
         raise ConfigError(f"engine.slot_names must be distinct, not {names!r}")
     return out
+
+
+def _check_web_origins(out: dict) -> None:
+    """``http.allowed_hosts`` / ``http.allowed_origins`` as ``bridge.web.guard`` takes them."""
+    from bridge.web.guard import check_allowed
+
+    for k, kw in (("allowed_hosts", "hosts"), ("allowed_origins", "origins")):
+        if out.get(k) is not None:
+            try:
+                check_allowed(**{kw: out[k]})
+            except ValueError as e:
+                raise ConfigError(f"http.{k}: {e}") from None
 
 
 def _params(table: dict) -> tuple[dict, dict]:

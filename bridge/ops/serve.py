@@ -34,7 +34,8 @@ log = logging.getLogger("wavebridge")
 
 _CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "soundfont", "slots", "target_s", "xfade_ms",
                "first_chunk", "max_chunk", "splice", "price_per_hour", "allow", "midi", "midi_port", "midi_map",
-               "metrics_host", "metrics_allow", "resume", "log_level", "http", "state_dir", "storage")
+               "metrics_host", "metrics_allow", "resume", "log_level", "http", "state_dir", "storage",
+               "allowed_hosts", "allowed_origins")
 
 
 def cli_values(args) -> dict:
@@ -197,6 +198,23 @@ def _warn_exposure(what: str, host: str, port: int, allow, flag: str) -> None:
         log.warning("%s", line.removeprefix("WARNING: "))
 
 
+def http_url(host: str, port: int, path: str = "/") -> str:
+    """``http://host:port/path``, an IPv6 address in brackets (``http://[::]:8137/``)."""
+    from bridge.web.conn import http_url as url   # in the web package: the HTTP step imports it anyway
+
+    return url(host, port, path)
+
+
+def _warn_http_exposure(host: str, port: int) -> None:
+    """The one WARNING line (stdout and the log) for an HTTP API bound beyond loopback."""
+    from bridge.web.conn import exposure_warning
+
+    line = exposure_warning(host, port)
+    if line:
+        print(f"wavebridge: {line}", flush=True)
+        log.warning("%s", line.removeprefix("WARNING: "))
+
+
 class _Startup:
     """The start sequence of one ``serve``, one method per step, over one exit stack. ``[control]``
 
@@ -284,7 +302,7 @@ class _Startup:
         self.stack.callback(self.after_daemon.close)
 
     async def warm_up(self) -> None:
-        self.step = f"warming up the {self.s.backend} backend"
+        self.step = f"claiming the slots and warming up the {self.s.backend} backend"
         self.notifier.status(self.step)
         await self.loop.run_in_executor(None, self.daemon.open)
         self.stack.push_async_callback(self.loop.run_in_executor, None, _quietly, "the daemon", self.daemon.close)
@@ -310,7 +328,7 @@ class _Startup:
         self.stack.callback(_quietly, "metrics", svc.metrics.close)
         try:
             mport = svc.metrics.start_http(s.metrics_host, s.metrics_port, allow=s.metrics_allow)
-            print(f"wavebridge: metrics on http://{s.metrics_host}:{mport}/metrics", flush=True)
+            print(f"wavebridge: metrics on {http_url(s.metrics_host, mport, '/metrics')}", flush=True)
             _warn_exposure("/metrics", s.metrics_host, mport, svc.metrics.httpd.allow, "--metrics-allow")
         except OSError as e:  # metrics are optional: a taken port must not cost the audio
             log.warning("metrics: cannot listen on %s:%s (%s); running without /metrics",
@@ -326,8 +344,12 @@ class _Startup:
             svc.http = await serve_http(self.daemon, s, svc.metrics)
             if svc.http is not None:
                 self.stack.push_async_callback(_quietly_async, "the HTTP API", svc.http.close)
-                print(f"wavebridge: HTTP API and web page on http://{svc.http.host}:{svc.http.port}/",
+                print(f"wavebridge: HTTP API and web page on {http_url(svc.http.host, svc.http.port)}",
                       flush=True)
+                _warn_http_exposure(svc.http.host, svc.http.port)
+                self.step = "warming up the web path"
+                ms = await svc.http.warm_up()
+                log.info("web path warm in %.0f ms", ms)
         except (OSError, ValueError) as e:   # the web side is optional: a taken port must not cost the audio
             log.warning("http: not serving on %s (%s)", s.http, e)
             print(f"wavebridge: HTTP API not started: {e}", file=sys.stderr, flush=True)

@@ -7,6 +7,7 @@ middleware answers. ``[control]``
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from dataclasses import dataclass, field
@@ -34,6 +35,16 @@ class HttpConfig:
     track_workers: int = 2
     max_streams: int = 64               # private slots open at once (all keys together)
     send_timeout_s: float = SEND_TIMEOUT_S   # a client taking no data this long is cut off
+    allowed_hosts: tuple = ()           # Host names served beyond loopback/the bound address (bridge.web.guard)
+    allowed_origins: tuple = ()         # other origins whose pages may call the API (CORS), scheme://host[:port]
+    # connections (bridge.web.conn): idle keep-alive, the deadline for a complete request head, a
+    # body's floor rate, how many connections at once (all; per peer host beyond loopback)
+    keepalive_timeout_s: float = 5.0    # aiohttp's keep-alive timer (also armed at connect)
+    head_timeout_s: float = 10.0        # no request started this long after connect / last response: closed
+    body_timeout_s: float = 5.0         # a body may take this long plus its size at body_min_rate …
+    body_min_rate: float = 4096.0       # … bytes per second, then 408
+    max_connections: int = 512
+    max_connections_per_host: int = 64
 
 
 #: the app's state, one typed key per part (set by ``bridge.web.app.HttpService.start``)
@@ -41,6 +52,9 @@ DAEMON = web.AppKey("wavebridge.daemon", object)
 CONFIG = web.AppKey("wavebridge.config", HttpConfig)
 #: per-request: the tier the request was served as (the request-count meter's label)
 TIER = web.RequestKey("wavebridge.tier", str)
+#: per-request: a key-less request is the local admin (no browser marker, or the page token;
+#: set by ``bridge.web.guard``, read by ``bridge.web.auth``)
+LOCAL_ADMIN = web.RequestKey("wavebridge.local_admin", bool)
 
 
 class ApiError(Exception):
@@ -62,11 +76,24 @@ def json_error(e: ApiError) -> web.Response:
 
 
 async def read_json(request: web.Request) -> dict:
-    """The request body as a JSON object (``{}`` when empty); raises ApiError 400/413. ``[control]``"""
+    """The request body as a JSON object (``{}`` when empty); raises ApiError 400/408/413. ``[control]``
+
+    A body trickled in slower than the config's floor (``body_timeout_s`` plus its size at
+    ``body_min_rate``) is cut off with 408 and the connection closed.
+    """
+    cfg = request.app.get(CONFIG)
+    budget_s = None
+    if cfg is not None:
+        size = request.content_length if request.content_length is not None else MAX_BODY
+        budget_s = cfg.body_timeout_s + min(size, MAX_BODY) / max(cfg.body_min_rate, 1.0)
     try:
-        raw = await request.read()
+        async with asyncio.timeout(budget_s):
+            raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise ApiError(413, "bad_request", f"request body over {MAX_BODY} bytes") from None
+    except TimeoutError:
+        raise ApiError(408, "bad_request", f"request body not received within {budget_s:.0f} s",
+                       {"Connection": "close"}) from None
     if not raw:
         return {}
     try:

@@ -1,8 +1,8 @@
 """HTTP and WebSocket API of the daemon (aiohttp), on the same asyncio loop as OSC. ``[control]``
 
 :class:`HttpService` is the service: its parts, their ``web.AppKey`` s on the application, the
-route table, the error middleware, CORS, and the lifecycle (``start`` binds and serves, ``close``
-ends every stream); :func:`serve` starts it for ``wavebridge serve``. The endpoints live one
+route table, the middleware (``bridge.web.guard``'s, then the errors'), and the lifecycle (``start``
+binds and serves, ``close`` ends every stream); :func:`serve` starts it for ``wavebridge serve``. The endpoints live one
 family per module (``docs/http.md``):
 
 - ``bridge.web.generate`` — ``POST /v1/audio/generate``: SSE or the encoded stream itself.
@@ -11,7 +11,9 @@ family per module (``docs/http.md``):
 - ``bridge.web.slots`` — ``GET /v1/status``, ``GET /v1/status/ws``, ``POST /v1/slots/{slot}/play|stop``.
 - ``bridge.web.auth`` — keys, tiers, admission, meters and ``GET /v1/usage``.
 - ``bridge.web.static`` — the web page at ``/`` (``bridge/web/static``) and ``/favicon.ico``;
-  ``GET /healthz`` and the CORS preflight are here.
+  ``GET /healthz`` is here.
+- ``bridge.web.guard`` — the first middleware: the Host allow-list, the Origin and Fetch-Metadata
+  checks, JSON-only state-changing requests, CORS for listed origins (the preflight) and the page token.
 
 Every web stream is a private daemon slot held by one ``bridge.web.lease.StreamLease``: the
 engine, the scheduler and the batching are the ones the OSC slots use; ``bridge.web.stream.PrivateStream``
@@ -30,10 +32,11 @@ import sqlite3
 from aiohttp import web
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from bridge.web import generate, live, slots, static, tracks
+from bridge.web import conn, generate, live, slots, static, tracks
 from bridge.web.api import (CONFIG, DAEMON, DEFAULT_HOST, DEFAULT_PORT, MAX_BODY, ApiError, HttpConfig,
                             TIER, json_error)
 from bridge.web.auth import AUTH, Auth, usage
+from bridge.web.guard import Guard
 from bridge.web.lease import STREAMS, StreamHub
 from bridge.web.storage import make_storage
 from bridge.web.store import Store, default_state_dir
@@ -86,6 +89,8 @@ class HttpService:
         self.streams = self.hub.streams               # private slot name → PrivateStream
         self.tracks = TrackWorker(self.hub, self.auth, self.store, self.storage, config.track_workers)
         self.runner: web.AppRunner | None = None
+        self.gate: conn.ConnectionGate | None = None   # the listener's connections (set by start)
+        self.warmed: dict = {}                         # what warm_up did (bridge.web.warm)
         self.host, self.port = config.host, config.port
 
     def set_tiers(self, tiers: dict | None) -> None:
@@ -95,14 +100,17 @@ class HttpService:
     # ------------------------------------------------------------------ the application
     def make_app(self) -> web.Application:
         """The application: this service's parts under their keys, the middleware and the routes. ``[control]``"""
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._errors])
+        # the guard first: a foreign Host or Origin is refused before any handler (or upgrade) runs
+        self.guard = Guard(lambda: (self.host, self.port), self.cfg.host, self.state_dir,
+                           self.cfg.allowed_hosts, self.cfg.allowed_origins)
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[self.guard.middleware, self._errors])
         app[DAEMON], app[CONFIG], app[AUTH] = self.daemon, self.cfg, self.auth
         app[STREAMS], app[TRACKS] = self.hub, self.tracks
         slots.setup(app)
-        static.setup(app)
-        app.on_response_prepare.append(_cors)
+        static.setup(app, self.guard.token)
+        app.on_response_prepare.append(self.guard.on_response_prepare)
         r = app.router
-        r.add_route("OPTIONS", "/v1/{tail:.*}", preflight)
+        r.add_route("OPTIONS", "/v1/{tail:.*}", self.guard.preflight)
         r.add_get("/", static.page)
         r.add_get("/web/{name}", static.static_file)
         r.add_get("/favicon.ico", static.favicon)
@@ -123,9 +131,16 @@ class HttpService:
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> tuple[str, int]:
         """Bind and serve; start the track worker. Returns the bound (host, port). Raises OSError. ``[control]``"""
-        self.runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        cfg = self.cfg
+        # a short linger: a refused or timed-out body is not read for long (bridge.web.conn)
+        handler_kw = dict(access_log=None, keepalive_timeout=cfg.keepalive_timeout_s, lingering_time=2.0)
+        self.runner = web.AppRunner(self.make_app(), handle_signals=False, shutdown_timeout=1.0, **handler_kw)
         await self.runner.setup()
-        site = web.TCPSite(self.runner, self.cfg.host, self.cfg.port, reuse_address=True)
+        self.gate = conn.ConnectionGate(self.runner, max_connections=cfg.max_connections,
+                                        max_per_host=cfg.max_connections_per_host,
+                                        head_timeout_s=cfg.head_timeout_s, handler_kwargs=handler_kw)
+        site = conn.GatedSite(self.runner, cfg.host, cfg.port, self.gate)
+        conn.quiet_client_errors()
         try:
             await site.start()
         except BaseException:
@@ -139,14 +154,32 @@ class HttpService:
         self.daemon.bus.subscribe(self.on_event)
         return self.host, self.port
 
+    async def warm_up(self) -> float:
+        """Warm the web path (``bridge.web.warm``) so the first request is as fast as later ones;
+        what was done is kept in ``warmed``. Returns the ms it took. ``[control]``"""
+        from bridge.web.warm import warm_web_path
+
+        self.warmed = await warm_web_path(self)
+        return self.warmed["ms"]
+
     async def close(self) -> None:
-        """Stop serving, end every web stream, stop the track worker (its rows resume next start). ``[control]``"""
+        """Stop serving, end every web stream, stop the track worker (its rows resume next start);
+        every stream's lease has released and billed before the database closes. ``[control]``"""
         self.daemon.bus.unsubscribe(self.on_event)
         await self.tracks.close()
         if self.runner is not None:
             await self.runner.cleanup()               # on_shutdown closes the status sockets
             self.runner = None
+        # cleanup cancelled the handlers still streaming; each one's lease releases (and bills) as
+        # its task unwinds, which takes a few loop turns: wait for them, boundedly
+        end = asyncio.get_running_loop().time() + 3.0
+        while self.hub.streams and asyncio.get_running_loop().time() < end:
+            await asyncio.sleep(0.01)
+        if self.hub.streams:
+            log.warning("http: %d web stream(s) did not end at shutdown; their last usage is not billed",
+                        len(self.hub.streams))
         self.hub.close_all()
+        self.storage.close()
         self.store.close()
 
     def on_event(self, ev) -> None:
@@ -165,6 +198,7 @@ class HttpService:
         @web.middleware
         async def errors(request, handler):
             endpoint = request.match_info.route.resource.canonical if request.match_info.route.resource else "?"
+            conn.request_started(request)         # busy: the connection gate will not time it out
             try:
                 resp = await handler(request)
                 meters.requests[(endpoint, request.get(TIER, "-"), getattr(resp, "status", 0))] += 1
@@ -181,13 +215,22 @@ class HttpService:
                     return json_error(ApiError(e.status, "bad_request", e.reason or "bad request", {
                         k: v for k, v in e.headers.items() if k.lower() in ("allow",)}))
                 raise
-            except (asyncio.CancelledError, ConnectionResetError):
+            except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 — the daemon never dies from a request
+                if conn.is_disconnect(e):
+                    # the client went away: one debug line, no traceback, and no answer (aiohttp
+                    # would log its own "Error handling request" with a traceback for a raise)
+                    log.debug("HTTP %s %s: client went away (%s: %s)", request.method, request.path,
+                              type(e).__name__, e)
+                    meters.requests[(endpoint, request.get(TIER, "-"), 499)] += 1
+                    return conn.gone(request)
                 log.exception("HTTP %s %s failed", request.method, request.path)
                 self.daemon.count_error("internal")
                 meters.requests[(endpoint, "-", 500)] += 1
                 return json_error(ApiError(500, "internal", f"internal error: {type(e).__name__}"))
+            finally:
+                conn.request_ended(request)
 
         return errors
 
@@ -196,20 +239,6 @@ async def healthz(request: web.Request) -> web.Response:
     """``GET /healthz``. ``[control]``"""
     return web.json_response({"ok": True, "backend": request.app[DAEMON].backend.name,
                               "streams": len(request.app[STREAMS].streams)})
-
-
-async def preflight(request: web.Request) -> web.Response:
-    """CORS preflight: any origin may call the API with a key (no cookies are used). ``[control]``"""
-    return web.Response(status=204, headers={
-        "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-        "Access-Control-Allow-Headers": "Authorization, X-API-Key, Content-Type, Accept",
-        "Access-Control-Max-Age": "600"})
-
-
-async def _cors(request: web.Request, response: web.StreamResponse) -> None:
-    if request.path.startswith("/v1/") and "Access-Control-Allow-Origin" not in response.headers:
-        response.headers["Access-Control-Allow-Origin"] = "*"
-        response.headers["Access-Control-Expose-Headers"] = "Retry-After, X-Wavebridge-Job, Location"
 
 
 def _remove_stale_private_rings(shm_dir: str = "/dev/shm") -> int:
@@ -245,7 +274,9 @@ async def serve(daemon, settings, metrics=None) -> HttpService | None:
         return None
     cfg = HttpConfig(host=where[0], port=where[1], state_dir=settings.state_dir or "", storage=settings.storage,
                      tiers=settings.tiers, price_per_hour=settings.price_per_hour,
-                     track_workers=settings.track_workers)
+                     track_workers=settings.track_workers,
+                     allowed_hosts=tuple(getattr(settings, "allowed_hosts", None) or ()),
+                     allowed_origins=tuple(getattr(settings, "allowed_origins", None) or ()))
     try:
         svc = HttpService(daemon, cfg)
     except sqlite3.Error as e:            # an unusable state dir: no HTTP, the audio goes on

@@ -6,6 +6,9 @@ request against its tier (longest request, concurrent streams, audio seconds per
 meters what was served into the key's row of today (``bridge.web.store``) and the per-tier
 Prometheus totals (:class:`Meters`). A key is required once any key exists, or whenever the server
 listens beyond loopback; without one, a loopback server serves everyone as the ``local`` tier.
+A principal is the *admin* (drives the DAW slots, sees every stream) when its key has scope
+``admin``, or when it is key-less on such a server and ``bridge.web.guard`` found no browser
+marker or the page token (:data:`bridge.web.api.LOCAL_ADMIN`).
 Everything runs on the asyncio loop; the meters are read by the metrics thread's scrape.
 """
 from __future__ import annotations
@@ -16,7 +19,7 @@ import math
 
 from aiohttp import web
 
-from bridge.web.api import TIER, ApiError
+from bridge.web.api import LOCAL_ADMIN, TIER, ApiError
 from bridge.web.store import DEFAULT_TIERS, LOCAL_TIER, Principal, Store, seconds_to_utc_midnight
 
 
@@ -87,16 +90,26 @@ class Auth:
             lim = self.tiers.get(row["tier"])
             if lim is None:
                 raise ApiError(403, "unauthorized", f"tier {row['tier']!r} is not configured on this server")
-            return Principal(row["id"], row["name"], row["tier"], lim)
+            return Principal(row["id"], row["name"], row["tier"], lim, admin=row.get("scope") == "admin")
         if self.keys_required():
             raise ApiError(401, "unauthorized", "an API key is required (Authorization: Bearer <key>)",
                            {"WWW-Authenticate": 'Bearer realm="wavebridge"'})
-        return Principal("local", "local", "local", LOCAL_TIER)
+        return Principal("local", "local", "local", LOCAL_TIER, admin=bool(request.get(LOCAL_ADMIN, False)))
 
     def identify(self, request: web.Request) -> Principal:
         """:meth:`principal`, and the request's meters count it under its tier. ``[control]``"""
         p = self.principal(request)
         request[TIER] = p.tier
+        return p
+
+    def identify_admin(self, request: web.Request) -> Principal:
+        """:meth:`identify`, refused with 403 unless it is the local admin or an ``admin`` key: the DAW
+        slots are the studio's, not a web client's. ``[control]``"""
+        p = self.identify(request)
+        if not p.admin:
+            raise ApiError(403, "forbidden", "the DAW slots are controlled by the local admin only (a key with "
+                                             "scope admin: wavebridge keys add NAME --scope admin, or this "
+                                             "server's own page)")
         return p
 
     # ------------------------------------------------------------------ admission

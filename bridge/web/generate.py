@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from bridge.web import admission
+from bridge.web.admission import KeyWatch, bound_send_buffer
 from bridge.web.api import (CONFIG, ApiError, error_body, format_of, number_of, prompt_of, read_json,
                             seed_of)
 from bridge.web.auth import AUTH
@@ -92,7 +94,9 @@ class Generation:
         self.stream = lease.stream
         self.auth = request.app[AUTH]
         self.pool = request.app[STREAMS].pool
-        self.send_timeout_s = request.app[CONFIG].send_timeout_s
+        # a client that takes nothing for this long is cut off (its unread audio is dropped)
+        self.send_timeout_s = min(request.app[CONFIG].send_timeout_s, admission.STALL_S)
+        self.key = KeyWatch(self.auth.store, lease.p.key_id)
         self.resp: web.StreamResponse | None = None
         self.chunk_index = 0
         self.completed = False            # the response reached its end (a last event or EOF)
@@ -109,7 +113,7 @@ class Generation:
                 await self._complete()
             self.completed = True
             return resp
-        except (asyncio.CancelledError, ConnectionResetError):
+        except (asyncio.CancelledError, ConnectionError):   # the client went away (reset, "Connection lost")
             raise
         except Exception as e:  # noqa: BLE001 — headers are out: report it in the stream
             log.exception("generate failed mid-stream")
@@ -126,6 +130,7 @@ class Generation:
             resp.content_type = f"audio/L16;rate={s.rate};channels={s.channels}"
         resp.enable_chunked_encoding()
         await resp.prepare(self.request)
+        bound_send_buffer(self.request.transport)
         return resp
 
     async def _pump(self) -> bool:
@@ -138,6 +143,11 @@ class Generation:
             except StreamError as e:
                 if self.g.sse:
                     await self.resp.write(_sse(error_body(e.reason, e.message)))
+                return False
+            if not self.key.check():          # revoked meanwhile (looked up once a second)
+                s.stop(0.0)
+                if self.g.sse:
+                    await self.resp.write(_sse(error_body("unauthorized", "the API key was revoked")))
                 return False
             last = a is None
             data = await loop.run_in_executor(self.pool, enc.finish if last else enc.push, *(() if last else (a,)))
@@ -157,7 +167,7 @@ class Generation:
             data = _sse({"event": "audio_chunk", "chunk_index": self.chunk_index,
                          "duration_buffered": round(self.lease.frames / self.stream.rate, 4),
                          "format": self.g.fmt, "audio": base64.b64encode(data).decode()})
-        await _write(self.resp, data, self.send_timeout_s)
+        await _write(self.resp, data, self.send_timeout_s, self.request.transport)
         self.chunk_index += 1
 
     async def _complete(self) -> None:
@@ -172,12 +182,15 @@ class Generation:
         await self.resp.write_eof()
 
 
-async def _write(resp: web.StreamResponse, data: bytes, timeout: float) -> None:
-    """``resp.write`` that gives up on a client which stopped reading (it would hold a slot forever)."""
+async def _write(resp: web.StreamResponse, data: bytes, timeout: float, transport=None) -> None:
+    """``resp.write`` that gives up on a client which stopped reading (it would hold a slot forever):
+    the connection is dropped with what it holds unsent."""
     try:
         async with asyncio.timeout(timeout):
             await resp.write(data)
     except TimeoutError:
+        if transport is not None:
+            transport.abort()
         raise ConnectionResetError(f"client took no data for {timeout:.0f} s") from None
 
 

@@ -16,10 +16,13 @@ Everything runs on the asyncio loop; encoders run on the pool's worker threads.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
 
+from bridge.web.admission import Admission, KeyBuckets
 from bridge.web.api import ApiError
 from bridge.web.auth import Auth
 from bridge.web.store import Principal
@@ -34,6 +37,9 @@ class StreamHub:
         self.max_streams = max_streams
         self.streams: dict = {}                       # private slot name → PrivateStream
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="wavebridge-encode")
+        self.admission = Admission(daemon, max_streams)   # a lease's stream is admitted by headroom
+        self.key_buckets = KeyBuckets()               # live sessions' message rate, per key
+        self.realtime: set = set()                    # names of the streams read in real time (live sessions)
 
     def open(self) -> PrivateStream:
         """A private slot and its reader, registered for its engine events; ApiError 503 when full. ``[control]``"""
@@ -45,9 +51,13 @@ class StreamHub:
         return s
 
     def close(self, s: PrivateStream) -> None:
-        """Unregister a private stream and give its slot back. ``[control]``"""
+        """Unregister a private stream and give its slot back; the last one to close hands the
+        heap its sessions freed back to the system (RSS returns to idle after a load). ``[control]``"""
         self.streams.pop(s.name, None)
+        self.realtime.discard(s.name)
         s.close()
+        if not self.streams:
+            _trim_heap()
 
     def close_all(self) -> None:
         """End every stream and the encoders' pool (at shutdown). ``[control]``"""
@@ -55,16 +65,20 @@ class StreamHub:
             self.close(s)
         self.pool.shutdown(wait=False, cancel_futures=True)
 
-    def lease(self, auth: Auth, p: Principal, make_encoder, reserve_s: float = 0.0) -> "StreamLease":
-        """One stream for ``p`` (see :class:`StreamLease`); enter it with ``with``. ``[control]``"""
-        return StreamLease(self, auth, p, make_encoder, reserve_s)
+    def lease(self, auth: Auth, p: Principal, make_encoder, reserve_s: float = 0.0,
+              realtime: bool = False) -> "StreamLease":
+        """One stream for ``p`` (see :class:`StreamLease`); enter it with ``with``. ``realtime``: read in
+        real time (a live session), admitted by the engine's headroom. ``[control]``"""
+        return StreamLease(self, auth, p, make_encoder, reserve_s, realtime)
 
 
 class StreamLease:
     """One web stream's slot, encoder, counts and bill; a context manager. ``[control]``"""
 
-    def __init__(self, hub: StreamHub, auth: Auth, p: Principal, make_encoder, reserve_s: float):
+    def __init__(self, hub: StreamHub, auth: Auth, p: Principal, make_encoder, reserve_s: float,
+                 realtime: bool = False):
         self.hub, self.auth, self.p = hub, auth, p
+        self.realtime = realtime
         self._make_encoder = make_encoder
         self.reserve_s = reserve_s
         self.stream: PrivateStream | None = None
@@ -77,8 +91,13 @@ class StreamLease:
         self._counted = False
 
     def __enter__(self) -> "StreamLease":
-        """Open the slot (ApiError 503 when all are taken), count the stream, make its encoder."""
+        """Admit the stream by the engine's headroom and open its slot (ApiError 503 when there is no
+        room: before any upgrade or body), count the stream, make its encoder."""
+        self.hub.admission.check(len(self.hub.streams), len(self.hub.realtime) if self.realtime else None)
         self.stream = self.hub.open()
+        if self.realtime:
+            self.hub.realtime.add(self.stream.name)
+        self.stream.owner = self.p.key_id     # whose stream: /v1/status shows it to that key and the admin only
         self._released = False
         self._counted = True
         self.auth.active[self.p.key_id] += 1
@@ -125,5 +144,20 @@ class StreamLease:
             self.enc.close()
         self.bill()
 
+
+def _trim_heap() -> None:
+    """glibc's ``malloc_trim(0)``: free heap pages go back to the system (elsewhere: nothing)."""
+    global _LIBC
+    if _LIBC is None:
+        try:
+            _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
+        except (OSError, AttributeError):
+            _LIBC = False
+    if _LIBC:
+        _LIBC.malloc_trim(0)
+
+
+_LIBC = None
 
 STREAMS = web.AppKey("wavebridge.streams", StreamHub)

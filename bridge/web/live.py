@@ -1,10 +1,16 @@
 """``GET /v1/stream``: a live session over a WebSocket (see ``docs/http.md``).
 
-JSON ``play``/``param``/``stop`` in (a token bucket per session: 20 a second, bursts of 40),
-binary audio (Ogg/Opus pages, s16le PCM with ``?format=pcm_s16le``, or one bare Opus packet per
+JSON ``play``/``param``/``stop`` in (a token bucket per session, 20 a second in bursts of 40, and
+one per key shared by its sessions: ``bridge.web.admission.MessageLimit``; refusals are answered
+at most once a second and a session that keeps flooding is closed with 1008), binary audio
+(Ogg/Opus pages, s16le PCM with ``?format=pcm_s16le``, or one bare Opus packet per
 message with ``?format=opus_packets``) and JSON events out. One :class:`LiveSession` per socket
 holds the session's :class:`~bridge.web.lease.StreamLease`; its receive loop runs in the handler,
-its sender (events, then real-time audio, then the periodic bill and quota check) in one task.
+its sender (events, then real-time audio, then the periodic bill, key and quota check) in one task.
+The stream is admitted (``StreamLease``: headroom, free slots) before the upgrade, so a refusal is
+a plain HTTP 503. The sender reads no audio while the socket holds more than
+``admission.SEND_BUFFER_MAX`` unsent, and a client that takes nothing for ``admission.STALL_S``
+is closed (1008), its slot freed; a revoked key's session is closed (1008) within a second.
 On the ``[control]`` loop; encoding on the pool's worker threads.
 """
 from __future__ import annotations
@@ -17,6 +23,8 @@ import time
 from aiohttp import WSMsgType, web
 
 from bridge.core.commands import MAX_FADE_S
+from bridge.web import admission
+from bridge.web.admission import CLOSE, NOTICE, OK, KeyWatch, MessageLimit, backlog, bound_send_buffer
 from bridge.web.api import CONFIG, DAEMON, MAX_BODY, ApiError, format_of, number_of, prompt_of, seed_of
 from bridge.web.auth import AUTH
 from bridge.web.encoding import Encoder, PacketEncoder
@@ -40,29 +48,31 @@ async def ws_stream(request: web.Request) -> web.WebSocketResponse:
     p = auth.identify(request)
     fmt = format_of(request.query.get("format", "opus"), WS_FORMATS)
     auth.admit(p, 0.0)
-    ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=MAX_BODY)
-    await ws.prepare(request)
-    with request.app[STREAMS].lease(auth, p, lambda s: _encoder(fmt, s)) as lease:
-        await LiveSession(request.app, ws, lease, fmt).run()
+    # the lease first: no headroom or no free slot is a plain HTTP 503, before any upgrade
+    with request.app[STREAMS].lease(auth, p, lambda s: _encoder(fmt, s), realtime=True) as lease:
+        # audio does not deflate: no per-message compression (its CPU is the engine's)
+        ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=MAX_BODY, compress=False)
+        await ws.prepare(request)
+        bound_send_buffer(request.transport)
+        await LiveSession(request.app, ws, lease, fmt, request.transport).run()
     return ws
 
 
 class LiveSession:
-    """One live WebSocket session: its lease, its command rate limit, its sender task. ``[control]``"""
+    """One live WebSocket session: its lease, its message limit, its key watch, its sender task. ``[control]``"""
 
-    RATE = 20.0               # commands a second …
-    BURST = 40.0              # … in bursts of this many
-
-    def __init__(self, app: web.Application, ws: web.WebSocketResponse, lease: StreamLease, fmt: str):
+    def __init__(self, app: web.Application, ws: web.WebSocketResponse, lease: StreamLease, fmt: str,
+                 transport=None):
         self.daemon = app[DAEMON]
         self.auth = app[AUTH]
         self.pool = app[STREAMS].pool
-        self.send_timeout_s = app[CONFIG].send_timeout_s
+        self.send_timeout_s = min(app[CONFIG].send_timeout_s, admission.STALL_S)
         self.ws, self.lease, self.fmt = ws, lease, fmt
+        self.transport = transport
         self.stream = lease.stream
         self.p = lease.p
-        self.tokens = self.BURST
-        self.t_tokens: float | None = None
+        self.limit = MessageLimit(app[STREAMS].key_buckets.of(self.p.key_id))
+        self.key = KeyWatch(self.auth.store, self.p.key_id)
 
     async def run(self) -> None:
         """Greet, take commands until the socket closes, then end the sender and release. ``[control]``"""
@@ -87,40 +97,66 @@ class LiveSession:
     # ------------------------------------------------------------------ in: commands
     async def _receive(self) -> None:
         async for msg in self.ws:
-            if msg.type == WSMsgType.TEXT:
-                try:
-                    await self.command(msg.data)
-                except (asyncio.CancelledError, ConnectionResetError):
-                    raise
-                except Exception as e:  # noqa: BLE001 — the session (and the daemon) go on
-                    log.exception("WebSocket command failed")
-                    await self.ws.send_json({"type": "error", "reason": "internal",
-                                             "message": f"internal error: {type(e).__name__}"})
-            elif msg.type == WSMsgType.BINARY:
-                await self._bad("send JSON text messages, not binary")
-            elif msg.type == WSMsgType.ERROR:
+            if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
+                if msg.type == WSMsgType.ERROR:
+                    break
+                continue
+            verdict = self.limit.take()          # before any parsing: a flood costs a bucket check
+            if verdict == CLOSE:
+                log.info("WebSocket session of %s keeps flooding (%d messages refused); closing",
+                         self.p.name, self.limit.refused)
+                await self._close(b"too many messages")
                 break
+            if verdict != OK:
+                if verdict == NOTICE:            # at most one reply a second to refused messages
+                    await self.ws.send_json({"type": "error", "reason": "bad_request", "code": "rate_limited",
+                                             "message": f"too many messages; at most {admission.SESSION_RATE:g} "
+                                                        "a second (refused ones get no reply)"})
+                continue
+            if not self.key.check():
+                await self._revoked()
+                break
+            if msg.type == WSMsgType.BINARY:
+                await self._bad("send JSON text messages, not binary")
+                continue
+            try:
+                await self.command(msg.data)
+            except (asyncio.CancelledError, ConnectionError):   # the client went away mid-reply
+                raise
+            except Exception as e:  # noqa: BLE001 — the session (and the daemon) go on
+                log.exception("WebSocket command failed")
+                await self.ws.send_json({"type": "error", "reason": "internal",
+                                         "message": f"internal error: {type(e).__name__}"})
 
     def _bad(self, message: str):
         return self.ws.send_json({"type": "error", "reason": "bad_request", "message": message})
 
-    def _take_token(self) -> bool:
-        now = time.monotonic()
-        elapsed = now - (self.t_tokens if self.t_tokens is not None else now)
-        tokens = min(self.BURST, self.tokens + elapsed * self.RATE)
-        self.t_tokens = now
-        if tokens < 1.0:
-            self.tokens = tokens
-            return False
-        self.tokens = tokens - 1.0
-        return True
+    async def _revoked(self) -> None:
+        """The session's key was revoked: stop its audio and close with 1008. ``[control]``"""
+        if self.ws.closed:
+            return
+        log.info("API key %s was revoked; closing its WebSocket session", self.p.name)
+        self.stream.stop(0.0)
+        await self._close(b"API key revoked")
+
+    async def _close(self, message: bytes, abort: bool = False) -> None:
+        """Close with 1008, waiting at most a second for the client's close frame; then (or with
+        ``abort`` always, even when the handler's teardown cancels us here) drop the connection
+        with whatever it holds unsent. ``[control]``"""
+        done = False
+        try:
+            async with asyncio.timeout(1.0):
+                await self.ws.close(code=1008, message=message, drain=False)
+                done = True
+        except (TimeoutError, ConnectionError, RuntimeError):
+            pass
+        finally:
+            if (abort or not done) and self.transport is not None:
+                self.transport.abort()
 
     async def command(self, text: str) -> None:
-        """One JSON text message: ``play``, ``param`` or ``stop``; errors are answered as events. ``[control]``"""
-        if not self._take_token():
-            await self.ws.send_json({"type": "error", "reason": "bad_request", "code": "rate_limited",
-                                     "message": "too many messages; at most 20 a second"})
-            return
+        """One JSON text message (already past the rate limit): ``play``, ``param`` or ``stop``; errors
+        are answered as events. ``[control]``"""
         try:
             m = json.loads(text)
         except (ValueError, RecursionError):
@@ -172,7 +208,7 @@ class LiveSession:
     async def _sender(self) -> None:
         try:
             await self._send_loop()
-        except (asyncio.CancelledError, ConnectionResetError):
+        except (asyncio.CancelledError, ConnectionError):   # the client went away (reset, "Connection lost")
             raise
         except Exception:  # noqa: BLE001 — end this session cleanly, never the server
             log.exception("WebSocket sender failed")
@@ -184,6 +220,8 @@ class LiveSession:
         last_bill = time.monotonic()
         while not ws.closed:
             await self._send_events()
+            if not await self._room():
+                return
             try:
                 a = await s.read_realtime(s.rate // 4)
             except StreamError:
@@ -196,7 +234,32 @@ class LiveSession:
             now = time.monotonic()
             if now - last_bill > 1.0:
                 last_bill = now
+                if not self.key.check(force=True):
+                    await self._revoked()
+                    return
                 await self._bill_and_check_quota()
+
+    async def _room(self) -> bool:
+        """Wait while the socket holds more than ``SEND_BUFFER_MAX`` unsent (no audio is read
+        meanwhile: the ring fills and the engine stops making it); False (and the socket
+        closed) once the client has taken nothing for ``STALL_S``. ``[control]``"""
+        if backlog(self.transport) <= admission.SEND_BUFFER_MAX:
+            return True
+        t0 = time.monotonic()
+        while backlog(self.transport) > admission.SEND_BUFFER_MAX:
+            if self.ws.closed:
+                return False
+            if time.monotonic() - t0 > self.send_timeout_s:
+                await self._cut_off()
+                return False
+            await asyncio.sleep(0.1)
+        return True
+
+    async def _cut_off(self) -> None:
+        """Close the socket of a client that stopped reading: a close frame if it still fits, then
+        the connection dropped with what it holds unsent (it would never be read). ``[control]``"""
+        log.info("WebSocket client stopped reading for %.0f s; closing", self.send_timeout_s)
+        await self._close(b"client too slow", abort=True)
 
     async def _send_events(self) -> None:
         s = self.stream
@@ -224,8 +287,7 @@ class LiveSession:
                 else:
                     await self.ws.send_bytes(data)
         except TimeoutError:
-            log.info("WebSocket client stopped reading for %.0f s; closing", self.send_timeout_s)
-            await self.ws.close(code=1008, message=b"client too slow")
+            await self._cut_off()
             return False
         return True
 

@@ -15,6 +15,7 @@ import numpy as np
 from aiohttp import web
 
 from bridge.core.commands import MAX_FADE_S, Command
+from bridge.web import admission
 from bridge.web.api import DAEMON, ApiError, number_of, prompt_of, read_json, seed_of
 from bridge.web.auth import AUTH
 from bridge.web.lease import STREAMS
@@ -57,9 +58,10 @@ def _public_slot(daemon, name: str):
 
 
 async def slot_play(request: web.Request) -> web.Response:
-    """``POST /v1/slots/{slot}/play``: play a prompt on a DAW slot, as ``/wb/play`` does. ``[control]``"""
+    """``POST /v1/slots/{slot}/play``: play a prompt on a DAW slot, as ``/wb/play`` does; the local
+    admin only (403 for other keys). ``[control]``"""
     d = request.app[DAEMON]
-    request.app[AUTH].identify(request)
+    request.app[AUTH].identify_admin(request)
     slot = _public_slot(d, request.match_info["slot"])
     body = await read_json(request)
     prompt = prompt_of(body)
@@ -73,9 +75,10 @@ async def slot_play(request: web.Request) -> web.Response:
 
 
 async def slot_stop(request: web.Request) -> web.Response:
-    """``POST /v1/slots/{slot}/stop``: fade a DAW slot out, as ``/wb/stop`` does. ``[control]``"""
+    """``POST /v1/slots/{slot}/stop``: fade a DAW slot out, as ``/wb/stop`` does; the local admin
+    only. ``[control]``"""
     d = request.app[DAEMON]
-    request.app[AUTH].identify(request)
+    request.app[AUTH].identify_admin(request)
     slot = _public_slot(d, request.match_info["slot"])
     body = await read_json(request)
     fade = number_of(body, "fade_s", 0.0, MAX_FADE_S, default=0.05)
@@ -86,14 +89,23 @@ async def slot_stop(request: web.Request) -> web.Response:
     return web.json_response({"slot": slot, "stopping": True})
 
 
-def status_rows(daemon, streams: dict) -> list[dict]:
-    """Every slot's status row with its level (DAW slots first, then the private web streams). ``[control]``"""
-    rows = daemon.status()
+def visible_streams(streams: dict, p=None) -> list:
+    """The private streams ``p`` may see: all for the admin (or ``p`` None), else its own. ``[control]``"""
+    if p is None or p.admin:
+        return list(streams)
+    return [name for name, st in list(streams.items()) if getattr(st, "owner", None) == p.key_id]
+
+
+def status_rows(daemon, streams: dict, p=None) -> list[dict]:
+    """Every slot's status row with its level (DAW slots first, then the private web streams), as
+    ``p`` may see them: the admin (or ``p`` None) every row, another principal its own streams only
+    (no DAW prompt, no other key's stream). ``[control]``"""
+    rows = daemon.status() if p is None or p.admin else []
     for row in rows:
         s = daemon.slots.get(row["slot"])
         row["level_db"] = _level_db(s.ring) if s is not None else -120.0
         row["private"] = False
-    for name in list(streams):
+    for name in visible_streams(streams, p):
         s = daemon.slots.get(name)
         if s is None:
             continue
@@ -110,25 +122,44 @@ def status_rows(daemon, streams: dict) -> list[dict]:
 async def status(request: web.Request) -> web.Response:
     """``GET /v1/status``. ``[control]``"""
     d, auth, streams = request.app[DAEMON], request.app[AUTH], request.app[STREAMS].streams
-    auth.principal(request)
-    return web.json_response({"slots": status_rows(d, streams), "streams": len(streams),
+    p = auth.principal(request)
+    return web.json_response({"slots": status_rows(d, streams, p), "streams": len(visible_streams(streams, p)),
                               "tracks": auth.store.queue_depth(), "backend": d.backend.name,
                               "params": {k: list(v[:2]) for k, v in d.params().items()}})
 
 
 async def status_ws(request: web.Request) -> web.WebSocketResponse:
-    """``GET /v1/status/ws``: the slots' status and levels, five times a second. ``[control]``"""
+    """``GET /v1/status/ws``: the slots' status and levels, five times a second. ``[control]``
+
+    A client that does not read gets no more rows while its socket holds more than
+    ``admission.SEND_BUFFER_MAX`` unsent, and is dropped after ``admission.STALL_S`` of that; a
+    revoked key's socket is closed (1008) within a second."""
     d, streams, clients = request.app[DAEMON], request.app[STREAMS].streams, request.app[STATUS]
-    request.app[AUTH].principal(request)
+    p = request.app[AUTH].principal(request)
     if len(clients.sockets) >= MAX_STATUS_CLIENTS:
         raise ApiError(503, "busy", f"{MAX_STATUS_CLIENTS} status clients are connected", {"Retry-After": "5"})
-    ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=4096)
+    ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=4096, compress=False)
     await ws.prepare(request)
+    transport = request.transport
+    admission.bound_send_buffer(transport)
+    key = admission.KeyWatch(request.app[AUTH].store, p.key_id)
+    stalled = None
     clients.sockets.add(ws)
     try:
         while not ws.closed and not clients.closing:
-            await ws.send_json({"type": "status", "slots": status_rows(d, streams), "streams": len(streams),
-                                "t": time.time()})
+            if not key.check():
+                await ws.close(code=1008, message=b"API key revoked")
+                break
+            if admission.backlog(transport) > admission.SEND_BUFFER_MAX:
+                stalled = stalled or time.monotonic()
+                if time.monotonic() - stalled > admission.STALL_S:
+                    transport.abort()           # it reads nothing: drop it with what it holds unsent
+                    break
+            else:
+                stalled = None
+                await ws.send_json({"type": "status", "slots": status_rows(d, streams, p),
+                                    "streams": len(visible_streams(streams, p)),
+                                    "t": time.time()})
             try:
                 msg = await ws.receive(timeout=0.2)
                 if msg.type.name in ("CLOSE", "CLOSING", "CLOSED", "ERROR"):

@@ -15,13 +15,17 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import hmac
+import logging
 import math
 import os
 import re
 import secrets
 import sqlite3
+import stat
 import time
 from dataclasses import dataclass
+
+log = logging.getLogger("wavebridge.store")
 
 DB_NAME = "wavebridge.db"
 KEY_RE = re.compile(r"^wb_([0-9a-f]{12})_([A-Za-z0-9_-]{20,64})$")
@@ -34,13 +38,16 @@ DEFAULT_TIERS = {
     "free": {"audio_s_per_day": 600.0, "concurrent": 2, "max_request_s": 60.0},
     "pro": {"audio_s_per_day": 36000.0, "concurrent": 16, "max_request_s": 600.0},
 }
+#: a key's scopes: "" (its own streams and tracks) or "admin" (also the DAW slots and every stream's status)
+SCOPES = ("", "admin")
 #: what an unauthenticated client gets on a loopback-only server with no keys at all
 LOCAL_TIER = {"audio_s_per_day": math.inf, "concurrent": 64, "max_request_s": 600.0}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS keys (
     id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, tier TEXT NOT NULL,
-    salt BLOB NOT NULL, hash BLOB NOT NULL, created REAL NOT NULL, revoked REAL
+    salt BLOB NOT NULL, hash BLOB NOT NULL, created REAL NOT NULL, revoked REAL,
+    scope TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS usage (
     key_id TEXT NOT NULL, day TEXT NOT NULL, tier TEXT NOT NULL,
@@ -89,12 +96,69 @@ class Principal:
     name: str
     tier: str
     limits: dict
+    admin: bool = False     # may drive the DAW slots and sees every stream (an ``admin`` key, or the local admin)
 
 
 def default_state_dir() -> str:
     """``$XDG_STATE_HOME/wavebridge`` or ``~/.local/state/wavebridge``. ``[control]``"""
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(base, "wavebridge")
+
+
+def _refuse_foreign(path: str, st: os.stat_result, kind: str) -> None:
+    if stat.S_ISLNK(st.st_mode):
+        raise PermissionError(f"{path} is a symlink; wavebridge keeps its {kind} only at a real path it owns")
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        raise PermissionError(f"{path} belongs to uid {st.st_uid}, not to this user ({os.geteuid()}); "
+                              f"wavebridge does not adopt another user's {kind}")
+
+
+def private_dir(path: str, kind: str = "state directory") -> str:
+    """Make ``path`` a 0700 directory of this user (created if missing; an existing one re-chmodded);
+    raises PermissionError for a symlink, a non-directory or another user's directory. ``[control]``"""
+    path = os.path.abspath(os.path.expanduser(str(path)))
+    try:
+        os.makedirs(path, mode=0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    _refuse_foreign(path, st, kind)
+    if not stat.S_ISDIR(st.st_mode):
+        raise PermissionError(f"{path} is not a directory")
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(path, 0o700)
+    return path
+
+
+def private_file(path: str) -> str:
+    """Make ``path`` a 0600 regular file of this user (created empty if missing, never through a
+    symlink; an existing one re-chmodded); raises PermissionError for a symlink, a non-regular file or
+    another user's file. The one helper for every file the daemon keeps (db, page token …). ``[control]``"""
+    path = os.path.abspath(os.path.expanduser(str(path)))
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    _refuse_foreign(path, st, "files")
+    if not stat.S_ISREG(st.st_mode):
+        raise PermissionError(f"{path} is not a regular file")
+    if stat.S_IMODE(st.st_mode) != 0o600:
+        os.chmod(path, 0o600)
+    return path
+
+
+def open_private(path: str, mode: str = "wb"):
+    """``open(path, mode)`` for writing a file created 0600 (truncated if it exists; never through a
+    symlink). ``[control]`` or a worker"""
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_APPEND if "a" in mode else os.O_TRUNC)
+    fd = os.open(path, flags, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        return os.fdopen(fd, mode)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def today() -> str:
@@ -117,41 +181,53 @@ class Store:
     """The SQLite database under ``state_dir``. ``[control]``"""
 
     def __init__(self, state_dir: str):
-        self.state_dir = os.path.abspath(os.path.expanduser(state_dir))
-        os.makedirs(self.state_dir, mode=0o700, exist_ok=True)
-        self.path = os.path.join(self.state_dir, DB_NAME)
+        # the db is 0600 before SQLite opens it: its -wal and -shm are created with the db's mode
+        self.state_dir = private_dir(state_dir)
+        self.path = private_file(os.path.join(self.state_dir, DB_NAME))
+        for side in ("-wal", "-shm"):
+            if os.path.lexists(self.path + side):
+                private_file(self.path + side)
         self.db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+        self.closed = False
+        self._late_meters = 0
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
-        try:
-            os.chmod(self.path, 0o600)
-        except OSError:
-            pass
+        self._migrate()
 
     def close(self) -> None:
-        """Close the database. ``[control]``"""
+        """Close the database (after every stream's bill: ``HttpService.close``). ``[control]``"""
+        self.closed = True
         self.db.close()
 
+    def _migrate(self) -> None:
+        """Bring a database of an older version up to :data:`SCHEMA` (columns added since). ``[control]``"""
+        cols = {r[1] for r in self.db.execute("PRAGMA table_info(keys)")}
+        if "scope" not in cols:
+            self.db.execute("ALTER TABLE keys ADD COLUMN scope TEXT NOT NULL DEFAULT ''")
+
     # ------------------------------------------------------------------ keys
-    def add_key(self, name: str, tier: str) -> str:
-        """Create a key; returns the key string (shown once, never stored). ``[control]``"""
+    def add_key(self, name: str, tier: str, scope: str = "") -> str:
+        """Create a key (``scope`` ``admin``: it may drive the DAW slots); returns the key string
+        (shown once, never stored). ``[control]``"""
         if not NAME_RE.match(name or ""):
             raise StoreError("a key name is 1-64 of letters, digits, space and ._@-")
+        if scope not in SCOPES:
+            raise StoreError(f"unknown scope {scope!r}; known: admin (or none)")
         kid = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_bytes(16)
         try:
-            self.db.execute("INSERT INTO keys (id, name, tier, salt, hash, created) VALUES (?,?,?,?,?,?)",
-                            (kid, name, tier, salt, _digest(salt, secret), time.time()))
+            self.db.execute("INSERT INTO keys (id, name, tier, salt, hash, created, scope) VALUES (?,?,?,?,?,?,?)",
+                            (kid, name, tier, salt, _digest(salt, secret), time.time(), scope))
         except sqlite3.IntegrityError:
             raise StoreError(f"a key named {name!r} exists already") from None
         return f"wb_{kid}_{secret}"
 
     def list_keys(self) -> list[dict]:
         """Every key (never the secret) with today's usage. ``[control]``"""
-        rows = self.db.execute("SELECT id, name, tier, created, revoked FROM keys ORDER BY created").fetchall()
+        rows = self.db.execute("SELECT id, name, tier, scope, created, revoked FROM keys ORDER BY created").fetchall()
         day = today()
         out = []
         for r in rows:
@@ -174,7 +250,7 @@ class Store:
         m = KEY_RE.match(key or "")
         if not m:
             return None
-        row = self.db.execute("SELECT id, name, tier, salt, hash, revoked FROM keys WHERE id=?",
+        row = self.db.execute("SELECT id, name, tier, scope, salt, hash, revoked FROM keys WHERE id=?",
                               (m.group(1),)).fetchone()
         if row is None:
             _digest(b"\0" * 16, m.group(2))          # same work for unknown ids
@@ -182,7 +258,7 @@ class Store:
         ok = hmac.compare_digest(_digest(row["salt"], m.group(2)), row["hash"])
         if not ok or row["revoked"] is not None:
             return None
-        return {"id": row["id"], "name": row["name"], "tier": row["tier"]}
+        return {"id": row["id"], "name": row["name"], "tier": row["tier"], "scope": row["scope"]}
 
     # ------------------------------------------------------------------ usage
     def usage(self, key_id: str, day: str | None = None) -> dict:
@@ -194,7 +270,14 @@ class Store:
         return dict(r)
 
     def meter(self, key_id: str, tier: str, audio_s: float, compute_s: float, cost: float, requests: int = 1) -> None:
-        """Add usage to the key's row for today (one upsert). ``[control]``"""
+        """Add usage to the key's row for today (one upsert); after :meth:`close` it is not recorded
+        and the first such bill logs one warning (never an exception into a handler). ``[control]``"""
+        if self.closed:
+            self._late_meters += 1
+            if self._late_meters == 1:
+                log.warning("usage of key %s (%.2f audio s) arrived after the database closed and is not "
+                            "recorded (later ones are not logged)", key_id, float(audio_s))
+            return
         self.db.execute(
             "INSERT INTO usage (key_id, day, tier, audio_s, compute_s, cost_usd, requests) VALUES (?,?,?,?,?,?,?) "
             "ON CONFLICT (key_id, day) DO UPDATE SET audio_s=audio_s+excluded.audio_s, "
@@ -251,3 +334,10 @@ class Store:
     def queue_depth(self) -> dict:
         """Tracks per state. ``[control]``"""
         return {r[0]: r[1] for r in self.db.execute("SELECT state, COUNT(*) FROM tracks GROUP BY state")}
+
+    def kept_tracks(self, limit: int = 64) -> list[dict]:
+        """Rendered tracks that storage refused, kept on this server to be stored again (``error``
+        rows with a ``location``), oldest first. ``[control]``"""
+        rows = self.db.execute("SELECT * FROM tracks WHERE state='error' AND location IS NOT NULL "
+                               "ORDER BY finished LIMIT ?", (int(limit),)).fetchall()
+        return [dict(r) for r in rows]

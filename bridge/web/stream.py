@@ -42,6 +42,7 @@ class PrivateStream:
 
     LEAD_S = 0.04             # realtime pacing: how far ahead of the wall clock audio may be sent
     POLL_S = 0.01             # how often the ring is looked at while waiting (as fast as generated)
+    IDLE_S = 0.1              # realtime, nothing playing: engine events wake the reader sooner
     PACE_S = 0.02             # realtime: one Opus frame's worth between sends
     BLOCK = 960               # realtime reads: frames per ring read (20 ms), so the splice guard stays 40 ms
     FAST_BLOCK = 8192         # fast reads: frames per ring read, within the protocol's reader block bound
@@ -201,7 +202,8 @@ class PrivateStream:
         Waits up to one poll interval; never zero-fills (the client's buffer absorbs a late
         engine). ``[control]``
         """
-        await self._wait(self.PACE_S if self._t0 is not None else self.POLL_S)
+        await self._wait(self.PACE_S if self._t0 is not None else self.IDLE_S if not self.reader.playing
+                         else self.POLL_S)
         if self.error is not None:
             err, self.error = self.error, None
             raise err

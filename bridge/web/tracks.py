@@ -3,8 +3,11 @@
 :class:`TrackWorker` runs on the asyncio loop (``[control]``). It takes ``queued`` rows from the
 SQLite queue (``bridge.web.store``) oldest first, renders each in a private daemon slot read as fast
 as the engine generates (the same engine and scheduler as the live slots, batched with them),
-encodes on a worker thread, writes ``<id>.<ext>.part`` under the storage directory, then renames
-it (local) or uploads it (S3) and marks the row ``done`` (``bridge.web.storage``). Progress is
+encodes on the encoders' worker threads, writes ``<id>.<ext>.part`` (0600) under the storage directory,
+then renames it (local) or uploads it (S3) on the storage's own pool and marks the row ``done``
+(``bridge.web.storage``). When storing fails (S3 down or hung) the row becomes ``error`` with the
+reason, the finished file is kept on the server, and storing it is retried every ``RETRY_S`` and at
+the next start; a retry that succeeds marks the row ``done`` (and bills it). Progress is
 written to the row about twice a second. A daemon that dies mid-render leaves the row ``running``;
 the next start puts it back in the queue (:meth:`Store.requeue_running`) and it is rendered again
 from the start with the seed stored at queue time, so the result is the same. The endpoints queue
@@ -23,8 +26,9 @@ from aiohttp import web
 from bridge.web.api import ApiError, format_of, number_of, prompt_of, read_json, seed_of
 from bridge.web.auth import AUTH, Auth
 from bridge.web.encoding import FORMATS, Encoder
-from bridge.web.lease import STREAMS, StreamHub
-from bridge.web.store import TRACK_ID_RE, Principal, Store
+from bridge.web.lease import StreamHub
+from bridge.web.storage import StorageError
+from bridge.web.store import TRACK_ID_RE, Principal, Store, open_private
 from bridge.web.stream import StreamError
 
 log = logging.getLogger("wavebridge.tracks")
@@ -35,6 +39,8 @@ MAX_TRACK_S = 600.0
 class TrackWorker:
     """Renders queued tracks, ``workers`` at a time, alongside the live streams. ``[control]``"""
 
+    RETRY_S = 60.0            # how often a finished track that storage refused is offered again
+
     def __init__(self, hub: StreamHub, auth: Auth, store: Store, storage, workers: int = 2):
         self.hub = hub
         self.auth = auth
@@ -44,6 +50,8 @@ class TrackWorker:
         self.running: dict[str, asyncio.Task] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
+        self._retry_task: asyncio.Task | None = None
+        self.retry_s = self.RETRY_S
         self.rendered = 0
         self.render_s: list[float] = []
 
@@ -53,6 +61,7 @@ class TrackWorker:
         if n:
             log.info("tracks: %d interrupted render(s) back in the queue", n)
         self._task = asyncio.get_running_loop().create_task(self._loop())
+        self._retry_task = asyncio.get_running_loop().create_task(self._retry_loop())
 
     def kick(self) -> None:
         """A track was queued: look at the queue now. ``[control]``"""
@@ -60,11 +69,10 @@ class TrackWorker:
 
     async def close(self) -> None:
         """Stop the worker: renders in progress stay ``running`` and resume at the next start. ``[control]``"""
-        if self._task is not None:
-            self._task.cancel()
-        for t in list(self.running.values()):
-            t.cancel()
-        for t in [self._task, *self.running.values()]:
+        for t in [self._task, self._retry_task, *self.running.values()]:
+            if t is not None:
+                t.cancel()
+        for t in [self._task, self._retry_task, *self.running.values()]:
             if t is not None:
                 try:
                     await t
@@ -96,15 +104,44 @@ class TrackWorker:
             pass
 
     async def _render(self, row: dict) -> None:
-        tid, fmt, seconds = row["id"], row["format"], float(row["seconds"])
-        loop = asyncio.get_running_loop()
+        tid, fmt = row["id"], row["format"]
         t0 = time.perf_counter()
         part = self.storage.part_path(tid, fmt)
+        try:
+            info = await self._render_to(row, part)
+        except asyncio.CancelledError:
+            raise                       # shutdown: the row stays 'running' and is re-queued at start
+        except StreamError as e:
+            self.store.set_track(tid, state="error", error=f"{e.reason}: {e.message}"[:500], finished=time.time())
+            self._discard(part)
+            return
+        except Exception as e:  # noqa: BLE001 — one track's failure never stops the queue
+            log.exception("track %s failed", tid)
+            self.store.set_track(tid, state="error", error=f"internal: {type(e).__name__}: {e}"[:500],
+                                 finished=time.time())
+            self._discard(part)
+            return
+        audio_s = info.pop("audio_s")
+        try:
+            location = await self.storage.commit(tid, fmt, part)
+        except StorageError as e:
+            info["render_s"] = time.perf_counter() - t0
+            self._kept(row, part, e, info)
+            return
+        info["render_s"] = time.perf_counter() - t0
+        self._stored(row, location, info, audio_s)
+        self.rendered += 1
+        self.render_s.append(info["render_s"])
+
+    async def _render_to(self, row: dict, part: str) -> dict:
+        """Render the track into ``part`` (0600); returns the row's figures. ``[control]``"""
+        tid, fmt, seconds = row["id"], row["format"], float(row["seconds"])
+        loop = asyncio.get_running_loop()
         stream = enc = f = None
         try:
             stream = self.hub.open()
             enc = Encoder(fmt, stream.rate, stream.channels)
-            f = open(part, "wb")
+            f = open_private(part, "wb")
             total = int(round(seconds * stream.rate))
             stream.play(row["prompt"], seconds, row["seed"])
             last = 0.0
@@ -121,28 +158,9 @@ class TrackWorker:
             f.write(await loop.run_in_executor(self.hub.pool, enc.finish))
             f.close()
             f = None
-            location = await loop.run_in_executor(self.hub.pool, self.storage.commit, tid, fmt, part)
-            dt = time.perf_counter() - t0
-            audio_s = stream.frames_read / stream.rate
-            cost = self.auth.cost(stream.compute_s)
-            self.store.set_track(tid, state="done", progress=1.0, finished=time.time(), location=location,
-                                 bytes=enc.bytes_out, compute_s=stream.compute_s, cost_usd=cost, render_s=dt,
-                                 error=None)
-            self.auth.meter(row["key_id"], None, audio_s, stream.compute_s, cost)
             self.auth.encode_stats(enc)
-            self.rendered += 1
-            self.render_s.append(dt)
-            log.info("track %s: %.1f s of audio in %.2f s", tid, audio_s, dt)
-        except asyncio.CancelledError:
-            raise                       # shutdown: the row stays 'running' and is re-queued at start
-        except StreamError as e:
-            self.store.set_track(tid, state="error", error=f"{e.reason}: {e.message}"[:500], finished=time.time())
-            self._discard(part)
-        except Exception as e:  # noqa: BLE001 — one track's failure never stops the queue
-            log.exception("track %s failed", tid)
-            self.store.set_track(tid, state="error", error=f"internal: {type(e).__name__}: {e}"[:500],
-                                 finished=time.time())
-            self._discard(part)
+            return {"bytes": enc.bytes_out, "compute_s": stream.compute_s, "cost_usd": self.auth.cost(stream.compute_s),
+                    "audio_s": stream.frames_read / stream.rate}
         finally:
             if f is not None:
                 f.close()
@@ -150,6 +168,60 @@ class TrackWorker:
                 enc.close()
             if stream is not None:
                 self.hub.close(stream)
+
+    def _stored(self, row: dict, location: str, info: dict, audio_s: float) -> None:
+        """The track is in storage: the row is ``done`` and its key is billed. ``[control]``"""
+        self.store.set_track(row["id"], state="done", progress=1.0, finished=time.time(), location=location,
+                             error=None, **info)
+        self.auth.meter(row["key_id"], None, audio_s, info["compute_s"], info["cost_usd"])
+        log.info("track %s: %.1f s of audio stored in %s", row["id"], audio_s, self.storage.kind)
+
+    def _kept(self, row: dict, part: str, e: StorageError, info: dict) -> None:
+        """Storing failed: keep the finished file here, say so in the row, retry later. ``[control]``"""
+        tid = row["id"]
+        try:
+            kept = self.storage.keep(tid, row["format"], part)
+        except OSError as oe:
+            log.warning("track %s: storing failed (%s) and the file could not be kept: %s", tid, e, oe)
+            self.store.set_track(tid, state="error", finished=time.time(), error=f"storage: {e}"[:500], **info)
+            self._discard(part)
+            return
+        log.warning("track %s: storing failed (%s); the audio is kept in %s and retried every %g s",
+                    tid, e, kept, self.retry_s)
+        self.store.set_track(tid, state="error", finished=time.time(), location=kept, **info,
+                             error=(f"storage: {e} — the rendered audio is kept on the server and storing "
+                                    f"it is retried")[:500])
+
+    async def _retry_loop(self) -> None:
+        while True:
+            try:
+                await self.retry_kept()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 — the retries go on
+                log.exception("tracks: retrying kept tracks failed")
+            await asyncio.sleep(self.retry_s)
+
+    async def retry_kept(self) -> int:
+        """Offer the kept tracks to storage again, oldest first; stops at the first refusal (storage is
+        still down). Returns how many were stored. ``[control]``"""
+        n = 0
+        for row in self.store.kept_tracks():
+            tid, fmt = row["id"], row["format"]
+            path = self.storage.kept_path(tid, fmt)       # never a path read back from the row
+            if not os.path.isfile(path):
+                self.store.set_track(tid, location=None, error="storage failed and the kept audio is gone; "
+                                                               "queue the track again")
+                continue
+            try:
+                location = await self.storage.commit(tid, fmt, path)
+            except StorageError as e:
+                log.info("tracks: storage still refuses %s: %s", tid, e)
+                return n
+            info = {k: row[k] for k in ("bytes", "compute_s", "cost_usd", "render_s")}
+            self._stored(row, location, info, float(row["seconds"]))
+            n += 1
+        return n
 
 
 TRACKS = web.AppKey("wavebridge.tracks", TrackWorker)
@@ -206,15 +278,19 @@ async def track_list(request: web.Request) -> web.Response:
 
 async def track_audio(request: web.Request) -> web.StreamResponse:
     """``GET /v1/tracks/{id}/audio``: the stored file, streamed from storage. ``[control]``"""
-    auth, storage, pool = request.app[AUTH], request.app[TRACKS].storage, request.app[STREAMS].pool
+    auth, storage = request.app[AUTH], request.app[TRACKS].storage
     p = auth.principal(request)
     row = _track_of(request, auth.store, p)
     if row["state"] != "done":
         raise ApiError(409, "bad_request", f"track is {row['state']}, not done")
-    loop = asyncio.get_running_loop()
-    f = await loop.run_in_executor(pool, storage.open, row["id"], row["format"])
+    try:
+        f = await storage.open(row["id"], row["format"])
+    except StorageError as e:
+        log.warning("track %s: %s", row["id"], e)
+        raise ApiError(503, "busy", "the track storage is not answering; try again shortly",
+                       {"Retry-After": "10"}) from None
     if f is None:
-        raise ApiError(410, "internal", "the stored audio is gone")
+        raise ApiError(410, "bad_request", "the stored audio is gone (deleted from the storage)")
     resp = web.StreamResponse(headers={"Content-Disposition": f'attachment; filename="{row["id"]}.'
                                                               f'{FORMATS[row["format"]][3]}"'})
     resp.content_type = FORMATS[row["format"]][2]
@@ -223,7 +299,12 @@ async def track_audio(request: web.Request) -> web.StreamResponse:
     await resp.prepare(request)
     try:
         while True:
-            data = await loop.run_in_executor(pool, f.read, 256 * 1024)
+            try:
+                data = await storage.read(f)
+            except StorageError as e:       # the headers are out: cut the body short, the client sees it
+                log.warning("track %s: reading it failed mid-download: %s", row["id"], e)
+                resp.force_close()
+                return resp
             if not data:
                 break
             await resp.write(data)

@@ -1,5 +1,7 @@
 """``wavebridge bench --http``: the web side's figures, against a real ``serve`` process on loopback.
 
+- ``first_request``: the first ``POST /v1/audio/generate`` after start (first byte, first audio
+  event) against the median of the next 20: the web path's warm-up makes the ratio ≈ 1.
 - ``sse_first_byte_ms`` / ``sse_first_audio_ms``: request sent → response headers / first
   ``audio_chunk`` event parsed (``POST /v1/audio/generate``, Opus), p50/p99.
 - ``raw_opus_first_audio_ms``: ``Accept: audio/ogg`` → the first body bytes holding an audio page.
@@ -9,6 +11,12 @@
 - ``concurrent_ws_opus_streams``: the most WebSocket Opus sessions held in real time together with
   0 gaps, a gap being a moment when a client with a 150 ms jitter buffer would have run dry
   (audio time from the Ogg granule positions of what arrived).
+- ``capacity_beside_daw`` (#20): a second daemon with 8 DAW slots playing, each read in real time
+  at 128-frame blocks by this process; Opus live sessions (clients that play and read) are added
+  4 at a time, 3 s apart, until the admission (503 before the upgrade) refuses two steps in a row
+  whole, or a DAW slot underruns: the sessions admitted and held together, the refusals, and the
+  DAW underrun frames while they played. ``WB_BENCH_CAPACITY_ONLY=1`` runs only this stage;
+  ``WB_BENCH_DAW_SLOTS`` (default 8) and ``WB_BENCH_DAW_PLAY`` (how many of them play) change it.
 - ``opus_encode_cpu_per_stream_s``: CPU seconds to encode one second of a stream in 20 ms blocks
   (PyAV/libopus), and MP3 for comparison.
 - ``track_30s``: a queued 30 s track: wall time to render and store, compute seconds, cost at
@@ -91,6 +99,45 @@ async def _raw_once(s, url):
                 return t
 
 
+async def _generate_timed(url: str, prompt: str) -> tuple[float, float]:
+    """One ``POST /v1/audio/generate`` (SSE, 1 s, Opus) on a fresh connection, written by hand so no
+    client-side first-use cost is counted: (ms to the response's first byte, ms to the first audio)."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    body = json.dumps({"prompt": prompt, "duration_seconds": 1.0, "format": "opus"}).encode()
+    head = (f"POST /v1/audio/generate HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+            f"Accept: text/event-stream\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    r, w = await asyncio.open_connection(host.strip("[]"), int(port))
+    try:
+        t0 = time.perf_counter()
+        w.write(head + body)
+        buf = await r.read(65536)
+        t_byte = time.perf_counter()
+        while b'"event":"audio_chunk"' not in buf:
+            more = await r.read(65536)
+            if not more:
+                break
+            buf += more
+        t_audio = time.perf_counter()
+        while await r.read(65536):
+            pass
+    finally:
+        w.close()
+    return (t_byte - t0) * 1e3, (t_audio - t0) * 1e3
+
+
+async def _first_request(url: str, n: int = 20) -> dict:
+    """The first request after start against the next ``n``: a warm daemon answers the first as fast."""
+    first_b, first_a = await _generate_timed(url, PROMPTS[0])
+    later = [await _generate_timed(url, PROMPTS[i % len(PROMPTS)]) for i in range(1, n + 1)]
+    med_b = float(np.median([b for b, _ in later]))
+    med_a = float(np.median([a for _, a in later]))
+    return {"first_request": {"first_byte_ms": round(first_b, 2), "first_audio_ms": round(first_a, 2),
+                              f"next{n}_first_byte_p50_ms": round(med_b, 2),
+                              f"next{n}_first_audio_p50_ms": round(med_a, 2),
+                              "first_byte_ratio": round(first_b / max(med_b, 1e-6), 2),
+                              "first_audio_ratio": round(first_a / max(med_a, 1e-6), 2)}}
+
+
 async def _ws_first_and_change(s, url, trials):
     first, change = [], []
     frames = 0                                # the session's frames so far (server frame numbers count them)
@@ -147,8 +194,18 @@ async def _ws_first_and_change(s, url, trials):
 async def _concurrent(url, n, window_s, buffer_s=0.15):
     gaps = [0] * n
     got_s = [0.0] * n
+    refused = [0]
 
     async def one(i, s):
+        try:
+            await _one(i, s)
+        except aiohttp.WSServerHandshakeError as e:   # the admission's 503 (no headroom): not a gap
+            if e.status not in (429, 503):
+                raise
+            refused[0] += 1
+            got_s[i] = window_s
+
+    async def _one(i, s):
         async with s.ws_connect(url + "/v1/stream?format=opus") as ws:
             await ws.receive_json()
             await ws.send_json({"type": "play", "prompt": PROMPTS[i % 4], "seed": i})
@@ -181,7 +238,9 @@ async def _concurrent(url, n, window_s, buffer_s=0.15):
     conn = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=conn) as s:
         await asyncio.gather(*(one(i, s) for i in range(n)))
-    return sum(gaps), min(got_s) if got_s else 0.0
+    if refused[0]:
+        _say(f"{refused[0]} of {n} sessions refused by the admission (503 before the upgrade)")
+    return sum(gaps) + (1 if refused[0] else 0), min(got_s) if got_s else 0.0
 
 
 def _encode_cost(fmt: str, seconds: float = 10.0) -> float:
@@ -251,6 +310,107 @@ async def _run(url, quick: bool) -> dict:
     return out
 
 
+class _DawReaders:
+    """One thread reading every DAW slot at 128-frame blocks on a real-time grid (as a host would)."""
+
+    def __init__(self, slots):
+        import threading
+
+        from plugin_stub.player import attach_when_ready
+
+        self.readers = [attach_when_ready(s, max_block=128) for s in slots]
+        self.out = np.zeros((128, self.readers[0].channels), np.float32)
+        self._stop = threading.Event()
+        self.th = threading.Thread(target=self._run, daemon=True, name="bench-daw")
+        self.th.start()
+
+    def _run(self):
+        from plugin_stub.player import host_ticks
+
+        for _k, _late in host_ticks(128 / self.readers[0].sample_rate, self._stop, late_after=8):
+            for r in self.readers:
+                r.read_into(self.out)
+
+    def underruns(self) -> int:
+        return sum(int(r.underrun_frames) for r in self.readers)
+
+    def stop(self):
+        self._stop.set()
+        self.th.join(2)
+        for r in self.readers:
+            r.detach()
+
+
+async def _capacity(url, slots, step=4, hold_s=3.0, top=96) -> dict:
+    """Opus sessions added ``step`` at a time beside the DAW slots (a refused one is not retried)
+    until two steps in a row are refused whole (503), or a DAW slot underruns."""
+    async with aiohttp.ClientSession() as s:
+        for slot in slots[:int(os.environ.get("WB_BENCH_DAW_PLAY", len(slots)))]:
+            async with s.post(f"{url}/v1/slots/{slot}/play", json={"prompt": PROMPTS[hash(slot) % 4]}) as r:
+                assert r.status == 200, await r.text()
+    daw = _DawReaders(slots)
+    await asyncio.sleep(2.0)
+    u0 = daw.underruns()
+    admitted, refused, stop = 0, 0, asyncio.Event()
+
+    async def one(i, c):
+        nonlocal admitted, refused
+        try:
+            async with c.ws_connect(url + "/v1/stream?format=opus") as ws:
+                admitted += 1
+                await ws.receive_json()
+                await ws.send_json({"type": "play", "prompt": PROMPTS[i % 4], "seed": i})
+                while not stop.is_set():
+                    try:
+                        await ws.receive(timeout=0.5)
+                    except asyncio.TimeoutError:
+                        pass
+        except aiohttp.WSServerHandshakeError as e:
+            if e.status != 503:
+                raise
+            refused += 1
+            if refused == 1:                  # why (the same check answers a plain GET with its reason)
+                async with c.get(url + "/v1/stream") as r:
+                    _say(f"capacity: refused: {(await r.text())[:200]}")
+
+    tasks = []
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as c:
+        full = 0                              # steps in a row that admitted nobody
+        while admitted < top and full < 2 and daw.underruns() == u0:
+            before = admitted
+            tasks += [asyncio.create_task(one(len(tasks) + k, c)) for k in range(step)]
+            await asyncio.sleep(hold_s)
+            full = full + 1 if admitted == before else 0
+            _say(f"capacity: {admitted} Opus sessions admitted beside {len(slots)} DAW slots, {refused} refused, "
+                 f"DAW underruns {daw.underruns() - u0} frames")
+        under = daw.underruns() - u0
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    daw.stop()
+    return {"daw_slots": len(slots), "sessions_admitted": admitted, "refused": refused,
+            "daw_underrun_frames": under}
+
+
+def _bench_capacity(args, tmp, quick=False) -> dict:
+    n = int(os.environ.get("WB_BENCH_DAW_SLOTS", "2" if quick else "8"))   # 8 DAW slots unless told
+    names = [f"bc{os.getpid()}x{k}" for k in range(n)]
+    cfg = os.path.join(tmp, "capacity.toml")
+    with open(cfg, "w") as f:
+        f.write("[engine]\nslot_names = [%s]\n" % ", ".join(f'"{n}"' for n in names))
+    d = DaemonProcess("--config", cfg, "--metrics-port", "off", "--http", "127.0.0.1:0", "--state-dir",
+                      os.path.join(tmp, "state-capacity"), "--backend", args.backend)
+    try:
+        return asyncio.run(_capacity("http://%s:%d" % d.http, names, hold_s=2.0 if quick else 3.0,
+                                     top=8 if quick else 96))
+    finally:
+        d.terminate()
+        for n in names:
+            try:
+                os.unlink(f"/dev/shm/wavebridge.{n}")
+            except FileNotFoundError:
+                pass
+
+
 def run_http_bench(args) -> int:
     quick = bool(getattr(args, "quick", False))
     price = args.price_per_hour if getattr(args, "price_per_hour", None) is not None else 1.0
@@ -260,6 +420,10 @@ def run_http_bench(args) -> int:
         f.write(f'[engine]\nslot_names = ["bh{os.getpid()}"]\n')
     res = {"machine": None, "price_per_hour": price}
     res["machine"] = machine_info()
+    if getattr(args, "capacity_only", False) or os.environ.get("WB_BENCH_CAPACITY_ONLY"):
+        res["capacity_beside_daw"] = _bench_capacity(args, tmp, quick)
+        print(json.dumps(res) if getattr(args, "json", False) else f"capacity_beside_daw: {res['capacity_beside_daw']}")
+        return 0
     res["opus_encode_cpu_per_stream_s"] = round(_encode_cost("opus"), 5)
     res["mp3_encode_cpu_per_stream_s"] = round(_encode_cost("mp3"), 5)
     _say(f"Opus encode {res['opus_encode_cpu_per_stream_s'] * 1000:.2f} ms CPU per stream-second, "
@@ -268,6 +432,8 @@ def run_http_bench(args) -> int:
                       os.path.join(tmp, "state"), "--price-per-hour", str(price), "--backend", args.backend)
     try:
         url = "http://%s:%d" % d.http
+        res.update(asyncio.run(_first_request(url)))     # before anything else touches the web path
+        _say(f"first request after start: {res['first_request']}")
         res.update(asyncio.run(_run(url, quick)))
     finally:
         d.terminate()
@@ -275,6 +441,8 @@ def run_http_bench(args) -> int:
             os.unlink(f"/dev/shm/wavebridge.bh{os.getpid()}")
         except FileNotFoundError:
             pass
+    res["capacity_beside_daw"] = _bench_capacity(args, tmp, quick)
+    _say(f"web-stream capacity beside the DAW slots: {res['capacity_beside_daw']}")
     if getattr(args, "json", False):
         print(json.dumps(res))
     else:

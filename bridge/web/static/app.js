@@ -2,6 +2,15 @@
 // stream played in the browser (PCM over /v1/stream into an AudioWorklet, metered by an AnalyserNode).
 "use strict";
 const $ = (id) => document.getElementById(id);
+// this install's page token (served in the page, to this origin only): it makes the page the local
+// admin on a server that needs no key — sent as X-Wavebridge-Token, and as ?token= on WebSockets
+const TOKEN = (document.querySelector('meta[name="wavebridge-token"]') || {}).content || "";
+function authHeaders(extra) {
+  const h = Object.assign({}, extra || {});
+  if (TOKEN) h["X-Wavebridge-Token"] = TOKEN;
+  if (state.key) h["Authorization"] = "Bearer " + state.key;
+  return h;
+}
 const state = { key: "", rows: new Map(), statusWs: null, ws: null, ctx: null, node: null, analyser: null,
                 wsReady: null, pendingPlay: null };
 window.wbLevel = -120;          // the page's own analyser: peak dBFS of what it plays (for tests, too)
@@ -33,12 +42,12 @@ function wsUrl(path, params) {
   u.protocol = location.protocol === "https:" ? "wss:" : "ws:";
   for (const [k, v] of Object.entries(params || {})) u.searchParams.set(k, v);
   if (state.key) u.searchParams.set("key", state.key);
+  if (TOKEN) u.searchParams.set("token", TOKEN);
   return u.toString();
 }
 async function api(method, path, body) {
-  const headers = { "Content-Type": "application/json" };
-  if (state.key) headers["Authorization"] = "Bearer " + state.key;
-  const r = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined });
+  const headers = authHeaders({ "Content-Type": "application/json" });
+  const r = await fetch(path, { method, headers, body: JSON.stringify(body || {}) });
   const j = await r.json().catch(() => ({}));
   if (!r.ok) log(`${method} ${path}: ${r.status} ${j.message || ""}`);
   return j;
@@ -98,8 +107,7 @@ function connectStatus(restart) {
   ws.onclose = async () => {
     $("conn").textContent = "disconnected"; $("conn").className = "pill off";
     try {           // a locked server refuses the upgrade: say so instead of retrying silently
-      const headers = state.key ? { Authorization: "Bearer " + state.key } : {};
-      const r = await fetch("/v1/status", { headers });
+      const r = await fetch("/v1/status", { headers: authHeaders() });
       if (r.status === 401 || r.status === 403) {
         $("conn").textContent = state.key ? "key refused" : "API key needed";
         return;     // retried when the key field changes
