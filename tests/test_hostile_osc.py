@@ -440,7 +440,7 @@ def _has_ipv6_loopback() -> bool:
 @pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback on this machine")
 def test_an_ipv6_wildcard_bind_warns_and_serves_loopback_on_both_families(daemon_proc):
     d = daemon_proc("--slots", "1", "--osc-host", "::", "--metrics-port", "off")
-    assert any("WARNING: OSC listens on :::" in ln and "only loopback" in ln for ln in d.lines), d.lines
+    assert any("WARNING: OSC listens on [::]:" in ln and "only loopback" in ln for ln in d.lines), d.lines
     for fam, host in ((socket.AF_INET6, "::1"), (socket.AF_INET, "127.0.0.1")):
         s = socket.socket(fam, socket.SOCK_DGRAM)
         s.settimeout(DEADLINE_S)

@@ -75,10 +75,11 @@ def exposure_warnings(what: str, host: str, port: int, allow: AllowList, flag: s
         return []
     ip = parse_ip(host)
     where = "every interface" if ip is not None and ip.is_unspecified else "a network interface"
+    addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"      # an IPv6 address bracketed
     if allow.loopback_only:
-        return [f"WARNING: {what} listens on {host}:{port} ({where}), but only loopback peers are accepted "
+        return [f"WARNING: {what} listens on {addr} ({where}), but only loopback peers are accepted "
                 f"({allow.describe()}); add {flag} CIDR to accept others"]
-    return [f"WARNING: {what} listens on {host}:{port} ({where}) and accepts peers from {allow.describe()} "
+    return [f"WARNING: {what} listens on {addr} ({where}) and accepts peers from {allow.describe()} "
             f"— there is no authentication: allow only networks you trust"]
 
 
