@@ -54,7 +54,10 @@ PID_MAX = 1 << 22          # Linux PID_MAX_LIMIT: a larger writer_pid/reader_pid
 RING_MODE = 0o600
 U64_MASK = (1 << 64) - 1
 U32_MASK = (1 << 32) - 1
-SHM_DIR = "/dev/shm"
+SHM_DIR = "/dev/shm"        # the normative ring directory (docs/ring-protocol.md)
+#: a private ring directory instead of :data:`SHM_DIR` (tests, isolation); DAW and daemon must agree
+SHM_DIR_ENV = "WAVEBRIDGE_SHM_DIR"
+SHM_DIR_FROM_ENV = os.environ.get(SHM_DIR_ENV) or None   # as read at import; shm_dir() re-reads
 SLOT_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 _FIXED = struct.Struct("<8sIIIIQQII Q")  # magic..writer_heartbeat (56 bytes)
@@ -86,7 +89,7 @@ class RingError(WavebridgeError):
     Codes: ``ring_missing``, ``ring_magic``, ``ring_version``, ``ring_size``, ``ring_layout``,
     ``ring_name``, ``ring_exists``, ``ring_busy``, ``ring_type`` (not a regular file: a symlink,
     FIFO, directory …), ``ring_owner`` (owned by another user), ``ring_mode`` (not mode 0600),
-    ``ring_space`` (no room in /dev/shm), ``ring_io`` (another system error opening it),
+    ``ring_space`` (no room in the ring directory), ``ring_io`` (another system error opening it),
     ``ring_fault`` (see :class:`RingFault`).
     """
 
@@ -111,9 +114,39 @@ def shm_name(slot: int | str) -> str:
     return f"wavebridge.{s}"
 
 
+def shm_dir() -> str:
+    """The directory rings live in: ``$WAVEBRIDGE_SHM_DIR`` if set (read at each call), else
+    :data:`SHM_DIR` (``/dev/shm``).
+
+    A private directory must be a real directory (not a symlink), owned by our effective uid,
+    with mode 0700; anything else raises ``RingError`` (``ring_type``, ``ring_owner``,
+    ``ring_mode``, ``ring_io``). ``/dev/shm`` itself is taken as it is. One ``lstat``.
+    """
+    d = os.environ.get(SHM_DIR_ENV)
+    if not d or os.path.normpath(d) == "/dev/shm":
+        return SHM_DIR
+    where = f"{SHM_DIR_ENV}={d}"
+    if not os.path.isabs(d):
+        raise RingError("ring_type", f"{where} is not an absolute path: refusing it")
+    try:
+        st = os.lstat(d)
+    except OSError as e:
+        raise RingError("ring_io", f"{where} cannot be used ({e.strerror}): refusing it") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise RingError("ring_type", f"{where} is {_kind(st.st_mode)}, not a directory: refusing it")
+    euid = os.geteuid()
+    if st.st_uid != euid:
+        raise RingError("ring_owner", f"{where} belongs to {_owner(st.st_uid)}, not to us ({_owner(euid)}): "
+                                      "refusing it")
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        raise RingError("ring_mode", f"{where} has mode {stat.S_IMODE(st.st_mode):04o}, not 0700: refusing it")
+    return d
+
+
 def shm_path(slot: int | str) -> str:
-    """Filesystem path of a slot's ring on Linux (``/dev/shm/wavebridge.<slot>``)."""
-    return os.path.join(SHM_DIR, shm_name(slot))
+    """Filesystem path of a slot's ring on Linux (``/dev/shm/wavebridge.<slot>``, or under
+    ``$WAVEBRIDGE_SHM_DIR``: :func:`shm_dir`)."""
+    return os.path.join(shm_dir(), shm_name(slot))
 
 
 def ring_bytes(capacity_frames: int, channels: int) -> int:

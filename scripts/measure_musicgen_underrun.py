@@ -10,6 +10,7 @@ extra = dict(a.split("=", 1) for a in sys.argv[4:])
 sys.path.insert(0, tree)
 import numpy as np
 from plugin_stub.player import PacedRecorder, attach_when_ready
+from plugin_stub.protocol import shm_path
 name = "m" + secrets.token_hex(5)
 launcher = f"""
 import sys, time
@@ -64,6 +65,6 @@ finally:
     except Exception:
         p.kill()
     try:
-        os.unlink(f"/dev/shm/wavebridge.{name}")
+        os.unlink(shm_path(name))
     except FileNotFoundError:
         pass

@@ -3,13 +3,40 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import sys
+import tempfile
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+
+from plugin_stub import protocol as P  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_ring_dir():
+    """A private ring directory on tmpfs for the whole session (``$WAVEBRIDGE_SHM_DIR``, mode 0700).
+
+    Every ring a test makes — in this process or in a child it spawns (``wavebridge serve``,
+    jalv, Ardour inherit the variable) — lives there, never in the real /dev/shm, so a test run
+    never meets the rings of a daemon running on this machine. Removed, with what is left in
+    it, at the end.
+    """
+    old = os.environ.get(P.SHM_DIR_ENV)
+    d = tempfile.mkdtemp(prefix="wavebridge-test-", dir="/dev/shm")
+    os.chmod(d, 0o700)
+    os.environ[P.SHM_DIR_ENV] = d
+    try:
+        yield d
+    finally:
+        if old is None:
+            os.environ.pop(P.SHM_DIR_ENV, None)
+        else:
+            os.environ[P.SHM_DIR_ENV] = old
+        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture
@@ -18,7 +45,7 @@ def slot_name():
     name = "t" + secrets.token_hex(6)
     yield name
     try:
-        os.unlink(f"/dev/shm/wavebridge.{name}")
+        os.unlink(P.shm_path(name))
     except FileNotFoundError:
         pass
 
@@ -40,14 +67,14 @@ def daemon_proc():
         p.kill()
     # remove rings a killed daemon may have left
     for n in range(1, 65):
-        path = f"/dev/shm/wavebridge.{n}"
         try:
+            path = P.shm_path(n)
             with open(path, "rb") as f:
                 f.seek(40)
                 pid = int.from_bytes(f.read(4), "little")
             if any(pid == p.proc.pid for p in procs):
                 os.unlink(path)
-        except (FileNotFoundError, OSError):
+        except (FileNotFoundError, OSError, P.RingError):
             pass
 
 

@@ -439,7 +439,8 @@ def test_bad_engine_settings_are_refused_before_any_ring_exists(field, value):
     with pytest.raises(ValueError, match=field):
         Daemon(cfg, backend=SynthBackend()).open()
     import os
-    assert not os.path.exists(f"/dev/shm/wavebridge.{name}")
+    from plugin_stub.protocol import shm_path
+    assert not os.path.exists(shm_path(name))
 
 
 def test_a_job_shorter_than_a_frame_still_ends():

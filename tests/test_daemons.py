@@ -58,10 +58,10 @@ def names():
     """A prefix for ring names no daemon uses; every ring under it is removed afterwards."""
     prefix = "t" + secrets.token_hex(4)
     yield prefix
-    for f in os.listdir(P.SHM_DIR):
+    for f in os.listdir(P.shm_dir()):
         if f.startswith(f"wavebridge.{prefix}"):
             try:
-                os.unlink(os.path.join(P.SHM_DIR, f))
+                os.unlink(os.path.join(P.shm_dir(), f))
             except FileNotFoundError:
                 pass
 

@@ -18,6 +18,7 @@ pytest.importorskip("av")
 import aiohttp  # noqa: E402
 
 from tests.httpserver import InProcessServer, decode, parse_sse, rms_db, sse_audio  # noqa: E402
+from plugin_stub.protocol import shm_dir  # noqa: E402
 
 PROMPT = "deep house in A minor with piano, warm bass and drums, 122 bpm"
 PROMPT2 = "dreamy ambient pads and a slow bell melody in D major"
@@ -202,7 +203,7 @@ def test_a_client_that_goes_away_frees_its_slot(server):
                 return True
         return False
     assert asyncio.run(go())
-    assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"wavebridge.web{os.getpid()}-")]
+    assert not [n for n in os.listdir(shm_dir()) if n.startswith(f"wavebridge.web{os.getpid()}-")]
 
 
 # ---------------------------------------------------------------------------------------- WebSocket

@@ -52,7 +52,7 @@ def test_header_layout_matches_the_spec(slot_name):
     w = RingWriter.open(slot_name, 44100, 2, 1 << 12)
     try:
         path = P.shm_path(slot_name)
-        assert path == f"/dev/shm/wavebridge.{slot_name}"
+        assert path == os.path.join(P.shm_dir(), f"wavebridge.{slot_name}")
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
         raw = open(path, "rb").read(4096)
         assert raw[0:8] == b"WBRING1\0"

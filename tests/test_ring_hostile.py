@@ -389,7 +389,7 @@ def test_a_full_dev_shm_is_ring_space_for_that_slot(slot_name, monkeypatch):
     monkeypatch.setattr(os, "posix_fallocate", full)
     with pytest.raises(RingError) as e:
         RingWriter.open(slot_name, 48000, 2, 1 << 12)
-    assert e.value.code == "ring_space" and P.SHM_DIR in e.value.message
+    assert e.value.code == "ring_space" and P.shm_dir() in e.value.message
     assert not os.path.lexists(P.shm_path(slot_name))       # the half-made ring is gone
 
 
@@ -501,7 +501,8 @@ def private_shm(monkeypatch):
     def make(size="64M"):
         s = PrivateShm(size)
         made.append(s)
-        monkeypatch.setattr(P, "SHM_DIR", s.dir)     # our readers look there too
+        monkeypatch.delenv(P.SHM_DIR_ENV, raising=False)   # not the session's private ring directory:
+        monkeypatch.setattr(P, "SHM_DIR", s.dir)     # our readers look in the namespace's /dev/shm too
         return s
 
     yield make
@@ -520,6 +521,7 @@ def nsdaemon(tmp_path):
 
     def start(shm: PrivateShm, *args):
         env = dict(os.environ, PYTHONPATH=ROOT, HOME=str(tmp_path / "home"))
+        env.pop(P.SHM_DIR_ENV, None)                 # its rings go in the namespace's own /dev/shm
         p = DaemonProcess("--metrics-port", "off", "--no-resume", *args, env=env, prefix=shm.prefix, cwd=str(cwd))
         procs.append(p)
         return p
@@ -787,7 +789,7 @@ def test_a_hard_linked_ring_is_replaced_and_the_other_name_untouched(slot_name, 
     w = RingWriter.open(slot_name, 48000, 2, 1 << 10)
     w.close(unlink=False)
     path = P.shm_path(slot_name)
-    other = os.path.join(P.SHM_DIR, "wbtest-link-" + slot_name)
+    other = os.path.join(P.shm_dir(), "wbtest-link-" + slot_name)
     os.link(path, other)                        # the same inode under a second name
     try:
         before = snapshot(other)
@@ -806,7 +808,8 @@ def test_a_hard_linked_ring_is_replaced_and_the_other_name_untouched(slot_name, 
 C_HARNESS = r"""
 #include "wavebridge_stub.c"
 int main(int argc, char** argv) {
-    Ring* r = argc > 1 ? ring_open(argv[1], 1, false, 0, 0, 48000) : NULL;
+    Ring* r = argc > 1 ? ring_open(private_dir(getenv("WAVEBRIDGE_SHM_DIR")), argv[1], 1, false, 0, 0, 48000)
+                       : NULL;
     puts(r ? "attached" : "refused");
     return 0;
 }
@@ -815,7 +818,8 @@ int main(int argc, char** argv) {
 
 @pytest.fixture(scope="module")
 def c_ring_open(tmp_path_factory):
-    """A tiny program that calls the LV2 stub's own ring_open() on a shm name."""
+    """A tiny program that calls the LV2 stub's own ring_open() on a shm name (in $WAVEBRIDGE_SHM_DIR
+    when set, as the plugin does)."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler")
@@ -846,7 +850,7 @@ def test_the_c_stub_attaches_only_our_own_0600_rings(slot_name, tmp_path, c_ring
     (tmp_path / "ring").write_bytes(data)
     os.chmod(tmp_path / "ring", 0o600)
     os.symlink(tmp_path / "ring", path)
-    assert c_ring_open(slot_name) == "refused"  # (shm_open's O_NOFOLLOW)
+    assert c_ring_open(slot_name) == "refused"  # (O_NOFOLLOW, as shm_open's)
     os.unlink(path)
     if os.geteuid() == 0:
         plant_foreign_ring(path, hostile_uid(), cap=1 << 10)

@@ -19,6 +19,7 @@ pytest.importorskip("av")
 
 from tests.httpserver import InProcessServer, decode, rms_db  # noqa: E402
 from tests.test_http import PROMPT, PROMPT2, RATE, get, post, reference  # noqa: E402
+from plugin_stub.protocol import shm_dir, shm_path  # noqa: E402
 
 
 def _wait_done(url, tid, headers=None, timeout=90.0):
@@ -125,11 +126,11 @@ def test_the_queue_survives_kill_9_and_finishes_after_restart(tmp_path):
     finally:
         d.kill()
     dead = d.proc.pid
-    assert [n for n in os.listdir("/dev/shm") if n.startswith(f"wavebridge.web{dead}-")]   # left by the kill
+    assert [n for n in os.listdir(shm_dir()) if n.startswith(f"wavebridge.web{dead}-")]   # left by the kill
     assert any(f.endswith(".part") for f in os.listdir(tmp_path / "state" / "tracks"))   # it was mid-render
     for n in names:                                       # the killed daemon's named ring
         try:
-            os.unlink(f"/dev/shm/wavebridge.{n}")
+            os.unlink(shm_path(n))
         except FileNotFoundError:
             pass
     d2 = _serve(tmp_path, names)
@@ -143,7 +144,7 @@ def test_the_queue_survives_kill_9_and_finishes_after_restart(tmp_path):
                 break
             time.sleep(0.2)
         assert [rows[t]["state"] for t in (t1, t2)] == ["done", "done"], rows
-        assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"wavebridge.web{dead}-")]  # cleaned
+        assert not [n for n in os.listdir(shm_dir()) if n.startswith(f"wavebridge.web{dead}-")]  # cleaned
         with urllib.request.urlopen(f"{url}/v1/tracks/{t1}/audio", timeout=30) as r:
             audio, rate, ch = decode(r.read(), "opus")
         assert (rate, ch) == (RATE, 2) and audio.shape[0] == 60 * RATE and rms_db(audio) > -35
@@ -250,7 +251,7 @@ def test_serve_http_flags_a_taken_port_and_sigterm_mid_stream(tmp_path):
     finally:
         rc, took = d.terminate(timeout=10)
     assert rc == 0 and took < 8
-    assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"wavebridge.web{d.proc.pid}-")]
+    assert not [n for n in os.listdir(shm_dir()) if n.startswith(f"wavebridge.web{d.proc.pid}-")]
 
 
 def test_sighup_applies_new_tier_limits(tmp_path):

@@ -497,6 +497,48 @@ def test_warm_up_exercises_every_encoder_and_a_private_slot(make_srv):
     assert set(FORMATS) | {"opus_packets"} <= set(w["formats"])
     assert w["private_slot_frames"] > 0                   # a private slot played, was read and closed
     assert w["healthz"] == 200                             # aiohttp's request path ran once
+    # … and a POST through the guard's Content-Type check, the body's read and the generate
+    # validators, refused by the last one: nothing admitted, played or billed, and not counted
+    assert w["generate_refused"] == 400
+    assert w["admission"] is True                          # the tier and headroom checks ran, read only
+    assert not any(k[0] == "/v1/audio/generate" for k in srv.http.auth.meters.requests)
+    assert srv.http.auth.store.usage("local")["requests"] == 0
     assert ms == w["ms"] >= 0
     assert not srv.http.streams                            # the warm-up's slot is given back
     assert get(srv, "/healthz")[0] == 200
+
+
+# ---------------------------------------------------------------------- config
+def test_the_connection_limits_come_from_the_http_section_and_are_checked(tmp_path):
+    from bridge.ops.config import ConfigError, parse, resolve
+    from bridge.web.app import serve
+
+    out = parse({"http": {"keepalive_timeout_s": 1.5, "head_timeout_s": 2, "body_timeout_s": 3.0,
+                          "body_min_rate": 1000.0, "max_connections": 100, "max_connections_per_host": 10}})
+    assert out == {"keepalive_timeout_s": 1.5, "head_timeout_s": 2.0, "body_timeout_s": 3.0, "body_min_rate": 1000.0,
+                   "max_connections": 100, "max_connections_per_host": 10}
+    for bad in ({"head_timeout_s": 0}, {"keepalive_timeout_s": -1.0}, {"body_timeout_s": float("inf")},
+                {"body_min_rate": 0.0}, {"max_connections": 0}, {"max_connections_per_host": 1.5},
+                {"head_timeout_s": "10"}):
+        with pytest.raises(ConfigError) as e:
+            parse({"http": bad})
+        assert next(iter(bad)) in e.value.message
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[http]\nlisten = \"127.0.0.1:0\"\nkeepalive_timeout_s = 0.5\nhead_timeout_s = 0.7\n"
+                   "body_timeout_s = 0.9\nmax_connections = 33\nmax_connections_per_host = 3\n")
+    settings = resolve({"config": str(cfg), "state_dir": str(tmp_path / "served")}, environ={"HOME": str(tmp_path)})
+    srv = InProcessServer(tmp_path / "state")
+    svc = None
+    try:
+        svc = srv.call(serve(srv.daemon, settings))
+        c, g = svc.cfg, svc.gate
+        assert (c.keepalive_timeout_s, c.head_timeout_s, c.body_timeout_s, c.body_min_rate) == (0.5, 0.7, 0.9, 4096.0)
+        assert (g.max_connections, g.max_per_host, g.head_timeout_s) == (33, 3, 0.7)
+        s = socket.create_connection(("127.0.0.1", svc.port), timeout=10)
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % svc.port)   # a head never finished
+        assert closed_by_server(s)
+        s.close()
+    finally:
+        if svc is not None:
+            srv.call(svc.close())
+        srv.close()

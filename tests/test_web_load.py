@@ -26,10 +26,14 @@ import aiohttp  # noqa: E402
 
 from tests.httpserver import InProcessServer  # noqa: E402
 from tests.polling import wait  # noqa: E402
+from plugin_stub.protocol import shm_path  # noqa: E402
 
 PROMPT = "deep house in A minor with piano, warm bass and drums, 122 bpm"
 PROMPTS = [PROMPT, "dreamy ambient pads and a slow bell melody in D major", "funky disco groove with slap bass"]
 JSON = {"Content-Type": "application/json"}
+#: the serve child's connection timeouts ([http] in its config): short, so the slow-connection load
+#: sees them act within the test (the defaults are 5 / 10 / 5 s)
+CONN_TIMEOUTS = {"keepalive_timeout_s": 1.0, "head_timeout_s": 2.0, "body_timeout_s": 1.0}
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -146,7 +150,8 @@ def daw():
     slot = "L" + secrets.token_hex(5)
     cfg = os.path.join(tmp, "config.toml")
     with open(cfg, "w") as f:
-        f.write(f'[engine]\nslot_names = ["{slot}"]\n')
+        f.write(f'[engine]\nslot_names = ["{slot}"]\n[http]\n')
+        f.write("".join(f"{k} = {v}\n" for k, v in CONN_TIMEOUTS.items()))
     d = DaemonProcess("--config", cfg, "--metrics-port", "off", "--http", "127.0.0.1:0",
                       "--state-dir", os.path.join(tmp, "state"))
     reader = None
@@ -168,7 +173,7 @@ def daw():
             reader.stop()
         d.terminate()
         try:
-            os.unlink(f"/dev/shm/wavebridge.{slot}")
+            os.unlink(shm_path(slot))
         except FileNotFoundError:
             pass
 
@@ -278,6 +283,43 @@ def test_flooding_sessions_cost_the_daw_nothing_and_get_few_replies(daw):
     rss = settle(daw, idle)
     print(f"flooding sessions: {len(admitted)} admitted, notices {[e for e, _ in admitted]}; "
           f"DAW underruns {daw.reader.underruns - u0}; RSS {idle:.0f} → {rss:.0f} MB")
+    assert daw.reader.underruns - u0 == 0
+    assert rss < idle + 20, (idle, rss)
+
+
+def test_slow_connections_cost_the_daw_nothing_and_are_closed_by_the_timeouts(daw):
+    """300 connections that hold a socket and do little: 140 unfinished request heads, 5 heads
+    trickled a byte at a time, 150 keep-alives idle after one request, 5 POST bodies trickled a
+    byte at a time. Held by the client until the server closes each: every one is closed by the
+    keep-alive, head or body timeout (the bodies with 408), the daemon's open fds fall back to idle,
+    the DAW slot keeps 0 underruns and RSS returns to idle. (With the timeouts set to hours the
+    connections stay open and this fails.)"""
+    from bridge.ops.bench.webload import fd_count, load_slow_connections
+
+    pid = daw.proc.pid
+    idle, fds0 = rss_mb(pid), fd_count(pid)
+    u0 = daw.reader.underruns
+    peak = [fds0]
+
+    def sample():                                        # the daemon's fds while the load is held
+        peak[0] = max(peak[0], fd_count(pid))
+        return False
+
+    t = CONN_TIMEOUTS
+    res = load_slow_connections(*daw.http, heads=140, trickled_heads=5, idle=150, trickled_bodies=5,
+                                hold_s=15.0, until=sample)
+    kinds = res.summary()
+    print(f"slow connections: {kinds}; fds {fds0} → {peak[0]} → {fd_count(pid)}; "
+          f"DAW underruns {daw.reader.underruns - u0}")
+    assert res.open_at_peak == 300 and peak[0] > fds0 + 200, (res.open_at_peak, peak)   # the load was held
+    assert res.still_open() == 0, kinds                  # the server closed every one while the client held it
+    assert res.statuses("idle") == {200: 150}, kinds     # each got its one answer, then the keep-alive timeout
+    assert res.statuses("trickled_body") == {408: 5}, kinds
+    assert set(res.statuses("head")) | set(res.statuses("trickled_head")) <= {0, 408}, kinds
+    head_by = max(t["keepalive_timeout_s"], t["head_timeout_s"]) + 3.0
+    assert kinds["head"]["closed_max_s"] < head_by and kinds["trickled_head"]["closed_max_s"] < head_by, kinds
+    assert wait(lambda: fd_count(pid) <= fds0 + 5, 5), (fds0, fd_count(pid))
+    rss = settle(daw, idle)
     assert daw.reader.underruns - u0 == 0
     assert rss < idle + 20, (idle, rss)
 

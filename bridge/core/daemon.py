@@ -51,6 +51,7 @@ from bridge.core.ring import RingWriter
 from bridge.core.ringguard import served_by
 from bridge.core.slot import Slot
 from bridge.core.slotstate import Fault
+from plugin_stub import protocol as P
 from plugin_stub.protocol import RingError, WavebridgeError
 
 log = logging.getLogger("wavebridge")
@@ -172,6 +173,7 @@ class Daemon:
         cfg = self.config
         validate_config(cfg)
         names = cfg.slot_names or list(range(1, cfg.slots + 1))
+        P.shm_dir()                     # a refused $WAVEBRIDGE_SHM_DIR refuses the daemon (RingError)
         refuse_served(names, {n: served_by(n) for n in names})   # before the backend's warm-up
         if self.backend is None:
             self.backend = get_backend(cfg.backend, **cfg.backend_kwargs)

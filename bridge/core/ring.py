@@ -9,7 +9,8 @@ single ``mov`` and x86-64 keeps stores in program order (TSO), so storing the au
 needed before the index store; CPython offers none, so the writer is documented as x86-64-only
 for ordering purposes.
 
-Segments are opened with ``os.open`` on ``/dev/shm`` rather than ``multiprocessing``'s
+Segments are opened with ``os.open`` on ``/dev/shm`` (or ``$WAVEBRIDGE_SHM_DIR``:
+:func:`plugin_stub.protocol.shm_dir`) rather than ``multiprocessing``'s
 ``SharedMemory`` so no resource tracker ever unlinks them behind our back. Create is
 ``O_CREAT|O_EXCL|O_NOFOLLOW``, mode 0600, the pages reserved with ``posix_fallocate`` (a full
 ``/dev/shm`` is ``ring_space`` for that slot, never a SIGBUS later); ``close`` unlinks the name
@@ -138,7 +139,7 @@ class RingWriter(RingGuard):
                 os.posix_fallocate(fd, 0, size)
             except OSError as e:
                 if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.ENOMEM):
-                    raise RingError("ring_space", f"no room in {P.SHM_DIR} for {path} ({size} bytes): "
+                    raise RingError("ring_space", f"no room in {os.path.dirname(path)} for {path} ({size} bytes): "
                                                   f"{e.strerror}") from None
                 if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):   # not tmpfs: carry on
                     raise

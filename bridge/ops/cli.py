@@ -339,6 +339,8 @@ def _bench_parser(sub) -> None:
     p.add_argument("--quick", action="store_true", help="shorter runs (for tests)")
     p.add_argument("--http", action="store_true", help="the HTTP/WebSocket figures instead (first audio, "
                                                        "prompt change at a client, concurrent streams, tracks)")
+    p.add_argument("--web-load", action="store_true", help="issue #20's web loads at full size beside a DAW "
+                   "slot read in real time: underruns, RSS and fds per load (also scripts/web-load-check)")
     p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont for the synth")
     p.add_argument("--price-per-hour", type=float, default=None, help="device price for the cost figures")
 

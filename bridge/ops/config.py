@@ -15,8 +15,9 @@ Sections (``examples/config.toml`` shows every key)::
     [midi]     enabled, port, map  # map: relative to the config file
     [metrics]  enabled, host, port # port 0 = a free port
     [http]     listen ("HOST:PORT" | "off"), state_dir, storage ("DIR" | "s3://bucket/prefix"),
-               track_workers, allowed_hosts, allowed_origins; [http.tiers.NAME] audio_s_per_day,
-               concurrent, max_request_s
+               track_workers, allowed_hosts, allowed_origins, keepalive_timeout_s, head_timeout_s,
+               body_timeout_s, body_min_rate, max_connections, max_connections_per_host;
+               [http.tiers.NAME] audio_s_per_day, concurrent, max_request_s
     [log]      level
     [params]   gain = 0.8 …        # every slot; [params.3] for slot 3 only
 
@@ -85,6 +86,13 @@ class Settings:
     tiers: dict = field(default_factory=dict)        # tier name → limits (over bridge.web.store.DEFAULT_TIERS)
     allowed_hosts: list | None = None                # Host names the HTTP API answers beyond loopback/its address
     allowed_origins: list | None = None              # other origins whose pages may call the API (CORS)
+    # the HTTP listener's connections (bridge.web.conn; defaults: bridge.web.api.HttpConfig)
+    keepalive_timeout_s: float = 5.0                 # an idle keep-alive connection is closed
+    head_timeout_s: float = 10.0                     # no request head started this long: closed
+    body_timeout_s: float = 5.0                      # a body's time: this plus its size at body_min_rate
+    body_min_rate: float = 4096.0                    # bytes per second
+    max_connections: int = 512                       # open at once, all peers
+    max_connections_per_host: int = 64               # open at once from one host beyond loopback
     config_path: str | None = None
 
     def live_params(self) -> list[tuple[int | None, str, float]]:
@@ -98,6 +106,7 @@ class Settings:
 Port = Annotated[int, msgspec.Meta(ge=0, le=65535)]
 Cidrs = Annotated[list[str], msgspec.Meta(extra={"expect": "a list of CIDR strings"})]
 Finite = Annotated[float, FINITE]
+Seconds = Annotated[float, msgspec.Meta(ge=0.05, le=3600.0, extra={"expect": "seconds, 0.05..3600"})]
 SlotName = Annotated[str, msgspec.Meta(pattern=SLOT_NAME_RE.pattern, extra={"expect": "a name of [A-Za-z0-9_-]{1,32}"})]
 
 
@@ -150,6 +159,14 @@ class _Http(_Table):
     tiers: dict = None                          # checked by bridge.web.store.validate_tiers
     allowed_hosts: list[str] = None             # checked by bridge.web.guard (names, name:port, .suffix, *)
     allowed_origins: list[str] = None           # checked by bridge.web.guard (scheme://host[:port])
+    keepalive_timeout_s: Seconds = None
+    head_timeout_s: Seconds = None
+    body_timeout_s: Seconds = None
+    body_min_rate: Annotated[float, msgspec.Meta(ge=1.0, le=1.0e9, extra={
+        "expect": "bytes per second, 1..1e9"})] = None
+    max_connections: Annotated[int, msgspec.Meta(ge=1, le=100000, extra={"expect": "an integer 1..100000"})] = None
+    max_connections_per_host: Annotated[int, msgspec.Meta(ge=1, le=100000, extra={
+        "expect": "an integer 1..100000"})] = None
 
 
 class _Log(_Table):
@@ -183,7 +200,9 @@ SCHEMA = {
     "log": {"level": "log_level"},
     "http": {"listen": "http", "state_dir": "state_dir", "storage": "storage",
              "track_workers": "track_workers", "tiers": "tiers", "allowed_hosts": "allowed_hosts",
-             "allowed_origins": "allowed_origins"},
+             "allowed_origins": "allowed_origins", "keepalive_timeout_s": "keepalive_timeout_s",
+             "head_timeout_s": "head_timeout_s", "body_timeout_s": "body_timeout_s", "body_min_rate": "body_min_rate",
+             "max_connections": "max_connections", "max_connections_per_host": "max_connections_per_host"},
 }
 #: fields that SIGHUP applies without a restart
 LIVE_FIELDS = {"tempo", "params", "slot_params", "midi_map", "tiers"}

@@ -402,7 +402,7 @@ class _Startup:
         log.info("backend %s%s warm in %.0f ms", daemon.backend.name, f" ({renderer()})" if renderer else "",
                  daemon.warmup_s * 1000)
         self.loop.add_signal_handler(signal.SIGHUP, svc.reload)
-        print(f"wavebridge: listening for OSC on {self.host}:{self.port} ({self.cfg.slots} slots, backend "
+        print(f"wavebridge: listening for OSC on {self.host}:{self.port} ({len(daemon.slots)} slots, backend "
               f"{daemon.backend.name}, ready in {(time.perf_counter() - self.t0) * 1000:.0f} ms)", flush=True)
         self.notifier.ready(svc.summary())
 

@@ -41,7 +41,7 @@ from bridge.web.lease import STREAMS, StreamHub
 from bridge.web.storage import make_storage
 from bridge.web.store import Store, default_state_dir
 from bridge.web.tracks import TRACKS, TrackWorker
-from plugin_stub.protocol import pid_alive
+from plugin_stub.protocol import RingError, pid_alive, shm_dir as ring_dir
 
 log = logging.getLogger("wavebridge.http")
 
@@ -241,12 +241,14 @@ async def healthz(request: web.Request) -> web.Response:
                               "streams": len(request.app[STREAMS].streams)})
 
 
-def _remove_stale_private_rings(shm_dir: str = "/dev/shm") -> int:
-    """Unlink ``wavebridge.web<pid>-<n>`` rings whose daemon is dead (left by a kill -9)."""
+def _remove_stale_private_rings(shm_dir: str | None = None) -> int:
+    """Unlink ``wavebridge.web<pid>-<n>`` rings whose daemon is dead (left by a kill -9), in
+    ``shm_dir`` (default: the ring directory, ``plugin_stub.protocol.shm_dir``)."""
     n = 0
     try:
+        shm_dir = shm_dir or ring_dir()
         names = os.listdir(shm_dir)
-    except OSError:
+    except (OSError, RingError):
         return 0
     for name in names:
         m = STALE_RING_RE.match(name)
@@ -276,7 +278,8 @@ async def serve(daemon, settings, metrics=None) -> HttpService | None:
                      tiers=settings.tiers, price_per_hour=settings.price_per_hour,
                      track_workers=settings.track_workers,
                      allowed_hosts=tuple(getattr(settings, "allowed_hosts", None) or ()),
-                     allowed_origins=tuple(getattr(settings, "allowed_origins", None) or ()))
+                     allowed_origins=tuple(getattr(settings, "allowed_origins", None) or ()),
+                     **{f: getattr(settings, f) for f in CONNECTION_FIELDS if hasattr(settings, f)})
     try:
         svc = HttpService(daemon, cfg)
     except sqlite3.Error as e:            # an unusable state dir: no HTTP, the audio goes on
@@ -294,6 +297,11 @@ async def serve(daemon, settings, metrics=None) -> HttpService | None:
         except Exception:  # noqa: BLE001 — metrics are optional
             log.warning("could not add the HTTP meters to /metrics", exc_info=True)
     return svc
+
+
+#: the ``[http]`` settings of the listener's connections, named as in :class:`HttpConfig`
+CONNECTION_FIELDS = ("keepalive_timeout_s", "head_timeout_s", "body_timeout_s", "body_min_rate", "max_connections",
+                     "max_connections_per_host")
 
 
 class HttpCollector:

@@ -6,17 +6,29 @@ LAME, the Ogg/WAV muxers, PyAV's lazily imported modules), the encoder pool's th
 first submit), the first private slot (its ring in ``/dev/shm``, its reader, the engine's first
 batch and events for it) and aiohttp's own first request. :func:`warm_web_path` does each once,
 before the daemon says it is ready, and returns what it did (``HttpService.warmed``).
+
+A ``GET`` is not a ``POST``: the first ``POST /v1/audio/generate`` still paid ~0.7 ms in the
+guard's Content-Type check alone (aiohttp parses the header with :mod:`email`'s header registry,
+built on first use) and more in the JSON body's read and the validators; on a first byte of
+~3 ms that made the first request 1.5–2.3× the later ones. So the warm-up also sends one such
+``POST`` on its own socket, with a body refused (400) by the last validator: every check before
+it runs, and nothing is admitted, played or billed. The admission's checks (the tier's usage
+queries, SQLite's first statements of them) run once read-only, and the warm-up's own requests
+are left out of the request counters (``/metrics``).
 """
 from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import logging
 import time
 
 import numpy as np
 
+from bridge.web.api import ApiError
 from bridge.web.encoding import FORMATS, Encoder, PacketEncoder
+from bridge.web.store import LOCAL_TIER, Principal
 from bridge.web.stream import StreamError
 
 log = logging.getLogger("wavebridge.http")
@@ -24,6 +36,8 @@ log = logging.getLogger("wavebridge.http")
 WARM_PROMPT = "warm up"
 WARM_SECONDS = 0.25
 WARM_TIMEOUT_S = 15.0
+#: the warm-up's ``POST /v1/audio/generate``: valid up to its format, which no encoder has (400)
+WARM_GENERATE_BODY = {"prompt": WARM_PROMPT, "duration_seconds": WARM_SECONDS, "format": "warm-up"}
 
 
 def _encode(fmt: str, rate: int, channels: int) -> int:
@@ -50,6 +64,18 @@ async def _encoders(svc, rate: int, channels: int) -> list[str]:
     return fmts
 
 
+def _admission(svc) -> bool:
+    """A stream's admission, read only: the tier checks with their usage queries (SQLite's first
+    statements) for the local principal, and the engine-headroom check. Whether both passed."""
+    try:
+        svc.auth.admit(Principal("local", "local", "local", LOCAL_TIER), WARM_SECONDS)
+        svc.hub.admission.check(len(svc.hub.streams))
+        return True
+    except ApiError as e:            # e.g. the local allowance used up: a request would be refused alike
+        log.info("web warm-up: admission refused: %s", e.message)
+        return False
+
+
 async def _private_slot(svc) -> int:
     """Open a first private slot, play a short job into it, read it to its end, close it; frames read."""
     s = svc.hub.open()
@@ -66,18 +92,32 @@ async def _private_slot(svc) -> int:
     return frames
 
 
-async def _self_request(host: str, port: int) -> int:
-    """``GET /healthz`` on our own socket: aiohttp's first request; the status."""
+async def _self_request(host: str, port: int, method: str = "GET", path: str = "/healthz",
+                        body: dict | None = None) -> int:
+    """One request on our own socket (by default ``GET /healthz``: aiohttp's first request); the status."""
     r, w = await asyncio.open_connection(host, port)
     try:
         hp = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        w.write(f"GET /healthz HTTP/1.1\r\nHost: {hp}\r\nConnection: close\r\n\r\n".encode())
+        data = b"" if body is None else json.dumps(body).encode()
+        extra = "" if body is None else (f"Content-Type: application/json\r\nAccept: text/event-stream\r\n"
+                                         f"Content-Length: {len(data)}\r\n")
+        w.write(f"{method} {path} HTTP/1.1\r\nHost: {hp}\r\n{extra}Connection: close\r\n\r\n".encode() + data)
         async with asyncio.timeout(5.0):
             head = await r.readline()
             await r.read()
         return int(head.split()[1]) if head.startswith(b"HTTP/") else 0
     finally:
         w.close()
+
+
+def _uncount(counter, before: dict) -> None:
+    """Put the request counters back to ``before`` (the warm-up's own requests are no one's)."""
+    for k in list(counter):
+        if counter[k] != before.get(k, 0):
+            if k in before:
+                counter[k] = before[k]
+            else:
+                del counter[k]
 
 
 def _connect_host(host: str) -> str:
@@ -94,19 +134,25 @@ async def warm_web_path(svc) -> dict:
     started service ``svc`` (``bridge.web.app.HttpService``); returns what was done. ``[control]``"""
     t0 = time.perf_counter()
     rate = 48000                     # the web side's one rate (docs/http.md): 48 kHz stereo
-    out: dict = {"formats": [], "private_slot_frames": 0, "healthz": 0}
+    out: dict = {"formats": [], "private_slot_frames": 0, "healthz": 0, "generate_refused": 0}
     try:
         out["formats"] = await _encoders(svc, rate, 2)
     except Exception as e:  # noqa: BLE001 — a broken codec shows on its first request, clearly; start goes on
         log.warning("web warm-up: an encoder failed: %s", e)
+    out["admission"] = _admission(svc)
     try:
         out["private_slot_frames"] = await _private_slot(svc)
     except Exception as e:  # noqa: BLE001 — e.g. the private slots are full
         log.warning("web warm-up: no private slot: %s", getattr(e, "message", e))
+    counted = dict(svc.auth.meters.requests)
     try:
         out["healthz"] = await _self_request(_connect_host(svc.host), svc.port)
+        # a POST with a JSON body through the guard, the body's read and the generate validators
+        out["generate_refused"] = await _self_request(_connect_host(svc.host), svc.port, "POST",
+                                                      "/v1/audio/generate", WARM_GENERATE_BODY)
     except (OSError, TimeoutError, ValueError, IndexError) as e:
         log.info("web warm-up: no request to %s:%s (%s)", svc.host, svc.port, e)
+    _uncount(svc.auth.meters.requests, counted)
     # the start-up's objects (imports, the backend, the warm-up's garbage) collected once and frozen
     # out of the collector, so the first request does not pay for a full collection of them
     gc.collect()

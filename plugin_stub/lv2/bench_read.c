@@ -4,8 +4,8 @@
  * Includes wavebridge_stub.c so it drives the plugin's own run() (clock_gettime, wb_ring.h's
  * wb_ring_read, control outputs, worker check) with no copy of the code; the writer side below
  * uses wb_ring.h's offsets. It creates its own rings in shared
- * memory (/wavebridge.bench-<pid>-<n>, never a daemon's slot), attaches them with the plugin's
- * ring_open(), and plays the writer itself by storing write_index / epoch / flags.
+ * memory (/wavebridge.bench-<pid>-<n>, never a daemon's slot; in $WAVEBRIDGE_SHM_DIR when that
+ * is set, as the plugin reads it), attaches them with the plugin's ring_open(), and plays the writer itself by storing write_index / epoch / flags.
  *
  * First a self-check (block sizes 1..8193 across the wrap, mono and stereo, underrun
  * accounting only while playing, epoch and index resyncs); then the benchmark: each iteration
@@ -40,19 +40,30 @@ static int failures;
         }                                                    \
     } while (0)
 
+/* Remove the bench's segment `name` from `dir` (NULL: /dev/shm through shm_unlink). */
+static void bench_unlink(const char* dir, const char* name)
+{
+    char path[PATH_MAX];
+    if (!dir)
+        shm_unlink(name);
+    else if (snprintf(path, sizeof path, "%s%s", dir, name) < (int)sizeof path)
+        unlink(path);
+}
+
 /* A ring whose data holds its own float index: ring position q, channel c = q*channels + c. */
 static bool bench_open(Bench* b, uint32_t channels, uint64_t capacity)
 {
     static int count;
+    const char* dir = private_dir(getenv("WAVEBRIDGE_SHM_DIR"));
     snprintf(b->name, sizeof b->name, "/wavebridge.bench-%d-%d", (int)getpid(), count++);
     b->size = WB_DATA_OFFSET + capacity * channels * sizeof(float);
-    const int fd = shm_open(b->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    const int fd = ring_fd_open(dir, b->name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) return false;
     b->base = ftruncate(fd, (off_t)b->size) == 0
         ? mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
     close(fd);
     if (b->base == MAP_FAILED) {
-        shm_unlink(b->name);
+        bench_unlink(dir, b->name);
         b->base = NULL;
         return false;
     }
@@ -72,8 +83,8 @@ static bool bench_open(Bench* b, uint32_t channels, uint64_t capacity)
     __atomic_store_n(WB_U64(w, WB_OFF_MAGIC), magic, __ATOMIC_RELEASE);   /* last, as the writer does */
 
     b->stub = (Stub*)instantiate(&descriptor, 48000.0, ".", NULL);   /* no worker */
-    Ring* ring = b->stub ? ring_open(b->name, 1, false, 0, 0, 48000) : NULL;
-    shm_unlink(b->name);   /* the bench's own segment; both mappings stay valid */
+    Ring* ring = b->stub ? ring_open(dir, b->name, 1, false, 0, 0, 48000) : NULL;
+    bench_unlink(dir, b->name);   /* the bench's own segment; both mappings stay valid */
     if (!ring) return false;
     b->stub->ring = ring;
     b->slot = 1.0f;

@@ -33,7 +33,8 @@
  * loads/stores on the mapping: no malloc, no lock, no log, no system call other than
  * clock_gettime(CLOCK_MONOTONIC), which glibc serves from the vDSO on Linux (no kernel entry)
  * — it stamps reader_heartbeat_ns and judges the writer's heartbeat. Everything that touches
- * the kernel runs in work(): the ring's shm_open/fstat/mmap/munmap, and every OSC datagram
+ * the kernel runs in work(): the ring's shm_open (or open() under $WAVEBRIDGE_SHM_DIR, see
+ * ring_fd_open)/fstat/mmap/munmap, and every OSC datagram
  * (run() posts an intent — play, stop, param, transport — with the values it needs; the worker
  * encodes and sends it). run() asks the worker to (re)attach at most every ATTACH_RETRY_NS
  * while it has no ring, the writer looks dead (writer_alive clear or writer_heartbeat_ns older
@@ -53,6 +54,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -179,6 +181,7 @@ typedef struct {
     Urids u;
     LV2_Atom_Forge forge;
     uint32_t host_rate;
+    char* shm_dir;                   /* $WAVEBRIDGE_SHM_DIR read in instantiate; NULL: shm_open */
     int sock;                        /* UDP socket of the worker; -1: none */
 
     /* audio-thread state */
@@ -238,14 +241,53 @@ static int32_t int_of(const float* port, int32_t lo, int32_t hi, int32_t dflt)
 
 /* ------------------------------------------------------------------ [worker] / [instantiation] */
 
-/* Map /wavebridge.<slot> and validate its header. Returns NULL if the segment is missing, not
- * a regular file of our own uid with mode 0600 (shm_open already refuses symlinks: another
- * user's ring planted under the name is never played), not a v1 ring, or — when have_current —
- * if it is the segment already mapped (same inode). */
-static Ring* ring_open(const char* name, int slot, bool have_current, dev_t dev, ino_t ino,
-                      uint32_t host_rate)
+/* $WAVEBRIDGE_SHM_DIR as a private ring directory: NULL when unset, empty or /dev/shm itself
+ * (the normative place, reached through shm_open). The daemon must be given the same one. */
+static const char* private_dir(const char* env)
 {
-    const int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+    if (!env || !*env) return NULL;
+    size_t n = strlen(env);
+    while (n > 1 && env[n - 1] == '/') --n;
+    return (n == 8 && !strncmp(env, "/dev/shm", 8)) ? NULL : env;
+}
+
+/* A private ring directory is used only if it is an absolute path to a directory (not a
+ * symlink) of our own uid with mode 0700, as the daemon requires. */
+static bool private_dir_ok(const char* dir)
+{
+    struct stat st;
+    return dir[0] == '/' && lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid()
+        && (st.st_mode & 07777) == 0700;
+}
+
+/* Open the segment `name` ("/wavebridge.<slot>"): shm_open() in /dev/shm, or <dir><name> with
+ * open(O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) — the links, FIFOs and devices shm_open would
+ * meet are refused the same way. -1 (errno set) on failure. [worker] / [instantiation] */
+static int ring_fd_open(const char* dir, const char* name, int flags, mode_t mode)
+{
+    if (!dir) return shm_open(name, flags, mode);
+    if (!private_dir_ok(dir)) {
+        errno = EACCES;
+        return -1;
+    }
+    char path[PATH_MAX];
+    const int n = snprintf(path, sizeof path, "%s%s", dir, name);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return open(path, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode);
+}
+
+/* Map /wavebridge.<slot> (in `dir`, or /dev/shm when NULL) and validate its header. Returns
+ * NULL if the segment is missing, not a regular file of our own uid with mode 0600 (links are
+ * refused by O_NOFOLLOW, which shm_open adds too: another user's ring planted under the name
+ * is never played), not a v1 ring, or — when have_current — if it is the segment already
+ * mapped (same inode). */
+static Ring* ring_open(const char* dir, const char* name, int slot, bool have_current, dev_t dev,
+                       ino_t ino, uint32_t host_rate)
+{
+    const int fd = ring_fd_open(dir, name, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) return NULL;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()
@@ -277,11 +319,12 @@ static Ring* ring_open(const char* name, int slot, bool have_current, dev_t dev,
     return ring;
 }
 
-static Ring* ring_open_slot(int slot, bool have_current, dev_t dev, ino_t ino, uint32_t host_rate)
+static Ring* ring_open_slot(const char* dir, int slot, bool have_current, dev_t dev, ino_t ino,
+                            uint32_t host_rate)
 {
     char name[32];
     snprintf(name, sizeof name, "/wavebridge.%d", slot);
-    return ring_open(name, slot, have_current, dev, ino, host_rate);
+    return ring_open(dir, name, slot, have_current, dev, ino, host_rate);
 }
 
 static void ring_close(Ring* ring)
@@ -426,7 +469,7 @@ static void send_intent(Stub* self, const Intent* in)
 static LV2_Worker_Status work(LV2_Handle instance, LV2_Worker_Respond_Function respond,
                               LV2_Worker_Respond_Handle handle, uint32_t size, const void* data)
 {
-    Stub* self = (Stub*)instance;   /* the worker's part: sock, logger, host_rate (read-only) */
+    Stub* self = (Stub*)instance;   /* the worker's part: sock, logger, host_rate, shm_dir (read-only) */
     MsgType type;
     if (size < sizeof type) return LV2_WORKER_ERR_UNKNOWN;
     memcpy(&type, data, sizeof type);
@@ -445,8 +488,8 @@ static LV2_Worker_Status work(LV2_Handle instance, LV2_Worker_Respond_Function r
         ring_close(req.ring);
         return LV2_WORKER_SUCCESS;
     }
-    Response resp = { req.slot, ring_open_slot(req.slot, req.have_current, req.dev, req.ino,
-                                               self->host_rate) };
+    Response resp = { req.slot, ring_open_slot(self->shm_dir, req.slot, req.have_current, req.dev,
+                                               req.ino, self->host_rate) };
     if (respond(handle, sizeof resp, &resp) != LV2_WORKER_SUCCESS) {
         ring_close(resp.ring);
         return LV2_WORKER_ERR_NO_SPACE;   /* run() gives the request up after ATTACH_LOST_NS */
@@ -817,6 +860,17 @@ static LV2_Handle instantiate(const LV2_Descriptor* descriptor, double rate, con
             log = (LV2_Log_Log*)features[i]->data;
     }
     lv2_log_logger_init(&self->logger, self->map, log);
+    const char* dir = private_dir(getenv("WAVEBRIDGE_SHM_DIR"));   /* once, here: never in run() */
+    if (dir) {
+        self->shm_dir = strdup(dir);
+        if (!self->shm_dir) {
+            free(self);
+            return NULL;
+        }
+        if (log && !private_dir_ok(dir))
+            lv2_log_warning(&self->logger, "wavebridge: WAVEBRIDGE_SHM_DIR=%s is not a directory of ours "
+                            "with mode 0700: refusing it, no ring is played\n", dir);
+    }
     if (self->map) map_urids(self);
     if (log && !self->map)
         lv2_log_warning(&self->logger, "wavebridge: host has no urid:map; prompt and tempo ignored\n");
@@ -836,8 +890,8 @@ static void activate(LV2_Handle instance)
     const int slot = slot_of(self->slot_port);
     /* same slot: keep the mapping unless the segment was replaced (a new inode) */
     const bool same = self->ring && self->ring->slot == slot;
-    Ring* nr = ring_open_slot(slot, same, same ? self->ring->dev : 0, same ? self->ring->ino : 0,
-                              self->host_rate);
+    Ring* nr = ring_open_slot(self->shm_dir, slot, same, same ? self->ring->dev : 0,
+                              same ? self->ring->ino : 0, self->host_rate);
     if (nr || !same) {
         ring_close(self->ring);
         self->ring = nr;
@@ -858,6 +912,7 @@ static void cleanup(LV2_Handle instance)
     ring_close(self->ring);
     for (int i = 0; i < GARBAGE_MAX; ++i) ring_close(self->garbage[i]);
     if (self->sock >= 0) close(self->sock);
+    free(self->shm_dir);
     free(self);
 }
 

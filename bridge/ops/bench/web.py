@@ -41,6 +41,7 @@ from bridge.ops.bench.common import machine_info
 from bridge.ops.demo import DaemonProcess
 from bridge.web.encoding import Encoder
 from engine import get_backend
+from plugin_stub.protocol import shm_path
 
 PROMPTS = ["deep house in A minor with piano, warm bass and drums, 122 bpm",
            "dreamy ambient pads and a slow bell melody in D major",
@@ -406,7 +407,7 @@ def _bench_capacity(args, tmp, quick=False) -> dict:
         d.terminate()
         for n in names:
             try:
-                os.unlink(f"/dev/shm/wavebridge.{n}")
+                os.unlink(shm_path(n))
             except FileNotFoundError:
                 pass
 
@@ -438,7 +439,7 @@ def run_http_bench(args) -> int:
     finally:
         d.terminate()
         try:
-            os.unlink(f"/dev/shm/wavebridge.bh{os.getpid()}")
+            os.unlink(shm_path(f"bh{os.getpid()}"))
         except FileNotFoundError:
             pass
     res["capacity_beside_daw"] = _bench_capacity(args, tmp, quick)
