@@ -10,7 +10,10 @@ extra = dict(a.split("=", 1) for a in sys.argv[4:])
 sys.path.insert(0, tree)
 import numpy as np
 from plugin_stub.player import PacedRecorder, attach_when_ready
-from plugin_stub.protocol import shm_path
+try:
+    from plugin_stub.protocol import shm_path
+except ImportError:                 # a tree from before the layout change (#19)
+    from bridge.protocol import shm_path
 name = "m" + secrets.token_hex(5)
 launcher = f"""
 import sys, time

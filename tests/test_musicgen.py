@@ -621,3 +621,28 @@ def test_cuda_graph_path(tiny_dir):
     half.warmup()
     audio, _ = run_stream(half, [g * 20])
     assert np.isfinite(audio).all() and np.sqrt(np.mean(audio ** 2)) > 1e-3
+
+
+def test_cpu_threads_leave_one_core_to_the_daw_unless_told():
+    from engine.backend import BackendError
+    from engine.musicgen.backend import cpu_threads
+
+    assert cpu_threads(None, {}, cores=2) == 1          # the 2-core case: the reader keeps a core
+    assert cpu_threads(None, {}, cores=16) == 15
+    assert cpu_threads(None, {}, cores=1) == 1
+    assert cpu_threads(None, {"OMP_NUM_THREADS": "3"}, cores=2) == 3   # the user's setting wins
+    assert cpu_threads(None, {"OMP_NUM_THREADS": "junk"}, cores=4) == 3
+    assert cpu_threads(2, {"OMP_NUM_THREADS": "3"}, cores=8) == 2       # and the explicit option over it
+    with pytest.raises(BackendError):
+        cpu_threads(0, {}, cores=8)
+
+
+def test_the_backend_on_the_cpu_runs_torch_on_the_threads_it_was_given(tiny_dir):
+    before = torch.get_num_threads()
+    try:
+        b = get_backend("musicgen", model=tiny_dir, device="cpu", threads=1)
+        assert b.threads == 1 and torch.get_num_threads() == 1
+        b = get_backend("musicgen", model=tiny_dir, device="cpu", threads=2)
+        assert b.threads == 2 and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

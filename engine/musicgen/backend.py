@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -350,6 +351,28 @@ def _memory_budget(dev: torch.device, override_gb: float | None) -> int:
 
 
 # ---------------------------------------------------------------------------- the backend
+def cpu_threads(requested: int | None = None, environ=None, cores: int | None = None) -> int:
+    """Torch CPU threads for the model: ``requested`` if given, else ``OMP_NUM_THREADS`` if set,
+    else every core this process may run on but one, which is left to the DAW's audio thread
+    (a plugin reading the ring in real time) and the daemon's loop. On 2 cores a second intra-op
+    thread only spins between the small ops of a streaming step and takes the reader's core
+    (measured: ``scripts/measure_musicgen_underrun.py``, docs/BENCHMARKS.md). ``[control]`` at start"""
+    if requested is not None:
+        if int(requested) < 1:
+            raise BackendError(f"threads must be at least 1, not {requested}")
+        return int(requested)
+    env = os.environ if environ is None else environ
+    omp = str(env.get("OMP_NUM_THREADS", "")).strip()
+    if omp.isdigit() and int(omp) > 0:
+        return int(omp)
+    if cores is None:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = os.cpu_count() or 1
+    return max(1, int(cores) - 1)
+
+
 class MusicgenBackend(Backend):
     """MusicGen from a local directory, with its own streaming, batched decode loop."""
 
@@ -367,7 +390,7 @@ class MusicgenBackend(Backend):
                  context_s: float = 20.0, reprime_s: float = 10.0, max_text_tokens: int = 64,
                  decode_context: int = 16, decode_lookahead: int = 4, crossfade_frames: int = 2,
                  round_steps: int = 64, cuda_graphs: bool | None = None, bucketed: bool | None = None,
-                 kv_budget_gb: float | None = None, device_audio: bool | None = None):
+                 kv_budget_gb: float | None = None, device_audio: bool | None = None, threads: int | None = None):
         """Load and allocate (reads the directory; the only I/O). ``[control]`` at start.
 
         ``model`` is a local MusicGen directory (``save_pretrained`` layout with a tokenizer);
@@ -381,10 +404,15 @@ class MusicgenBackend(Backend):
         ``cuda_graphs`` / ``bucketed`` (default: on with CUDA), ``kv_budget_gb`` cache budget,
         ``device_audio``: hand chunks back as CuPy arrays that never leave the GPU (default: on
         with CUDA when CuPy works), so the daemon stitches them into the ring with its kernels.
+        ``threads``: torch's CPU threads (default: :func:`cpu_threads` — one core is left to the
+        DAW's audio and the daemon's loop).
         """
         path = check_model_dir(model)
         self.model_dir = str(path)
         self.torch_device, self.dtype = _resolve_device(device, dtype)
+        self.threads = cpu_threads(threads) if self.torch_device.type == "cpu" else None
+        if self.threads is not None:
+            torch.set_num_threads(self.threads)
         self._cupy = _device_audio_module(self.torch_device, device_audio)
         self.device = "cuda" if self._cupy is not None else "cpu"   # where generate's output lives
         self.channels = int(channels)
