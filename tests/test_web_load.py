@@ -7,16 +7,9 @@ when a cut-off client's slot is free again (the old behaviour took 30 s)."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
-import os
-import secrets
-import socket
-import tempfile
-import threading
 import time
 
-import numpy as np
 import pytest
 
 pytest.importorskip("aiohttp")
@@ -26,7 +19,9 @@ import aiohttp  # noqa: E402
 
 from tests.httpserver import InProcessServer  # noqa: E402
 from tests.polling import wait  # noqa: E402
-from plugin_stub.protocol import shm_path  # noqa: E402
+# the independent real-time reader and the raw clients: the full-size check's own (scripts/web-load-check)
+from bridge.ops.bench.webload import (raw_sse, raw_ws, read_head, rss_mb, start_daemon,  # noqa: E402
+                                      ws_frame)
 
 PROMPT = "deep house in A minor with piano, warm bass and drums, 122 bpm"
 PROMPTS = [PROMPT, "dreamy ambient pads and a slow bell melody in D major", "funky disco groove with slap bass"]
@@ -37,93 +32,6 @@ CONN_TIMEOUTS = {"keepalive_timeout_s": 1.0, "head_timeout_s": 2.0, "body_timeou
 
 
 # ------------------------------------------------------------------------------------ helpers
-class DawReader:
-    """An independent real-time reader of one DAW ring: 128-frame blocks on a fixed grid."""
-
-    def __init__(self, slot):
-        from plugin_stub.player import attach_when_ready
-
-        self.r = attach_when_ready(slot, max_block=128)
-        self.out = np.zeros((128, self.r.channels), np.float32)
-        self._stop = threading.Event()
-        self.th = threading.Thread(target=self._run, daemon=True, name="test-daw-reader")
-
-    def _run(self):
-        from plugin_stub.player import host_ticks
-
-        for _k, _late in host_ticks(128 / self.r.sample_rate, self._stop, late_after=8):
-            self.r.read_into(self.out)
-
-    def start(self):
-        self.th.start()
-        return self
-
-    @property
-    def underruns(self) -> int:
-        return int(self.r.underrun_frames)
-
-    def stop(self):
-        self._stop.set()
-        self.th.join(2)
-        self.r.detach()
-
-
-def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return 0.0
-
-
-def raw_connect(host, port, rcvbuf=4096) -> socket.socket:
-    """A TCP connection with a small receive buffer (set before connecting, so the window stays small)."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-    s.settimeout(10)
-    s.connect((host, port))
-    return s
-
-
-def read_head(s: socket.socket) -> tuple[int, bytes]:
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        buf += chunk
-    head = buf.split(b"\r\n\r\n")[0]
-    return (int(head.split()[1]) if head else 0), head
-
-
-def ws_frame(text: str) -> bytes:
-    """One masked text frame (a client's, RFC 6455)."""
-    data = text.encode()
-    mask = os.urandom(4)
-    n = len(data)
-    hdr = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
-    return hdr + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
-
-
-def raw_ws(host, port, path="/v1/stream?format=pcm_s16le") -> tuple[socket.socket, int]:
-    """A WebSocket handshake by hand; returns (socket, HTTP status). The socket is never read after."""
-    s = raw_connect(host, port)
-    key = base64.b64encode(os.urandom(16)).decode()
-    s.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-              f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
-    status, _ = read_head(s)
-    return s, status
-
-
-def raw_sse(host, port, seconds=600.0) -> socket.socket:
-    s = raw_connect(host, port)
-    body = json.dumps({"prompt": PROMPT, "duration_seconds": seconds}).encode()
-    s.sendall(b"POST /v1/audio/generate HTTP/1.1\r\nHost: %s:%d\r\nAccept: text/event-stream\r\n"
-              b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-              % (host.encode(), port, len(body), body))
-    return s
-
-
 def post_json(url, body) -> tuple[int, bytes]:
     async def go():
         async with aiohttp.ClientSession() as c:
@@ -143,39 +51,14 @@ def healthz_streams(url) -> int:
 # ------------------------------------------------------------------------------------ the daemon
 @pytest.fixture(scope="module")
 def daw():
-    """A ``wavebridge serve`` child (HTTP on a free port) with one DAW slot playing, read in real time."""
-    from bridge.ops.demo import DaemonProcess
-
-    tmp = tempfile.mkdtemp(prefix="wb-load-")
-    slot = "L" + secrets.token_hex(5)
-    cfg = os.path.join(tmp, "config.toml")
-    with open(cfg, "w") as f:
-        f.write(f'[engine]\nslot_names = ["{slot}"]\n[http]\n')
-        f.write("".join(f"{k} = {v}\n" for k, v in CONN_TIMEOUTS.items()))
-    d = DaemonProcess("--config", cfg, "--metrics-port", "off", "--http", "127.0.0.1:0",
-                      "--state-dir", os.path.join(tmp, "state"))
-    reader = None
+    """A ``wavebridge serve`` child (HTTP on a free port) with one DAW slot playing, read in real
+    time, its web path warmed and settled (the full-size check's ``start_daemon``)."""
+    d, reader, cleanup = start_daemon(CONN_TIMEOUTS)
+    d.reader = reader
     try:
-        d.url = "http://%s:%d" % d.http
-        reader = DawReader(slot).start()
-        st, body = post_json(d.url + f"/v1/slots/{slot}/play", {"prompt": "steady house groove, 124 bpm"})
-        assert st == 200, body
-        assert wait(lambda: reader.r.playing and reader.r.buffered() > 0, 10)
-        time.sleep(1.5)
-        # warm the web path once (the codec library, the first private slot), then let it settle
-        sock, st = raw_ws(d.http[0], d.http[1])
-        sock.close()
-        wait(lambda: healthz_streams(d.url) == 0, 10)
-        d.reader, d.slot = reader, slot
         yield d
     finally:
-        if reader is not None:
-            reader.stop()
-        d.terminate()
-        try:
-            os.unlink(shm_path(slot))
-        except FileNotFoundError:
-            pass
+        cleanup()
 
 
 def settle(d, idle_rss: float, timeout=30.0) -> float:

@@ -130,15 +130,7 @@ def wait_until(pred, timeout: float, step: float = 0.1) -> bool:
 
 def healthz_streams(host: str, port: int) -> int:
     """``/healthz``'s ``streams`` (open web streams), by a plain one-shot request."""
-    with socket.create_connection((host, port), timeout=5) as s:
-        s.sendall(f"GET /healthz HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
-        buf = b""
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            buf += d
-    return int(json.loads(buf.split(b"\r\n\r\n", 1)[1])["streams"])
+    return int(json.loads(http_request(host, port, "GET", "/healthz")[1])["streams"])
 
 
 def start_daemon(http_config: dict | None = None, prompt: str = "steady house groove, 124 bpm"):
@@ -188,10 +180,12 @@ def start_daemon(http_config: dict | None = None, prompt: str = "steady house gr
 
 # ------------------------------------------------------------------------------------ raw clients
 def http_request(host, port, method, path, body=None, timeout=10.0) -> tuple[int, bytes]:
+    """One request on its own connection (JSON body, if any); (status, body)."""
     data = b"" if body is None else json.dumps(body).encode()
+    ctype = "Content-Type: application/json\r\n" if body is not None else ""
     with socket.create_connection((host, port), timeout=timeout) as s:
         s.sendall(f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n"
-                  f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
+                  f"{ctype}Content-Length: {len(data)}\r\n\r\n".encode() + data)
         buf = b""
         while True:
             d = s.recv(65536)
