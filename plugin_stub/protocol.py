@@ -57,7 +57,6 @@ U32_MASK = (1 << 32) - 1
 SHM_DIR = "/dev/shm"        # the normative ring directory (docs/ring-protocol.md)
 #: a private ring directory instead of :data:`SHM_DIR` (tests, isolation); DAW and daemon must agree
 SHM_DIR_ENV = "WAVEBRIDGE_SHM_DIR"
-SHM_DIR_FROM_ENV = os.environ.get(SHM_DIR_ENV) or None   # as read at import; shm_dir() re-reads
 SLOT_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 _FIXED = struct.Struct("<8sIIIIQQII Q")  # magic..writer_heartbeat (56 bytes)
