@@ -78,6 +78,12 @@ class Score:
     genre: str                               # the genre it was read as ("house", "waltz", …)
     parts: list[Part]
     swing: float = 0.0                       # 0 straight … ~0.33 hard swing, for describe()
+    #: the felt beat in quarter notes: 1 in simple meters, 1.5 (a dotted quarter) in 6/8, 9/8, 12/8
+    beat: float = 1.0
+    #: additive meters' grouping in eighths (7/8 → (2, 2, 3)); () when the meter is not additive
+    groups: tuple[int, ...] = ()
+    #: the style's own colour in the mix: −1 dark (lofi) … 0 neutral … +1 bright (metal)
+    tone: float = 0.0
     #: composer's bar generator: bar index → (notes starting in that bar, controls in that bar)
     make_bar: Callable[[int], tuple[list[Note], list[Control]]] = field(default=None, repr=False)
     #: bar index → section name ("intro", "A", "B", "break", "fill" …), for describe() and tests
@@ -91,6 +97,11 @@ class Score:
         """Bar length in quarter-note beats: 4/4 → 4, 3/4 → 3, 6/8 → 3, 7/8 → 3.5."""
         num, den = self.meter
         return num * 4.0 / den
+
+    @property
+    def beat_bpm(self) -> float:
+        """The tempo in felt beats a minute: 6/8 at ``bpm`` 180 (quarters) is 120 dotted quarters."""
+        return self.bpm / self.beat
 
     @property
     def key_name(self) -> str:

@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass
 
 from engine.compose import genres as G
+from engine.compose import styles  # noqa: F401  (registers the style library in G.GENRES)
 from engine.compose.prompt import PromptSpec, read_prompt
 from engine.score import DRUM_CHANNEL, Part
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from engine.compose import genres as G
+from engine.compose import styles  # noqa: F401  (registers the style library in G.GENRES)
 
 _NOTE_NAMES = {"c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "b": 11}
 
