@@ -329,6 +329,8 @@ def _render_parser(sub) -> None:
     p.add_argument("--renderer", default=None, choices=("auto", "fluidsynth", "oscillators"),
                    help="default: FluidSynth when libfluidsynth and a SoundFont are there")
     p.add_argument("--sample-rate", type=int, default=48000)
+    p.add_argument("--explain", action="store_true",
+                   help="also print what the composer understood: style, tempo, meter, key, instruments")
 
 
 def _bench_parser(sub) -> None:

@@ -82,4 +82,26 @@ def run_render(args) -> int:
           f"({cpu:.2f} s CPU) = {args.seconds / max(wall, 1e-9):.0f}x real time; {d['genre']}, {d['bpm']} bpm, {d['meter']}, "
           f"{d['key']}; peak {20 * np.log10(max(peak, 1e-9)):.1f} dBFS"
           + (f"; score → {args.midi}" if args.midi else ""))
+    if getattr(args, "explain", False):
+        print(explain_text(args.prompt, args.seed, args.bpm))
     return 0
+
+
+def explain_text(prompt: str, seed: int = 0, bpm: float | None = None) -> str:
+    """What the composer understood of ``prompt``, as lines for a person. ``[control]``"""
+    from engine.compose import compose, composer_of
+
+    x = composer_of(compose(prompt, seed=seed, bpm=bpm)).explain()
+    lines = [f"style:       {x['style']} ({x['family'] or 'no family'}) — from {x['why']}",
+             f"tempo:       {x['tempo']}",
+             f"meter:       {x['meter']}" + (f", swing {x['swing']}" if x["swing"] else ", straight"),
+             f"key:         {x['key']}",
+             f"intro:       {x['intro_bars']} bar{'s' if x['intro_bars'] != 1 else ''}"]
+    for d in x["instruments"]:
+        prog = d["program"]
+        lines.append(f"instrument:  {d['name']:<18s} {d['role']:<6s} "
+                     f"{prog if isinstance(prog, str) else 'GM ' + str(prog + 1) + ' (program ' + str(prog) + ')'}"
+                     + ("  ← named" if d["named"] else ""))
+    if x["percussion"]:
+        lines.append("percussion:  " + ", ".join(x["percussion"]))
+    return "\n".join(lines)

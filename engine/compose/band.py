@@ -45,6 +45,7 @@ class PartPlan:
     hi: int
     centre: int
     nth: int = 0            # how many parts of this role come before it
+    named: bool = False     # the prompt named it: it plays from the first bar, and never rests early
 
 
 class Band:
@@ -57,13 +58,18 @@ class Band:
         spec = self.spec = read_prompt(prompt)
         base = self.base = stable_hash(spec.text, self.seed)
         rng = random.Random(base)                  # drawn in this order: genre, tempo, mode, key, groove
-        gname = spec.genre or _guess_genre(spec, rng)
+        if spec.genre:
+            gname, self.why = spec.genre, spec.genre_why
+        else:
+            gname, self.why = _guess_genre(spec, rng)
         g = self.g = G.GENRES[gname]
-        self.bpm = _tempo(spec, g, bpm, rng)
         self.meter = spec.meter or g.meter
         num, den = self.meter
         self.bpb = num * 4.0 / den
         self.steps = max(1, int(round(self.bpb * 4)))
+        self.groups, self.compound = meter_groups(self.meter, spec.groups or g.groups.get(self.meter))
+        self.beat = 1.5 if self.compound else 1.0          # the felt beat, in quarters
+        self.bpm = _tempo(spec, g, bpm, rng, self.beat)
         mode = spec.mode or g.modes[rng.randrange(len(g.modes))]
         if mode not in G.MODES:
             mode = "minor" if "min" in mode else "major"
@@ -74,6 +80,9 @@ class Band:
         self.progs, self.prog_scale = _progressions(g, self.family)
         self.swing = g.swing if spec.swing is None else spec.swing
         self.swing_unit = g.swing_unit if spec.swing is None else 0.5
+        if den == 8 or self.groups:
+            self.swing = 0.0           # eighth-note meters (6/8, 7/8 …) are played even, never swung
+        self.intro_bars = spec.intro_bars if spec.intro_bars is not None else g.intro_bars
         ms_to_beats = self.bpm / 60000.0
         self.jitter = g.humanize_ms * ms_to_beats
         self.laid_back = g.laid_back_ms * ms_to_beats
@@ -90,6 +99,7 @@ class Band:
         self._choose_groove(groove, lanes, rng)
         self.parts, self.plans = self._mix(specs)
         self.kick_steps = self._lane_steps("kick")
+        self.named_lanes = frozenset(lanes)
 
     def _choose_groove(self, word: str | None, lanes: dict, rng: random.Random) -> None:
         """The genre's grooves (in its meter) or the meter's generic one; drum-word lanes merged in."""
@@ -98,6 +108,10 @@ class Band:
         if not gro:
             gro = [G.SPECIAL_GROOVES["four"]] if self.bpb == 4 else []
         gro = [x for x in gro if all(len(p) % self.steps == 0 for p in x.values())] or [self._meter_groove()]
+        if self.groups and not self.compound and not any(
+                all(len(p) % self.steps == 0 for p in x.values()) for x in ([G.SPECIAL_GROOVES[word]] if word
+                                                                           else g.grooves)):
+            gro = [self._meter_groove()]   # an additive meter the style does not write: its grouping's groove
         self.groove = gro[rng.randrange(len(gro))]
         if lanes:
             self.groove = dict(self.groove)
@@ -147,15 +161,21 @@ class Band:
             part = Part(name=d["name"], role=role, program=int(program), channel=channel, level=round(lvl, 3),
                         pan=round(max(-0.9, min(0.9, pan)), 3), reverb=round(min(1.0, g.reverb * rvb), 3),
                         chorus=cho)
-            style = d.get("style") or self._role_style(role)
+            style = d.get("style") or self._role_style(role, n)
             lo, hi, centre = _register(role, style, program)
             sh = 12 * d.get("octave", 0) + (5 if n and role in ("chords", "arp") and not d.get("octave") else 0)
             parts.append(part)
-            plans.append(PartPlan(part, role, style, lo + sh, hi + sh, centre + sh, n))
+            plans.append(PartPlan(part, role, style, lo + sh, hi + sh, centre + sh, n, bool(d.get("named"))))
         return parts, plans
 
-    def _role_style(self, role: str) -> str:
+    def _role_style(self, role: str, n: int = 0) -> str:
+        """A part's playing style when its word brings none: the style's patterns for its first bass
+        and chords parts (where written), else the style's named player for the role."""
         g = self.g
+        if n == 0 and role == "bass" and g.bass_pats:
+            return "pats"
+        if n == 0 and role == "chords" and g.comp_pats:
+            return "pats"
         return {"bass": g.bass, "chords": g.chords, "pad": g.pad, "lead": g.lead, "arp": g.arp,
                 "perc": g.perc}.get(role, G.ROLE_STYLE.get(role, ""))
 
@@ -166,27 +186,56 @@ class Band:
         return (pat * (self.steps // len(pat) + 1))[:self.steps]
 
     def _meter_groove(self) -> dict:
-        """A groove for a meter the genre does not write: accents on the beat groups."""
-        if self.meter in G.METER_GROOVES:
+        """A groove for a meter the style does not write, from the meter's grouping: the kick on
+        the bar's first group, the backbeat on the others (the last one the strongest), and the
+        hats on every eighth, accented where a group starts — so 7/8 is heard 2+2+3, 6/8 in two."""
+        if self.meter in G.METER_GROOVES and not (self.groups and not self.compound):
             return G.METER_GROOVES[self.meter]
-        num, den = self.meter
         steps = self.steps
-        if den == 8:
-            groups = {5: (3, 2), 7: (2, 2, 3), 9: (3, 3, 3), 12: (3, 3, 3, 3)}.get(num, (3,) * (num // 3) + (
-                (num % 3,) if num % 3 else ()))
-            unit = 2
-        else:
-            groups = {2: (2,), 5: (3, 2), 7: (4, 3)}.get(num, (num,))
-            unit = 4
+        starts = group_starts(self.groups) if self.groups else list(range(0, steps, 4))
         kick, snare, hat = ["."] * steps, ["."] * steps, ["."] * steps
-        pos = 0
-        for gi, n in enumerate(groups):
-            if pos < steps:
-                (kick if gi % 2 == 0 else snare)[pos] = "X" if gi == 0 else "x"
-            pos += n * unit
-        for s in range(0, steps, 2):
-            hat[s] = "x" if s % 4 == 0 else "o"
+        n = len(starts)
+        for gi, st in enumerate(starts):
+            if st >= steps:
+                break
+            if gi == 0:
+                kick[st] = "X"
+            elif gi == n - 1 or (n >= 4 and gi == n // 2):
+                snare[st] = "X" if gi == n - 1 else "x"
+            else:
+                kick[st] = "x"
+                if self.compound or (self.groups and self.groups[gi] >= 3):
+                    snare[st] = "o"
+        if self.groups and not self.compound and self.groups[-1] >= 3 and starts[-1] + 4 < steps:
+            kick[starts[-1] + 4] = "o"                       # the long group's pickup into the next bar
+        for st in range(0, steps, 2):
+            hat[st] = "X" if st in starts else "o"
         return {"kick": "".join(kick), "snare": "".join(snare), "chat": "".join(hat)}
+
+    def explain(self) -> dict:
+        """What the composer understood: style (and why), tempo, meter, key, instruments. Shown by
+        ``wavebridge render --explain`` and logged when a job starts. ``[engine]``"""
+        names = ["C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B"]
+        num, den = self.meter
+        meter = f"{num}/{den}"
+        if self.groups and not self.compound:
+            meter += " (" + "+".join(str(x) for x in self.groups) + ", additive)"
+        elif self.compound:
+            meter += " (compound: " + str(len(self.groups)) + " dotted-quarter beats)"
+        spec = self.spec
+        tempo_from = ("the prompt" if spec.bpm is not None else
+                      "the style's range" + (" (slow end)" if spec.pace < 0 else " (fast end)" if spec.pace > 0 else ""))
+        unit = "dotted quarter" if self.compound else "quarter"
+        return {
+            "style": self.g.name, "family": self.g.family, "why": self.why,
+            "tempo": f"{self.bpm / self.beat:.0f} bpm ({unit} beat, from {tempo_from})",
+            "meter": meter, "swing": round(self.swing, 2), "key": f"{names[self.key_root]} {self.mode}",
+            "intro_bars": int(self.intro_bars),
+            "instruments": [{"name": pl.part.name, "role": pl.role,
+                             "program": (f"kit {pl.part.program}" if pl.role == "drums" else pl.part.program),
+                             "named": pl.named} for pl in self.plans],
+            "percussion": sorted(self.named_lanes),
+        }
 
     def _lane_steps(self, lane: str) -> list[int]:
         pat = self.groove.get(lane) or self.groove.get(lane + "+") or ""
@@ -194,37 +243,81 @@ class Band:
 
 
 # --- decisions made from the words ------------------------------------------------------------------
-def _guess_genre(spec: PromptSpec, rng: random.Random) -> str:
-    """A genre for a prompt that names none: from its instruments, drum words, meter or moods."""
+def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
+    """A genre for a prompt that names none, and why: from its instruments, drum words, meter or
+    moods, else one of the everyday styles by the hash."""
     for w in spec.instruments:
-        if w in _GENRE_HINTS:
-            return _GENRE_HINTS[w]
-    if "808s" in spec.drum_words:
-        return "trap"
-    if "brushes" in spec.drum_words or "brush" in spec.drum_words:
-        return "jazz"
-    if "breakbeat" in spec.drum_words or "amen" in spec.drum_words:
-        return "drum and bass"
+        if w in _GENRE_HINTS and _GENRE_HINTS[w] in G.GENRES:
+            return _GENRE_HINTS[w], f"the instrument {w!r}"
+    for words, name in ((("808s",), "trap"), (("brushes", "brush"), "jazz"), (("breakbeat", "amen"), "drum and bass")):
+        w = next((x for x in words if x in spec.drum_words), None)
+        if w and name in G.GENRES:
+            return name, f"the drum word {w!r}"
     if spec.meter == (3, 4):
-        return "waltz"
+        return "waltz", "the meter 3/4"
     for m in spec.moods:
         if m in G.MOOD_GENRES:
-            opts = G.MOOD_GENRES[m]
-            return opts[rng.randrange(len(opts))]
-    return G.DEFAULT_GENRES[rng.randrange(len(G.DEFAULT_GENRES))]
+            opts = [o for o in G.MOOD_GENRES[m] if o in G.GENRES]
+            if opts:
+                return opts[rng.randrange(len(opts))], f"the mood {m!r}"
+    opts = [o for o in G.DEFAULT_GENRES if o in G.GENRES]
+    return opts[rng.randrange(len(opts))], "no style named: an everyday style, by the seed"
 
 
-def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random) -> float:
-    """``bpm`` if given, else the prompt's, else a draw from the genre's range × the mood's factor."""
+def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, beat: float = 1.0) -> float:
+    """The tempo in quarter notes a minute: ``bpm`` if given (a host's or ``/wb/tempo``'s, in
+    quarters), else the prompt's, else a draw from the style's range (the low end when the
+    prompt says slow, the high end when it says fast) × the moods' factor. The prompt's number
+    and a compound style's range count the felt beat (``beat`` quarters: a dotted quarter in
+    6/8); a simple-meter style played in a compound meter keeps its eighths' pace."""
     if bpm is not None:
-        tempo = float(bpm)
-    elif spec.bpm is not None:
-        tempo = spec.bpm
+        return float(min(max(float(bpm), 30.0), 300.0))
+    if spec.bpm is not None:
+        tempo = spec.bpm * beat
     else:
         lo, hi = g.bpm
-        tempo = round(lo + (hi - lo) * rng.random())
-        tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15)
+        scale = beat if _compound(g.meter) else 1.0
+        u = rng.random()
+        if spec.pace > 0:
+            u = 0.75 + 0.25 * u
+        elif spec.pace < 0:
+            u = 0.25 * u
+        tempo = round(lo + (hi - lo) * u)
+        tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15) * scale
     return float(min(max(tempo, 30.0), 300.0))
+
+
+def _compound(meter: tuple[int, int]) -> bool:
+    num, den = meter
+    return den == 8 and num in (6, 9, 12)
+
+
+#: additive meters' usual groupings, in eighths (a prompt's "3+2+2" or a style's ``groups`` win)
+_ADDITIVE = {(5, 8): (3, 2), (7, 8): (2, 2, 3), (8, 8): (3, 3, 2), (10, 8): (3, 3, 2, 2), (11, 8): (2, 2, 3, 2, 2),
+             (13, 8): (2, 2, 3, 2, 2, 2), (15, 8): (2, 2, 2, 3, 3, 3), (5, 4): (6, 4), (7, 4): (8, 6),
+             (5, 16): (3, 2), (7, 16): (2, 2, 3)}
+
+
+def meter_groups(meter: tuple[int, int], asked: tuple[int, ...] | None) -> tuple[tuple[int, ...], bool]:
+    """``(grouping in eighths, compound?)`` for a meter: 6/8, 9/8, 12/8 group in threes (compound,
+    a dotted-quarter beat) unless a grouping is asked for (9/8 as 2+2+2+3 is additive); 5/8, 7/8,
+    11/8 … and 5/4, 7/4 get their usual grouping or the asked one; simple meters none."""
+    num, den = meter
+    if asked and den in (4, 8) and all(a > 0 for a in asked) and sum(asked) == num:
+        groups = tuple(int(a) * (2 if den == 4 else 1) for a in asked)      # quarters count as two eighths
+        return groups, _compound(meter) and all(a == 3 for a in asked)
+    if _compound(meter):
+        return (3,) * (num // 3), True
+    return _ADDITIVE.get(meter, ()), False
+
+
+def group_starts(groups: tuple[int, ...]) -> list[int]:
+    """The 16th steps where each group of eighths starts."""
+    starts, pos = [], 0
+    for n in groups:
+        starts.append(pos)
+        pos += 2 * n
+    return starts
 
 
 def _progressions(g: G.Genre, fam: str) -> tuple[tuple[str, ...], tuple[int, ...]]:

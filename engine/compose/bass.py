@@ -188,18 +188,75 @@ def _figures(bpb: float) -> dict[str, list]:
 _THREE = [[(0, 1.4, "R"), (1.5, 0.45, "5"), (2, 0.9, "R")], [(0, 1.9, "R"), (2, 0.9, "5")],
           [(0, 0.9, "R"), (1, 0.45, "8"), (2, 0.9, "5")]]
 _SIX_EIGHT = [[(0, 1.4, "R"), (1.5, 1.4, "5")], [(0, 0.9, "R"), (1, 0.45, "5"), (1.5, 1.4, "R")]]
-_FIXED_TONES = {"R": 0, "8": 12, "b7": 10, "g": 0}
+_FIXED_TONES = {"R": 0, "8": 12, "b7": 10, "g": 0, "6": 9, "2": 14}
+
+
+_BASS_TONES = {"R": "R", "5": "5", "l": "5l", "8": "8", "3": "3", "7": "7", "6": "6", "2": "2", "A": "A", "g": "g"}
+
+
+@functools.lru_cache(maxsize=None)
+def parse_pattern(pat: str, steps: int) -> tuple[tuple, ...]:
+    """A bass pattern (one character per 16th, see :mod:`engine.compose.genres`) as figures, one
+    per bar it spans: ``(beat, length, tone)``, a note held through its ``-`` steps."""
+    bars = []
+    for b in range(max(1, len(pat) // steps)):
+        seg = pat[b * steps:(b + 1) * steps]
+        fig = []
+        for st, ch in enumerate(seg):
+            if ch not in _BASS_TONES:
+                continue
+            n = 1
+            while st + n < len(seg) and seg[st + n] == "-":
+                n += 1
+            fig.append((st * 0.25, n * 0.25 * (0.92 if n > 1 else 0.8), _BASS_TONES[ch]))
+        bars.append(tuple(fig))
+    return tuple(bars)
+
+
+@functools.lru_cache(maxsize=None)
+def grouped_figures(groups: tuple[int, ...]) -> list:
+    """Figures for an additive meter (groups of eighths): the root on every group's start, the
+    fifth on the bar's last group; or the root held through each group with an approach into
+    the next bar — either way every group is heard where it starts."""
+    starts, pos = [], 0.0
+    for n in groups:
+        starts.append((pos, n * 0.5))
+        pos += n * 0.5
+    last = len(starts) - 1
+    held = [(t, d * 0.9, "5" if q == last and q else "R") for q, (t, d) in enumerate(starts)]
+    pulse = [(t, 0.45, "R" if q == 0 else ("8" if q % 2 else "5")) for q, (t, d) in enumerate(starts)]
+    pulse += [(starts[-1][0] + 1.0, 0.45, "A")] if groups[-1] >= 3 else []
+    return [held, pulse]
+
+
+@functools.lru_cache(maxsize=None)
+def compound_figures(beats: int) -> list:
+    """Figures for a compound meter (``beats`` dotted quarters): long–short "quarter, eighth" on
+    each beat (the jig's lilt), or the root and fifth a dotted quarter each."""
+    lilt = [(b * 1.5 + o, d, tone) for b in range(beats) for o, d, tone in ((0, 0.9, "R" if b % 2 == 0 else "5"),
+                                                                          (1.0, 0.4, "8" if b % 2 == 0 else "R"))]
+    held = [(b * 1.5, 1.35, "R" if b % 2 == 0 else "5") for b in range(beats)]
+    return [held, lilt]
 
 
 def _choose_figure(line: _Line) -> list:
     """This bar's figure: per meter, per style, varied by the section's bass variant."""
-    style, meter, bv, s = line.pl.style, line.band.meter, line.sec.bass_var, line.s
+    band, style, meter, bv, s = line.band, line.pl.style, line.band.meter, line.sec.bass_var, line.s
     figs = _figures(line.bpb)
     options = figs.get(style) or figs["root8"]
-    if meter == (3, 4) and style not in ("waltz", "cello", "metal"):
+    if style == "pats":
+        fits = [p for p in band.g.bass_pats if len(p) % band.steps == 0]
+        if fits:
+            pat = fits[bv % len(fits)] if line.sec.kind != "intro" else fits[0]
+            segs = parse_pattern(pat, band.steps)
+            fig = segs[line.bar.i % len(segs)]
+            return [(t, min(d, line.bpb - t), x) for t, d, x in fig if t < line.bpb]
+    if band.groups and not band.compound and style not in ("waltz",):
+        options = grouped_figures(band.groups)
+    elif band.compound and style not in ("metal",):
+        options = compound_figures(len(band.groups))
+    elif meter == (3, 4) and style not in ("waltz", "cello", "metal"):
         options = _THREE
-    elif meter == (6, 8) and style not in ("metal",):
-        options = _SIX_EIGHT
     if style == "waltz":
         fig = options[s % 2]
     elif style in ("cello",):
@@ -216,6 +273,8 @@ def _interval(tone: str, c: Chord) -> int:
         return fixed
     if tone == "3":
         return c.intervals[1]
+    if tone == "7":
+        return next((x for x in c.intervals if x in (10, 11, 9)), 10)
     fifth = next((x for x in c.intervals if x in (7, 6, 8)), 7)
     return fifth - 12 if tone == "5l" else fifth
 

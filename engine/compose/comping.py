@@ -7,6 +7,8 @@ drawn in a fixed order. ``[engine]``
 """
 from __future__ import annotations
 
+import functools
+
 from engine.compose.band import Band, PartPlan
 from engine.compose.form import SECTION_BARS, Bar
 from engine.compose.harmony import nearest
@@ -37,9 +39,10 @@ class _Comp:
         self.vel = 74 if bar.sec.kind in ("B", "drop") else 66
         self.cv = (bar.sec.comp_var + pl.nth) % 4         # the comping variant
 
-    def hit(self, t: float, d: float, vel: float | None = None, spread: float = 0.0, top: int | None = None):
-        """The voicing sounding at beat ``t`` for ``d`` beats (``top``: only its top notes;
-        ``spread``: strummed, one note every ``spread`` beats)."""
+    def hit(self, t: float, d: float, vel: float | None = None, spread: float = 0.0, top: int | None = None,
+            bottom: int | None = None):
+        """The voicing sounding at beat ``t`` for ``d`` beats (``top``/``bottom``: only its top or
+        lowest notes; ``spread``: strummed, one note every ``spread`` beats)."""
         chords, vs = self.chords, self.vs
         vel_ = self.vel if vel is None else vel
         for a, b, c in chords:
@@ -50,20 +53,108 @@ class _Comp:
             voicing = vs[-1]
         if top:
             voicing = voicing[-top:]
+        if bottom:
+            voicing = voicing[:bottom]
         end = min(t + d, self.bpb)
         for q, p in enumerate(voicing):
             self.ev.append((self.j, t + q * spread, end, p, vel_ - 4 * q % 9, 0))
 
 
 
+#: styles that play rhythms (not held chords): in an additive meter they play its grouping
+_RHYTHMIC = frozenset(("piano8", "block", "stab", "chop8", "lofi", "soul", "power", "comp", "bossa", "skank",
+                       "funk16", "pats", "chug", "bubble"))
+
+
 def play_chords(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
     """One bar of a chords or pad part in its style (block chords for any style without a player)."""
     k = _Comp(band, j, pl, bar)
     style = pl.style
-    if style in ("piano8", "lofi", "soul", "block", "power") and band.meter == (3, 4):
+    if style == "pats" and _pats(k):
+        return
+    if band.groups and not band.compound and style in _RHYTHMIC:
+        _in_groups(k)
+    elif band.compound and style in _RHYTHMIC:
+        _in_compound(k)
+    elif style in ("piano8", "lofi", "soul", "block", "power", "pats") and band.meter == (3, 4):
         _in_three(k)
     else:
         _STYLES.get(style, _block)(k)
+
+
+@functools.lru_cache(maxsize=None)
+def parse_strokes(pat: str, steps: int) -> tuple[tuple, ...]:
+    """A comping pattern (see :mod:`engine.compose.genres`) as strokes, one tuple per bar it
+    spans: ``(beat, length, kind)``, a stroke held through its ``-`` steps."""
+    bars = []
+    for b in range(max(1, len(pat) // steps)):
+        seg = pat[b * steps:(b + 1) * steps]
+        out = []
+        for st, ch in enumerate(seg):
+            if ch in ".-":
+                continue
+            n = 1
+            while st + n < len(seg) and seg[st + n] == "-":
+                n += 1
+            out.append((st * 0.25, n * 0.25 * (0.92 if n > 1 else 0.7), ch))
+        bars.append(tuple(out))
+    return tuple(bars)
+
+
+def _pats(k: _Comp) -> bool:
+    """The style's own comping pattern for this meter (``False`` when none fits it)."""
+    band = k.band
+    fits = [p for p in band.g.comp_pats if len(p) % band.steps == 0]
+    if not fits:
+        return False
+    pat = fits[k.cv % len(fits)] if k.sec.kind != "intro" else fits[0]
+    segs = parse_strokes(pat, band.steps)
+    for t, d, ch in segs[k.bar.i % len(segs)]:
+        _stroke(k, t, d, ch)
+    return True
+
+
+def _stroke(k: _Comp, t: float, d: float, ch: str) -> None:
+    """One stroke of a comping pattern."""
+    vel = k.vel
+    if ch == "x":
+        k.hit(t, d, vel=vel)
+    elif ch == "X":
+        k.hit(t, d, vel=vel + 12)
+    elif ch == "o":
+        k.hit(t, min(d, 0.12), vel=vel - 18)
+    elif ch in "sS":
+        k.hit(t, d, vel=vel + (12 if ch == "S" else 0), spread=0.012)
+    elif ch == "u":
+        k.hit(t, d, vel=vel - 8, spread=0.01, top=3)
+    elif ch == "t":
+        k.hit(t, d, vel=vel - 2, top=2)
+    elif ch == "b":
+        k.hit(t, d, vel=vel + 8, bottom=1)
+
+
+def _in_groups(k: _Comp) -> None:
+    """An additive meter: a stroke on every group's start (the bar's first accented), held
+    through the group — the chords say 2+2+3 with the drums and the bass."""
+    t = 0.0
+    for q, n in enumerate(k.band.groups):
+        d = n * 0.5
+        if t < k.bpb:
+            k.hit(t, d * 0.85, vel=k.vel + (12 if q == 0 else 0), spread=0.01 if k.pl.part.program in range(24, 32) else 0.0)
+        t += d
+
+
+def _in_compound(k: _Comp) -> None:
+    """A compound meter: each dotted-quarter beat struck, with the third eighth as a lighter
+    stroke on some variants (the lilt of a jig or a 12/8 ballad's triplets on the off variants)."""
+    nbeats = len(k.band.groups)
+    for b in range(nbeats):
+        t = b * 1.5
+        if k.cv % 2 == 0:
+            k.hit(t, 1.35, vel=k.vel + (10 if b == 0 else 0))
+        else:
+            k.hit(t, 0.9, vel=k.vel + (10 if b == 0 else 0))
+            k.hit(t + 1.0, 0.45, vel=k.vel - 12, top=3)
 
 
 def _in_three(k: _Comp) -> None:

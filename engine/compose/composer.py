@@ -25,6 +25,7 @@ job start and while rendering (``compose`` ≈ a millisecond, a bar a fraction o
 """
 from __future__ import annotations
 
+import logging
 import math
 import random
 from typing import Callable
@@ -36,6 +37,8 @@ from engine.compose.drums import play_drums, play_perc
 from engine.compose.form import SECTION_BARS, Bar, Section, plan_section, section_kind
 from engine.compose.melody import play_lead
 from engine.score import Control, Note, Score
+
+log = logging.getLogger("wavebridge.compose")
 
 _GAP = 0.012                      # beats between a note's end and the next onset of its pitch
 #: role → the player that writes one bar of a part of that role
@@ -50,11 +53,13 @@ class Composer(Band):
     def __init__(self, prompt: str, seed: int, bpm: float | None):
         super().__init__(prompt, seed, bpm)
         self._sections: dict[int, Section] = {}
+        #: the intro is the last ``intro_bars`` bars of section 0: bar ``i`` is bar ``i + offset`` of the form
+        self.offset = SECTION_BARS - max(0, min(SECTION_BARS, int(self.intro_bars)))
 
     # --- the form ------------------------------------------------------------------------------
     def section_of(self, i: int) -> str:
         """The section bar ``i`` belongs to ("intro", "A", "B", "break", "drop", "solo", "outro"). ``[engine]``"""
-        return section_kind(self, int(i) // SECTION_BARS)
+        return section_kind(self, (int(i) + self.offset) // SECTION_BARS)
 
     def section(self, k: int) -> Section:
         """The plan of section ``k`` (a few are cached). ``[engine]``"""
@@ -68,7 +73,8 @@ class Composer(Band):
     # --- bars ------------------------------------------------------------------------------------
     def chords_of_bar(self, i: int) -> list:
         """``[(t0, t1, Chord), …]`` for bar ``i`` (beats within the bar). ``[engine]``"""
-        return self.section(int(i) // SECTION_BARS).chords[int(i) % SECTION_BARS]
+        k, s = divmod(int(i) + self.offset, SECTION_BARS)
+        return self.section(k).chords[s]
 
     def chord_of(self, i: int) -> tuple[int, ...]:
         """The chord at the start of bar ``i`` as MIDI pitches, root first. ``[engine]``"""
@@ -79,12 +85,15 @@ class Composer(Band):
         i = int(i)
         if i < 0:
             raise ValueError("bar index must be ≥ 0")
-        k, s = divmod(i, SECTION_BARS)
+        k, s = divmod(i + self.offset, SECTION_BARS)
         sec = self.section(k)
         rng = random.Random(stable_hash(self.base, "bar", i))
         bar = Bar(i, s, sec, rng, [], [], self.section)
+        early = i < SECTION_BARS + self.intro_bars          # the intro and the first section
         for j, pl in enumerate(self.plans):
-            if j in sec.drop or not self._plays(pl, sec, s):
+            if pl.named and early:
+                pass                   # a named instrument is in from the first bar (and never rests early)
+            elif j in sec.drop or not self._plays(pl, sec, s):
                 continue
             _PLAYERS[pl.role](self, j, pl, bar)
         return self._finish(i, bar.ev, bar.ctl, rng)
@@ -200,8 +209,14 @@ def compose(prompt: str, seed: int = 0, bpm: float | None = None) -> Score:
     if bpm is not None and not (math.isfinite(float(bpm)) and float(bpm) > 0):
         raise ValueError(f"bpm must be a positive number, not {bpm!r}")
     c = Composer(prompt, seed, bpm)
+    if log.isEnabledFor(logging.INFO):
+        x = c.explain()
+        log.info("composing %r (seed %d): %s (%s), %s, %s, %s, %s", prompt[:120], int(seed), x["style"], x["why"],
+                 x["tempo"], x["meter"], x["key"],
+                 ", ".join(f"{d['name']}:{d['program']}" for d in x["instruments"]))
     return Score(prompt=prompt, seed=int(seed), bpm=c.bpm, meter=c.meter, key_root=c.key_root, mode=c.mode,
-                 genre=c.g.name, parts=list(c.parts), swing=c.swing, make_bar=c.make_bar,
+                 genre=c.g.name, parts=list(c.parts), swing=c.swing, beat=c.beat,
+                 groups=c.groups if not c.compound else (), tone=c.g.tone, make_bar=c.make_bar,
                  section_of=c.section_of, chord_of=c.chord_of)
 
 

@@ -13,6 +13,23 @@ or a multiple of it for grooves that span two bars, like the bossa clave). Chara
 
 A lane name ending in ``+`` only plays when the section is at full intensity (chorus, drop).
 Lanes map to the GM drum map through :data:`LANES`.
+
+Bass patterns (``Genre.bass_pats``) are one character per 16th step, too — a tone, held by ``-``:
+
+    ``R`` root  ``5`` fifth  ``l`` fifth below  ``8`` octave  ``3`` third  ``7`` seventh (the chord's, else b7)
+    ``6`` major sixth  ``2`` ninth  ``A`` a chromatic approach to the next chord's root  ``g`` a dead (ghost) note
+    ``-`` hold the note before  ``.`` rest
+
+and comping patterns (``Genre.comp_pats``) the chord part's strokes:
+
+    ``x`` the voicing  ``X`` accented  ``o`` soft and short (a muted chop)  ``s``/``S`` strummed down (accented)
+    ``u`` strummed up  ``t`` the top notes only (a skank, a high stab)  ``b`` the lowest note only (the "oom")
+    ``-`` hold the stroke before  ``.`` rest
+
+A pattern spans one bar of the meter (or a whole number of bars: bar ``n`` plays segment ``n``);
+patterns of another length are left out in a meter they do not fit, where the meter's own figures play.
+Compound meters (6/8, 9/8, 12/8) count their tempo in dotted quarters: a compound style's ``bpm`` is
+in that beat.
 """
 from __future__ import annotations
 
@@ -26,6 +43,10 @@ LANES = {
     "conga_lo": 64, "conga_mute": 62, "bongo": 60, "bongo_lo": 61, "cabasa": 69,
     "woodblock": 76, "triangle": 81, "tom_hi": 50, "tom_mid": 47, "tom_lo": 45, "floor": 41,
     "timbale": 65, "agogo": 67, "guiro": 73,
+    "timbale_lo": 66, "agogo_lo": 68, "guiro_long": 74, "cuica": 78, "cuica_open": 79, "triangle_mute": 80,
+    "maracas": 70, "woodblock_lo": 77, "vibraslap": 58, "whistle": 71, "bongo_hi": 60, "conga_hi": 62,
+    "tom_hi2": 48, "tom_lo2": 43, "side": 37, "cymbal": 57, "chinese": 52, "splash2": 55, "ride2": 59,
+    "jingle": 83, "castanets": 85, "surdo_mute": 86, "surdo": 87, "hclap": 39, "snare2": 40, "kick_lo": 35,
 }
 CRASH, SNARE, KICK, CHAT = 49, 38, 36, 42
 TOMS = (50, 48, 47, 45, 43, 41)          # high → low
@@ -148,6 +169,12 @@ class Genre:
     cadence_v: bool = True           # minor keys end phrases on the major V
     laid_back_ms: float = 0.0        # snare/chords drag (lofi, soul)
     intro_drums: str = "hats"        # what the drums keep in the intro: hats | kick | none | all
+    family: str = ""                 # the style's family ("latin", "rock", "electronic" …): explain, tests
+    tone: float = 0.0                # its colour in the mix: −1 dark (lofi) … +1 bright (metal)
+    bass_pats: tuple = ()            # bass patterns (see the module doc); () → the ``bass`` style's figures
+    comp_pats: tuple = ()            # the chords role's strokes (see the module doc); () → the ``chords`` style
+    intro_bars: int = 2              # bars before the band is in (a long build asks for more)
+    groups: dict = field(default_factory=dict)   # meter → grouping in eighths, e.g. {(9, 8): (2, 2, 2, 3)}
 
 
 D, B, C, PD, L, A, P = "drums", "bass", "chords", "pad", "lead", "arp", "perc"
@@ -292,7 +319,39 @@ DRUM_WORDS: dict[str, tuple[int | None, dict, str | None]] = {
     "bongos": (None, {"bongo": "x.x.x..xx.x.x..x", "bongo_lo": "...x.......x...."}, None),
     "cowbell": (None, {"cowbell": "x...x...x...x..."}, None), "clave": (None, {"clave": "x..x..x...x.x..."}, None),
     "rimshot": (None, {"rim": "....x.......x..."}, None), "ride": (None, {"ride": "x.x.x.x.x.x.x.x."}, None),
+    "handclaps": (None, {"clap": "....X.......X..."}, None), "hand claps": (None, {"clap": "....X.......X..."}, None),
+    "clapping": (None, {"clap": "....X.......X..."}, None), "clap": (None, {"clap": "....X.......X..."}, None),
+    "shakers": (None, {"shaker": "oxoxoxoxoxoxoxox"}, None), "maracas": (None, {"maracas": "xoxoxoxoxoxoxoxo"}, None),
+    "tambourines": (None, {"tamb": "..x...x...x...x."}, None), "cabasa": (None, {"cabasa": "x.xox.xox.xox.xo"}, None),
+    "timbales": (None, {"timbale": "x..x..x...x.x...", "timbale_lo": "......X.......x."}, None),
+    "timbale": (None, {"timbale": "x..x..x...x.x...", "timbale_lo": "......X.......x."}, None),
+    "cuica": (None, {"cuica": "..x...x...x.x...", "cuica_open": "......x.......x."}, None),
+    "cuíca": (None, {"cuica": "..x...x...x.x...", "cuica_open": "......x.......x."}, None),
+    "guiro": (None, {"guiro": "x.x.x.x.x.x.x.x.", "guiro_long": "x.......x......."}, None),
+    "güiro": (None, {"guiro": "x.x.x.x.x.x.x.x.", "guiro_long": "x.......x......."}, None),
+    "triangle": (None, {"triangle": "x...x...x...x...", "triangle_mute": "..x...x...x...x."}, None),
+    "castanets": (None, {"castanets": "x.xxx.x.x.xxx.x."}, None),
+    "claves": (None, {"clave": "x..x..x...x.x..."}, None),
+    "bongo": (None, {"bongo": "x.x.x..xx.x.x..x", "bongo_lo": "...x.......x...."}, None),
+    "djembe": (None, {"conga": "x.xx..x.x.xx..x.", "conga_lo": "X.......X......."}, None),
+    "tabla": (None, {"bongo": "x.xxx.x.x.xxx.x.", "conga_lo": "X.....x.X......."}, None),
+    "bodhran": (None, {"tom_lo": "X.xxX.xxX.xxX.xx"}, None), "bodhrán": (None, {"tom_lo": "X.xxX.xxX.xxX.xx"}, None),
+    "surdo": (None, {"surdo_mute": "x.......", "surdo": "....X..."}, None),
+    "tamborim": (None, {"side": "x.xx.x.xx.xx.x.x"}, None),
+    "jingle bells": (None, {"jingle": "x.x.x.x.x.x.x.x."}, None), "sleigh bells": (None, {"jingle": "x.x.x.x.x.x.x.x."}, None),
+    "wood block": (None, {"woodblock": "x...x...x...x...", "woodblock_lo": "..x...x...x...x."}, None),
+    "woodblocks": (None, {"woodblock": "x...x...x...x...", "woodblock_lo": "..x...x...x...x."}, None),
+    "agogo bells": (None, {"agogo": "x.x..x.x..x.x...", "agogo_lo": "...x.....x....x."}, None),
+    "agogô": (None, {"agogo": "x.x..x.x..x.x...", "agogo_lo": "...x.....x....x."}, None),
+    "vibraslap": (None, {"vibraslap": "............x..."}, None),
+    "toms": (None, {"tom_hi": "..x.......x.....", "tom_lo": "......x.......x."}, None),
+    "tom toms": (None, {"tom_hi": "..x.......x.....", "tom_lo": "......x.......x."}, None),
+    "cymbals": (None, {"crash": "X..............."}, None),
 }
+
+#: the drum words that name a piece of percussion (not a kit or a groove): they play in every bar
+PERCUSSION_WORDS = frozenset(w for w, (k, lanes, gr) in DRUM_WORDS.items() if lanes and k is None and gr is None
+                             and w not in ("hats", "hi-hats", "hihats", "hi hats", "ride", "rimshot", "cymbals"))
 
 #: named grooves drum words ask for (replace the genre's)
 SPECIAL_GROOVES = {

@@ -34,6 +34,10 @@ class PromptSpec:
     only_roles: set[str] = field(default_factory=set)        # "drums only", "just bass and drums"
     swing: float | None = None
     tempo_factor: float = 1.0
+    genre_why: str = ""                                       # how the style was read (explain)
+    groups: tuple[int, ...] = ()                              # an asked grouping ("7/8 as 2+2+3")
+    intro_bars: int | None = None                             # "long intro", "slow build", "straight in"
+    pace: int = 0                                             # −1 "slow", +1 "fast": where in the style's range
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
@@ -74,8 +78,31 @@ def _alternation(phrases) -> re.Pattern:
 
 
 _GENRE_RX = _alternation(_GENRE_OF)
-_INSTR_RX = _alternation(G.INSTRUMENTS)
+
+
+def _plurals(table: dict) -> dict:
+    """The table with each word's plural too ("trumpets", "fiddles", "marimbas"), where free."""
+    out = dict(table)
+    for w, v in table.items():
+        pl = w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s")
+        out.setdefault(pl, v)
+    return out
+
+
+INSTRUMENT_WORDS = _plurals(G.INSTRUMENTS)
+_INSTR_RX = _alternation(INSTRUMENT_WORDS)
 _DRUM_RX = _alternation(G.DRUM_WORDS)
+#: every word the tables know (a known word is never read as a misspelt style)
+_KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.MOODS, _NOTE_NAMES)
+                   for phrase in table for w in re.findall(r"[a-z0-9&']+", phrase)) | frozenset(
+    "music song songs track tune tunes beat beats style vibe vibes groove grooves band with without and the for "
+    "some into like over feel feeling sound sounds played playing play minor major slow fast very tempo bpm "
+    "intro outro long short build solo only just drums bass chords melody lead key".split()) | frozenset(
+    # everyday words one edit from a style word ("horse" is no house, "match" no march)
+    "horse mouse trace discs medal tangy match tramp sting grudge marsh louse rocky drily droll chart clash "
+    "metals traces matches stings hoses houses".split())
+#: style words by their spelling with the spaces taken out ("bossanova", "drumandbass")
+_SQUEEZED = {a.replace(" ", "").replace("-", ""): g for a, g in _GENRE_OF.items()}
 
 
 def _normalise(prompt: str) -> str:
@@ -108,10 +135,13 @@ def read_prompt(prompt: str) -> PromptSpec:
     _read_meter(spec, claim)
     _read_negations(spec, claim)
     phrase = _read_genre(spec, claim)
+    if spec.genre is None:
+        _read_genre_nearest(spec, claim)
     _read_instruments(spec, claim, phrase)
     words = set(re.findall(r"[a-z]+", text))
     _read_moods(spec, words)
     _read_solo(spec, words)
+    _read_intro(spec)
     return spec
 
 
@@ -151,12 +181,23 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
                 break
 
 
+_GROUPING_RE = re.compile(r"(?<![\d/])([1-9](?:\s*\+\s*[1-9]){1,7})(?![\d/])")
+
+
 def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
     text = spec.text
     for m in _METER_RE.finditer(text):
         num, den = int(m.group(1)), int(m.group(2))
         if 1 <= num <= 15 and den in (2, 4, 8, 16):
             spec.meter = (num, den)
+            claim(m)
+            break
+    for m in _GROUPING_RE.finditer(text):             # "7/8 (2+2+3)", "in 9/8, 2+2+2+3"
+        groups = tuple(int(x) for x in re.findall(r"\d", m.group(1)))
+        if spec.meter is None and all(x in (2, 3) for x in groups):
+            spec.meter = (sum(groups), 8)                # "a 3+3+2 groove" is 8/8
+        if spec.meter and sum(groups) == spec.meter[0]:
+            spec.groups = groups
             claim(m)
             break
     if spec.meter is None:
@@ -180,16 +221,77 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
         if claim(m):
             phrase = m.group(0)
             spec.genre = _GENRE_OF[phrase]
+            spec.genre_why = f"the style word {phrase!r}"
             if spec.genre == "waltz" and spec.meter is None:
                 spec.meter = (3, 4)
             return phrase
     return None
 
 
+def edit_distance(a: str, b: str) -> int:
+    """Optimal-string-alignment distance: insertions, deletions, substitutions, swaps of neighbours."""
+    prev2, prev = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
+    """A style for words the library does not have, by a fixed rule (docs/COMPOSER.md), tried on
+    each unknown word in prompt order, first rule first:
+
+    1. **run together**: the word (or it and the next one) is a style's name without its spaces or
+       hyphens ("bossanova", "hip hop" as "hiphop", "drumandbass");
+    2. **misspelt**: within one edit (two for words of 8 letters or more) of a style word, with
+       the same first letter ("raggae", "reggeaton", "tecno", "dupstep");
+    3. **a compound of a style word**: the longest style word of 4 letters or more the word ends
+       with, else starts with ("afrohouse" → house, "deathcore" → metal's "core", "synthpunk" → punk).
+
+    Words the tables know (instruments, moods, note names, everyday music words) are never read
+    this way. No match: the style is left to the instruments, meter and moods (``band``)."""
+    text = spec.text
+    toks = [m for m in re.finditer(r"[a-z][a-z&'-]*", text)]
+    for q, m in enumerate(toks):
+        w = m.group(0).strip("'-")
+        if w in _KNOWN or len(w) < 4 or any(claim.taken[m.start():m.end()]):
+            continue
+        sq = w.replace("-", "")
+        nxt = toks[q + 1].group(0).replace("-", "") if q + 1 < len(toks) else ""
+        hit = None
+        if sq in _SQUEEZED:
+            hit = (_SQUEEZED[sq], f"{w!r} read as {sq!r}")
+        elif nxt and sq + nxt in _SQUEEZED:
+            hit = (_SQUEEZED[sq + nxt], f"{w} {nxt!r} read run together")
+        if hit is None and len(sq) >= 5:
+            limit = 2 if len(sq) >= 8 else 1
+            best = min(((edit_distance(sq, k), k) for k in _SQUEEZED if k[0] == sq[0] and abs(len(k) - len(sq)) <= limit),
+                       default=None)
+            if best and best[0] <= limit:
+                hit = (_SQUEEZED[best[1]], f"{w!r} read as the style word {best[1]!r} (a spelling within {best[0]})")
+        if hit is None and len(sq) >= 6:
+            ends = [k for k in _SQUEEZED if len(k) >= 4 and len(k) < len(sq) and sq.endswith(k)]
+            starts = [k for k in _SQUEEZED if len(k) >= 4 and len(k) < len(sq) and sq.startswith(k)]
+            pick = max(ends, key=len) if ends else max(starts, key=len) if starts else None
+            if pick:
+                hit = (_SQUEEZED[pick], f"{w!r} read as a kind of {pick!r}")
+        if hit:
+            spec.genre, spec.genre_why = hit[0], hit[1]
+            claim(m)
+            if spec.genre == "waltz" and spec.meter is None:
+                spec.meter = (3, 4)
+            return
+
+
 def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None) -> None:
     text = spec.text
     spec.drum_words = [m.group(0) for m in _DRUM_RX.finditer(text) if claim(m)]
-    spec.instruments = [m.group(0) for m in _INSTR_RX.finditer(text) if claim(m)]
+    spec.instruments = [w if w in G.INSTRUMENTS else _singular(w)
+                        for w in (m.group(0) for m in _INSTR_RX.finditer(text) if claim(m))]
     # a style played as its nearest genre brings its own instruments, for the roles the prompt
     # leaves open ("folk" is rock's groove on an acoustic guitar, not a distorted one)
     roles = {G.INSTRUMENTS[w][1] for w in spec.instruments}
@@ -197,6 +299,14 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None) -> N
         if G.INSTRUMENTS[w][1] not in roles:
             spec.instruments.append(w)
             roles.add(G.INSTRUMENTS[w][1])
+
+
+def _singular(w: str) -> str:
+    """The table's word for a plural the prompt used ("trumpets" → "trumpet")."""
+    for cut in (2, 1):
+        if w[:-cut] in G.INSTRUMENTS and INSTRUMENT_WORDS[w] == G.INSTRUMENTS[w[:-cut]]:
+            return w[:-cut]
+    return w
 
 
 def _read_moods(spec: PromptSpec, words: set[str]) -> None:
@@ -207,10 +317,12 @@ def _read_moods(spec: PromptSpec, words: set[str]) -> None:
             spec.tempo_factor *= tf
             if mmode and spec.mode is None:
                 spec.mode = mmode
-    if "slow" in words or "slower" in words:
-        spec.tempo_factor *= 0.85
-    if words & {"fast", "uptempo", "faster", "driving"}:
-        spec.tempo_factor *= 1.12
+    if words & {"slow", "slower", "slowly", "lazy", "downtempo"}:
+        spec.tempo_factor *= 0.92
+        spec.pace = -1
+    if words & {"fast", "uptempo", "up-tempo", "faster", "driving", "frantic", "quick"}:
+        spec.tempo_factor *= 1.06
+        spec.pace = 1
     if words & {"swing", "swung", "shuffle", "swingy"}:
         spec.swing = 0.28
     if "straight" in words:
@@ -223,3 +335,16 @@ def _read_solo(spec: PromptSpec, words: set[str]) -> None:
     spec.solo = solo and bool(spec.instruments)
     if solo:
         spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words}
+
+
+_LONG_INTRO_RE = re.compile(r"\b(long|slow|extended|big|gradual)\s+(intro|build|build-up|buildup|opening)\b|\bbuilds?\s+up\s+slowly\b")
+_NO_INTRO_RE = re.compile(r"\b(no intro|straight in|straight into it|from the first bar|right away|immediately)\b")
+
+
+def _read_intro(spec: PromptSpec) -> None:
+    """How long the intro is when the prompt says: a long build is a whole 8-bar section, no
+    intro none (otherwise the style's, two bars for most)."""
+    if _LONG_INTRO_RE.search(spec.text):
+        spec.intro_bars = 8
+    elif _NO_INTRO_RE.search(spec.text):
+        spec.intro_bars = 0
