@@ -201,7 +201,7 @@ class Band:
             if gi == 0:
                 kick[st] = "X"
             elif gi == n - 1 or (n >= 4 and gi == n // 2):
-                snare[st] = "X" if gi == n - 1 else "x"
+                snare[st] = "x"
             else:
                 kick[st] = "x"
                 if self.compound or (self.groups and self.groups[gi] >= 3):
@@ -209,7 +209,7 @@ class Band:
         if self.groups and not self.compound and self.groups[-1] >= 3 and starts[-1] + 4 < steps:
             kick[starts[-1] + 4] = "o"                       # the long group's pickup into the next bar
         for st in range(0, steps, 2):
-            hat[st] = "X" if st in starts else "o"
+            hat[st] = "X" if st == 0 else "x" if st in starts else "o"     # the downbeat the heaviest
         return {"kick": "".join(kick), "snare": "".join(snare), "chat": "".join(hat)}
 
     def explain(self) -> dict:
@@ -347,6 +347,9 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         prog, role, style = G.INSTRUMENTS[w]
         if role == "bass" and "808" in w:
             style = style or "808"
+        if role != "lead" and (w in spec.as_lead or any(
+                d["role"] == "lead" and d["program"] == prog and not d["named"] for d in specs)):
+            role, style = "lead", ""        # the tune's instrument: asked for ("accordion melody"), or the style's
         if any(d["program"] == prog and d["named"] and d["role"] == role for d in specs):
             continue
         slot = next((d for d in specs if d["role"] == role and not d["named"]), None)

@@ -120,7 +120,7 @@ def _held(line: _Line) -> None:
     if style == "reese" and sec.kind not in ("intro",):
         for a, b, c in chords:
             r = line.root(c)
-            split = a + (b - a) * (0.625 if bv % 2 else 0.75)
+            split = a + round((b - a) * (0.625 if bv % 2 else 0.75) * 2) / 2     # on an eighth, in any meter
             line.add(a, split, r, 104)
             line.add(split, b, r + (12 if bv < 2 else 7), 92)
         return

@@ -79,8 +79,8 @@ def _groove_hits(band: Band, j: int, groove: dict, s: int, full: bool, hats_only
         if extra and not full:
             continue
         pitch = G.LANES[name]
-        if hats_only and name in _BACKBEAT:
-            continue
+        if hats_only and name in _BACKBEAT and name not in band.named_lanes:
+            continue                   # (the percussion the prompt names plays from the first bar)
         seg = (s % (len(pat) // steps)) * steps if len(pat) > steps else 0
         for st in range(steps):
             ch = pat[seg + st]

@@ -290,6 +290,80 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "agogo": (113, P, ""), "woodblock": (115, P, ""),
 }
 
+#: the General MIDI 1 program names, program 0 … 127 (the words every SoundFont labels its presets with)
+GM_NAMES = (
+    "acoustic grand piano", "bright acoustic piano", "electric grand piano", "honky-tonk piano", "electric piano 1",
+    "electric piano 2", "harpsichord", "clavi", "celesta", "glockenspiel", "music box", "vibraphone", "marimba",
+    "xylophone", "tubular bells", "dulcimer", "drawbar organ", "percussive organ", "rock organ", "church organ",
+    "reed organ", "accordion", "harmonica", "tango accordion", "acoustic guitar (nylon)", "acoustic guitar (steel)",
+    "electric guitar (jazz)", "electric guitar (clean)", "electric guitar (muted)", "overdriven guitar",
+    "distortion guitar", "guitar harmonics", "acoustic bass", "electric bass (finger)", "electric bass (pick)",
+    "fretless bass", "slap bass 1", "slap bass 2", "synth bass 1", "synth bass 2", "violin", "viola", "cello",
+    "contrabass", "tremolo strings", "pizzicato strings", "orchestral harp", "timpani", "string ensemble 1",
+    "string ensemble 2", "synth strings 1", "synth strings 2", "choir aahs", "voice oohs", "synth voice",
+    "orchestra hit", "trumpet", "trombone", "tuba", "muted trumpet", "french horn", "brass section", "synth brass 1",
+    "synth brass 2", "soprano sax", "alto sax", "tenor sax", "baritone sax", "oboe", "english horn", "bassoon",
+    "clarinet", "piccolo", "flute", "recorder", "pan flute", "blown bottle", "shakuhachi", "whistle", "ocarina",
+    "lead 1 (square)", "lead 2 (sawtooth)", "lead 3 (calliope)", "lead 4 (chiff)", "lead 5 (charang)",
+    "lead 6 (voice)", "lead 7 (fifths)", "lead 8 (bass + lead)", "pad 1 (new age)", "pad 2 (warm)",
+    "pad 3 (polysynth)", "pad 4 (choir)", "pad 5 (bowed)", "pad 6 (metallic)", "pad 7 (halo)", "pad 8 (sweep)",
+    "fx 1 (rain)", "fx 2 (soundtrack)", "fx 3 (crystal)", "fx 4 (atmosphere)", "fx 5 (brightness)", "fx 6 (goblins)",
+    "fx 7 (echoes)", "fx 8 (sci-fi)", "sitar", "banjo", "shamisen", "koto", "kalimba", "bag pipe", "fiddle", "shanai",
+    "tinkle bell", "agogo", "steel drums", "woodblock", "taiko drum", "melodic tom", "synth drum",
+    "reverse cymbal", "guitar fret noise", "breath noise", "seashore", "bird tweet", "telephone ring", "helicopter",
+    "applause", "gunshot",
+)
+assert len(GM_NAMES) == 128
+
+
+def _gm_role(program: int) -> tuple[str, str]:
+    """The role (and playing style) a GM program plays when the prompt names it by its GM name."""
+    fam = program // 8
+    if fam in (0, 2, 3):
+        return (L, "sparse") if program == 31 else (C, "")
+    if fam == 1:
+        return (A, "arp8") if program in (10, 12, 15) else (L, "sparse" if program in (8, 9, 14) else "")
+    if fam == 4:
+        return B, ""
+    if fam == 5:
+        return {40: (L, ""), 41: (C, ""), 42: (B, ""), 43: (B, ""), 44: (PD, ""), 45: (A, "arp8"), 46: (A, "harp"),
+                47: (P, "")}[program]
+    if fam == 6:
+        return (C, "stab") if program == 55 else (PD, "")
+    if fam == 7:
+        return (B, "") if program == 58 else (PD, "swell") if program == 60 else (C, "stab") if program in (61, 62, 63) \
+            else (L, "")
+    if fam in (8, 9, 10, 13):
+        return (B, "") if program == 70 else (L, "")
+    if fam in (11, 12):
+        return PD, ""
+    if fam == 14:
+        return (L, "") if program == 114 else (P, "")
+    return PD, "swell"
+
+
+def _gm_words() -> dict[str, tuple[int, str, str]]:
+    """Each GM name as a prompt word, and its short forms: "acoustic guitar (nylon)" is also
+    "nylon acoustic guitar"; "lead 1 (square)" also "square lead"; "synth bass 1" also "synth bass"."""
+    out: dict[str, tuple[int, str, str]] = {}
+    for prog, name in enumerate(GM_NAMES):
+        role, style = _gm_role(prog)
+        forms = [name]
+        if "(" in name:
+            head, _, inner = name.partition(" (")
+            inner = inner.rstrip(")")
+            base = head.rstrip(" 0123456789")
+            forms += [head, f"{inner} {base}", f"{base} {inner}"]
+        elif name[-1].isdigit():
+            forms.append(name.rstrip(" 0123456789"))
+        for f in forms:
+            out.setdefault(f.strip(), (prog, role, style))
+    return out
+
+
+for _w, _v in _gm_words().items():
+    INSTRUMENTS.setdefault(_w, _v)
+
 #: styles played as their nearest genre (an alias above) that bring their own instruments,
 #: for the roles the prompt does not name
 STYLE_INSTRUMENTS: dict[str, tuple[str, ...]] = {

@@ -38,6 +38,7 @@ class PromptSpec:
     groups: tuple[int, ...] = ()                              # an asked grouping ("7/8 as 2+2+3")
     intro_bars: int | None = None                             # "long intro", "slow build", "straight in"
     pace: int = 0                                             # −1 "slow", +1 "fast": where in the style's range
+    as_lead: set[str] = field(default_factory=set)           # instruments asked to carry the tune ("piano melody")
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
@@ -217,7 +218,10 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
 
 def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
     """The earliest genre phrase in the prompt ("jazz waltz" is jazz, in 3/4); returns the phrase."""
+    longer = [(i.start(), i.end()) for i in _INSTR_RX.finditer(spec.text)]
     for m in _GENRE_RX.finditer(spec.text):
+        if any(a <= m.start() and m.end() <= b and b - a > m.end() - m.start() for a, b in longer):
+            continue                      # "rock organ", "jazz guitar", "orchestral harp" name an instrument
         if claim(m):
             phrase = m.group(0)
             spec.genre = _GENRE_OF[phrase]
@@ -292,6 +296,11 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None) -> N
     spec.drum_words = [m.group(0) for m in _DRUM_RX.finditer(text) if claim(m)]
     spec.instruments = [w if w in G.INSTRUMENTS else _singular(w)
                         for w in (m.group(0) for m in _INSTR_RX.finditer(text) if claim(m))]
+    for w in spec.instruments:                    # "accordion melody", "a guitar solo", "piano lead"
+        if re.search(r"(?<![a-z])" + re.escape(w) + r"s?\s+(?:melody|melodies|lead|solo|solos|line|tune|theme)\b",
+                     text) or re.search(r"\b(?:melody|lead|tune|theme)\s+(?:on|from|by|played on)\s+(?:an?\s+|the\s+)?"
+                                        + re.escape(w), text):
+            spec.as_lead.add(w)
     # a style played as its nearest genre brings its own instruments, for the roles the prompt
     # leaves open ("folk" is rock's groove on an acoustic guitar, not a distorted one)
     roles = {G.INSTRUMENTS[w][1] for w in spec.instruments}
