@@ -264,7 +264,8 @@ def test_spectrum_is_balanced(backends, renderer):
         f = np.fft.rfftfreq(x.size, 1 / SR)
         presence = 10 * np.log10(spec[(f >= 2000) & (f < 8000)].sum() / spec.sum())
         low = spec[f < 60].sum() / spec.sum()
-        assert presence >= -18.0, (p, presence)
+        tone = compose(p, 0).tone                 # a dark style (lofi) aims lower: −14 + 6·tone dB
+        assert presence >= -18.0 + 6.0 * min(0.0, tone) - 1.0, (p, presence, tone)
         assert low <= 0.4, (p, low)
 
 
@@ -404,3 +405,23 @@ def test_render_command_writes_audio_and_midi(tmp_path):
 
 def test_production_grid_is_a_fluidsynth_multiple():
     assert BLOCK % 64 == 0
+
+
+#: bass-heavy and sparse scores: an 808 trap score, drill (808 slides, a sparse 2-bar intro), solo piano, a drone
+TARGET_PROMPTS = ["trap with 808s and hats", "uk drill with sliding 808", "solo piano nocturne", "ambient drone in F# lydian"]
+
+
+@pytest.mark.parametrize("prompt", TARGET_PROMPTS)
+def test_a_long_take_measures_at_the_target(backends, prompt):
+    """A 30 s take measures −14 ±1 LUFS integrated (BS.1770, pyloudnorm), true peak ≤ −1 dBTP.
+    Two things kept such takes 1.5–2.5 LU under it: the balance lifts a sparse intro's presence
+    (up to +18 dB), the band enters bright, and the follower's slow memory of that loud entry
+    held the gain down for 10–20 s after the lift had relaxed; and the limiter's loss on 808
+    peaks (0.5–1.8 LU), which the follower did not see (it measured before the limiter)."""
+    pyln = pytest.importorskip("pyloudnorm")
+    from scipy.signal import resample_poly
+    x = take(backends["fluidsynth"], prompt, 30.0, seed=0).astype(np.float64)
+    lufs = pyln.Meter(SR).integrated_loudness(x)
+    tp = 20 * np.log10(np.abs(resample_poly(x, 4, 1, axis=0)).max())
+    assert -15.0 <= lufs <= -13.0, (prompt, round(lufs, 2))
+    assert tp <= -1.0, (prompt, round(tp, 2))

@@ -9,6 +9,7 @@ from dsp import seam_jump
 from engine import get_backend
 from engine.backend import BackendError
 from engine.synth.backend import SynthBackend
+from engine.synth.perform import BLOCK, Mix
 
 SR = 48000
 
@@ -96,14 +97,24 @@ def test_gain_and_brightness_params(backend):
         f = np.fft.rfftfreq(x.shape[0], 1 / SR)
         return (spec * f).sum() / spec.sum()
     assert centroid(dark) < 0.9 * centroid(base)
-    # live: set_param acts from the next production block on (within 1024 frames)
+    # live: set_param acts from the next production block on. What was produced before it (the
+    # FIFO's rest of a block, plus the limiter's 64-frame look-ahead: up to BLOCK + 64 frames,
+    # not the 1024 this test once assumed) plays as it was; the block after it is already at the
+    # new gain (levels, not peaks: the limiter holds the full-gain take's peaks, not the quiet one's)
     s = backend.start(1, "pop song with piano and drums", 0)
     a = backend.generate([s], SR)[0]
+    made = s.state.frame - s.state.frames_read + Mix.SUB       # produced, and in the limiter's delay
     backend.set_param(s, "gain", 0.25)
     b = backend.generate([s], SR)[0]
     backend.end(s)
     assert np.array_equal(a, base[:SR])
-    assert np.abs(b[1024:]).max() < 0.4 * np.abs(base[SR + 1024:2 * SR]).max()
+    assert made <= BLOCK + Mix.SUB
+    assert np.array_equal(b[:made], base[SR:SR + made])
+    assert not np.array_equal(b[made:made + 64], base[SR + made:SR + made + 64])
+
+    def rms(x):
+        return np.sqrt(np.mean(x.astype(np.float64) ** 2))
+    assert 0.15 < rms(b[made:made + BLOCK]) / rms(base[SR + made:SR + made + BLOCK]) < 0.35
 
 
 def test_tempo_applies_to_new_and_running_streams():

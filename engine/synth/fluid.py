@@ -43,9 +43,14 @@ from engine.synth import perform
 
 log = logging.getLogger("wavebridge.fluid")
 
+#: FluidR3 first: against MuseScore General (``musescore-general-soundfont``, Vorbis ``.sf3``,
+#: which this libfluidsynth loads) it loads in 0.2 s instead of ~10 s (the Vorbis samples are
+#: decoded at load) with a tighter loudness spread; MuseScore separates styles only a little
+#: better (MFCC 1.97 against 1.88) — figures in docs/BENCHMARKS.md. Both calibrations are shipped.
 DEFAULT_SOUNDFONTS = (
     "/usr/share/sounds/sf2/FluidR3_GM.sf2",
     "/usr/share/sounds/sf2/default-GM.sf2",
+    "/usr/share/sounds/sf3/MuseScore_General_Full.sf3",
     "/usr/share/sounds/sf3/default-GM.sf3",
     "/usr/share/sounds/sf3/MuseScore_General.sf3",
 )
@@ -61,6 +66,19 @@ def edge_filter_cents(bank: int, program: int) -> float:
     """The filter offset a preset plays with (0 for drum kits and the other presets)."""
     return 0.0 if bank == 128 else EDGE_FILTER_CENTS.get(program, 0.0)
 GEN_ATTENUATION = 48
+GEN_VOLENVATTACK = 34
+#: the kits the composer plays (bank 128) and the keys (GM 35–81, GS 82–87) scanned in each for
+#: onsets that click: a stick or beater transient after silence that makes a one-sample jump
+#: (the click rule of ``tests/test_render.py``: 20× the local median jump and 0.05)
+DECLICK_KITS = (0, 8, 16, 24, 25, 32, 40)
+DECLICK_KEYS = tuple(range(35, 88))
+#: a clicking key plays on its drum part's twin channel, where voices start softer: the volume
+#: envelope's attack 16× longer (+4800 timecents: ~1 ms → ~16 ms) and the filter two octaves
+#: down. ``fluid_synth_set_gen`` also moves the voices already sounding on a channel, so the
+#: softened keys need a channel of their own rather than a gen set around their note-on.
+DECLICK_GENS = ((GEN_VOLENVATTACK, 4800.0), (GEN_FILTERFC, -2400.0))
+#: MIDI channels per instance: 16 for the parts, 16 more for the drum parts' twin channels
+MIDI_CHANNELS = 32
 CHANNEL_TYPE_MELODIC, CHANNEL_TYPE_DRUM = 0, 1
 FLUID_FAILED = -1
 
@@ -162,7 +180,7 @@ class FluidPool:
             lib.fluid_settings_setnum(s, k.encode(), v)
         for k, v in (("synth.lock-memory", 0), ("synth.cpu-cores", 1), ("synth.threadsafe-api", 0),
                      ("synth.polyphony", self.polyphony), ("synth.reverb.active", 1),
-                     ("synth.chorus.active", 1), ("synth.midi-channels", 16)):
+                     ("synth.chorus.active", 1), ("synth.midi-channels", MIDI_CHANNELS)):
             lib.fluid_settings_setint(s, k.encode(), v)
         self._settings = s
         owner = lib.new_fluid_synth(s)
@@ -249,6 +267,11 @@ class FluidPool:
             return lv.get(("kit", program), lv.get(("kit", 0), -20.0))
         return lv.get((0, program), -20.0)
 
+    def click_keys(self, kit: int) -> frozenset:
+        """The keys of ``kit`` whose onset clicks in this SoundFont (measured by :func:`calibrate`)."""
+        lv = self.levels or {}
+        return frozenset(k for k in DECLICK_KEYS if lv.get(("click", kit, k)))
+
 
     def expected_lufs(self, score, inst: "FluidInstrument") -> float | None:
         """The score's loudness through ``inst`` (after its trims), from the calibration. ``[engine]``"""
@@ -282,6 +305,8 @@ class FluidInstrument:
         self.trim_db: list[float] = []
         self.presets: list[tuple[int, int]] = []
         self.fc_cents: list[float] = []          # each part's filter offset before brightness
+        self.twin: list[int] = []                # each part's twin channel for clicking keys (-1: none)
+        self.soft_keys: list[frozenset] = []     # the keys each part plays on its twin
 
     def setup(self, parts: list[Part]) -> None:
         lib, h = self.lib, self.h
@@ -294,6 +319,8 @@ class FluidInstrument:
         self.fc_cents = []
         self.trim_db = []
         self.presets = []
+        self.twin, self.soft_keys = [], []
+        twins = iter(range(16, MIDI_CHANNELS))
         for p in parts:
             bank, prog = self.pool.resolve(p)
             self.presets.append((bank, prog))
@@ -306,40 +333,60 @@ class FluidInstrument:
                 mi += 1
                 lib.fluid_synth_set_channel_type(h, ch, CHANNEL_TYPE_MELODIC)
             self.chan.append(ch)
-            lib.fluid_synth_program_select(h, ch, sid, bank, prog)
-            lib.fluid_synth_pitch_wheel_sens(h, ch, 2)
-            lib.fluid_synth_cc(h, ch, 7, _cc(127 * p.level ** 0.5))      # CC7's curve ≈ amplitude²
-            lib.fluid_synth_cc(h, ch, 10, _cc(64 + 63.5 * p.pan))
-            lib.fluid_synth_cc(h, ch, 91, _cc(127 * p.reverb))
-            lib.fluid_synth_cc(h, ch, 93, _cc(127 * p.chorus))
             # calibration: bring the preset to the reference loudness (attenuation only)
             trim = max(0.0, self.pool.part_level_db(p, bank, prog) - REF_DB)
             self.trim_db.append(trim)
-            lib.fluid_synth_set_gen(h, ch, GEN_ATTENUATION, float(trim * 10.0))   # centibels
             fc = edge_filter_cents(bank, prog)
             self.fc_cents.append(fc)
+            soft = self.pool.click_keys(prog) if bank == 128 else frozenset()
+            twin = next(twins, -1) if soft else -1
+            self.twin.append(twin)
+            self.soft_keys.append(soft if twin >= 0 else frozenset())
+            for c in (ch, twin) if twin >= 0 else (ch,):
+                if c == twin:
+                    lib.fluid_synth_set_channel_type(h, c, CHANNEL_TYPE_DRUM)
+                lib.fluid_synth_program_select(h, c, sid, bank, prog)
+                lib.fluid_synth_pitch_wheel_sens(h, c, 2)
+                lib.fluid_synth_cc(h, c, 7, _cc(127 * p.level ** 0.5))      # CC7's curve ≈ amplitude²
+                lib.fluid_synth_cc(h, c, 10, _cc(64 + 63.5 * p.pan))
+                lib.fluid_synth_cc(h, c, 91, _cc(127 * p.reverb))
+                lib.fluid_synth_cc(h, c, 93, _cc(127 * p.chorus))
+                lib.fluid_synth_set_gen(h, c, GEN_ATTENUATION, float(trim * 10.0))   # centibels
             if fc:
                 lib.fluid_synth_set_gen(h, ch, GEN_FILTERFC, fc)
+            if twin >= 0:
+                for gen, v in DECLICK_GENS:
+                    lib.fluid_synth_set_gen(h, twin, gen, v + (fc if gen == GEN_FILTERFC else 0.0))
+
+    def _key_channel(self, part: int, key: int) -> int:
+        return self.twin[part] if key in self.soft_keys[part] else self.chan[part]
 
     def note_on(self, part: int, key: int, vel: int) -> None:
-        self.lib.fluid_synth_noteon(self.h, self.chan[part], int(key) & 127, max(1, min(127, int(vel))))
+        key = int(key) & 127
+        self.lib.fluid_synth_noteon(self.h, self._key_channel(part, key), key, max(1, min(127, int(vel))))
 
     def note_off(self, part: int, key: int) -> None:
-        self.lib.fluid_synth_noteoff(self.h, self.chan[part], int(key) & 127)
+        key = int(key) & 127
+        self.lib.fluid_synth_noteoff(self.h, self._key_channel(part, key), key)
 
     def control(self, part: int, c: Control) -> None:
-        ch = self.chan[part]
-        if c.kind == "bend":
-            v = int(round(8192 + max(-2.0, min(2.0, c.value)) / 2.0 * 8191))
-            self.lib.fluid_synth_pitch_bend(self.h, ch, max(0, min(16383, v)))
-        elif c.kind == "cc":
-            self.lib.fluid_synth_cc(self.h, ch, int(c.number) & 127, _cc(c.value))
+        for ch in (self.chan[part], self.twin[part]):
+            if ch < 0:
+                continue
+            if c.kind == "bend":
+                v = int(round(8192 + max(-2.0, min(2.0, c.value)) / 2.0 * 8191))
+                self.lib.fluid_synth_pitch_bend(self.h, ch, max(0, min(16383, v)))
+            elif c.kind == "cc":
+                self.lib.fluid_synth_cc(self.h, ch, int(c.number) & 127, _cc(c.value))
 
     def set_brightness(self, b: float) -> None:
         """0 dark … 1 open: every part's filter cutoff offset (up to 4 octaves down). ``[engine]``"""
         off = -(1.0 - max(0.0, min(1.0, float(b)))) * 4800.0
-        for ch, fc in zip(self.chan, self.fc_cents):
+        soft = dict(DECLICK_GENS)[GEN_FILTERFC]
+        for ch, twin, fc in zip(self.chan, self.twin, self.fc_cents):
             self.lib.fluid_synth_set_gen(self.h, ch, GEN_FILTERFC, fc + off)
+            if twin >= 0:
+                self.lib.fluid_synth_set_gen(self.h, twin, GEN_FILTERFC, fc + soft + off)
 
     def render(self, out: np.ndarray) -> None:
         n = out.shape[0]
@@ -368,24 +415,27 @@ def _font_key(path: str) -> str:
 
 def _cache_path(key: str) -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    # v2: measured through EDGE_FILTER_CENTS (older caches are measured again)
-    return os.path.join(base, "wavebridge", f"fluid-levels-v2-{hashlib.sha1(key.encode()).hexdigest()[:16]}.json")
+    # v2: measured through EDGE_FILTER_CENTS; v3: with the kits' clicking keys (older caches are measured again)
+    return os.path.join(base, "wavebridge", f"fluid-levels-v3-{hashlib.sha1(key.encode()).hexdigest()[:16]}.json")
 
 
 def _decode(d: dict) -> dict:
     out = {}
     for k, v in d.items():
-        a, b = k.split(":")
-        out[("kit", int(b)) if a == "kit" else (int(a), int(b))] = float(v)
+        a, *rest = k.split(":")
+        if a == "click":                    # "click:<kit>:<key>": that key's onset clicks
+            out[("click", int(rest[0]), int(rest[1]))] = float(v)
+        else:
+            out[("kit", int(rest[0])) if a == "kit" else (int(a), int(rest[0]))] = float(v)
     return out
 
 
 def _encode(levels: dict) -> dict:
-    return {f"{a}:{b}": round(v, 2) for (a, b), v in sorted(levels.items(), key=lambda kv: str(kv[0]))}
+    return {":".join(map(str, k)): round(v, 2) for k, v in sorted(levels.items(), key=lambda kv: str(kv[0]))}
 
 
 def levels_for(pool: "FluidPool") -> dict:
-    """The calibration of ``pool``'s SoundFont: shipped (FluidR3_GM), cached, or measured now.
+    """The calibration of ``pool``'s SoundFont: shipped (FluidR3_GM, MuseScore General), cached, or measured now.
 
     Measuring takes a few seconds; the result is cached under ``~/.cache/wavebridge`` (best
     effort) so a SoundFont is measured once per machine. ``[control]`` at warmup.
@@ -410,6 +460,55 @@ def levels_for(pool: "FluidPool") -> dict:
         log.info("could not cache the SoundFont calibration (%s)", e)
     return levels
 
+def onset_clicks(x: np.ndarray, ratio: float = 20.0, floor: float = 0.05) -> int:
+    """Frames of ``x`` (``(n, 2)``) whose one-sample jump exceeds ``ratio``× the local median jump
+    (the largest median of its 10 ms window and the two beside it) and ``floor``: by default the
+    click rule the tests and ``scripts/mir-audit`` hear with, counted."""
+    d = np.abs(np.diff(x.astype(np.float64), axis=0)).max(axis=1)
+    w = 480
+    m = d[: d.size // w * w].reshape(-1, w)
+    if not m.size:
+        return 0
+    med = np.median(m, axis=1)
+    local = np.repeat(np.maximum.reduce([med, np.r_[med[1:], med[-1]], np.r_[med[0], med[:-1]]]), w)
+    d = d[: local.size]
+    return int(np.count_nonzero((d > ratio * local) & (d > floor)))
+
+
+def _scan_clicks(pool: "FluidPool", h: int, buf: np.ndarray) -> dict:
+    """``("click", kit, key) → 1.0`` for every key of :data:`DECLICK_KITS` whose lone hit (at
+    velocity 40, 80 or 120, dry) clicks by :func:`onset_clicks` plain or through the presence
+    lift the mix gives a lone dark hit (:class:`perform.Balance`'s most: +18 dB at 4 kHz and the
+    low mids −8 dB, which sharpen a tom's stick), each raised to a 0.8 peak as the mix raises a lone hit.
+    ``[control]`` in :func:`calibrate`."""
+    from scipy.signal import sosfilt
+    lift = np.stack([perform._peak(4000.0, 18.0, 0.7, pool.sr), perform._shelf("low", 350.0, -8.0, pool.sr)])
+    lib, sr = pool.lib, pool.sr
+    n = int(0.45 * sr) // 64 * 64
+    p = buf.ctypes.data
+    out = {}
+    for kit in DECLICK_KITS:
+        if not pool.has_preset(128, kit):
+            continue
+        for key in DECLICK_KEYS:
+            for vel in (40, 80, 120):
+                lib.fluid_synth_system_reset(h)
+                lib.fluid_synth_set_channel_type(h, 9, CHANNEL_TYPE_DRUM)
+                lib.fluid_synth_program_select(h, 9, 1, 128, kit)
+                for cc, v in ((7, 127), (91, 0), (93, 0), (10, 64)):
+                    lib.fluid_synth_cc(h, 9, cc, v)
+                buf[:64] = 0.0
+                lib.fluid_synth_noteon(h, 9, key, vel)
+                lib.fluid_synth_write_float(h, n, p + 64 * 8, 0, 2, p + 64 * 8, 1, 2)   # 64 frames of silence first
+                x = buf[:n + 64].astype(np.float64)
+                if float(np.abs(x).max()) <= 1e-4:
+                    continue
+                if any(onset_clicks(y * (0.8 / np.abs(y).max())) for y in (x, sosfilt(lift, x, axis=0))):
+                    out[("click", kit, key)] = 1.0
+                    break
+    return out
+
+
 _CAL_KEYS = {"low": 40, "mid": 60, "high": 72}
 _KIT_NOTES = (36, 38, 42, 46, 49, 51)       # kick, snare, closed/open hat, crash, ride
 
@@ -428,8 +527,9 @@ def calibrate(pool: FluidPool) -> dict:
     A program: a three-note chord (E2, C4, C5 struck together, velocity 100) held 1.2 s — the
     louder of the whole hold and its second half, so a slow pad counts once it has swelled; a
     kit: its kick, snare, hats, crash and ride one after another. Rendered dry (sends 0) on the
-    owner instance (it never plays a stream) at CC7 127, K-weighted. About three seconds of CPU for a
-    full GM font, so the figures are kept per SoundFont (see :func:`levels_for`).
+    owner instance (it never plays a stream) at CC7 127, K-weighted. Then the composer's kits'
+    clicking keys (:func:`_scan_clicks`). About ten seconds of CPU for a full GM font, so the
+    figures are kept per SoundFont (see :func:`levels_for`).
     ``[control]`` at warmup.
     """
     lib = pool.lib
@@ -469,6 +569,7 @@ def calibrate(pool: FluidPool) -> dict:
                     lib.fluid_synth_write_float(h, n_tail, q, 0, 2, q, 1, 2)
                     # a slow pad is measured where it has swelled, a decaying sound over its note
                     out[(0, prog)] = max(_kw_db(buf[:n_hold], sr), _kw_db(buf[n_hold // 2:n_hold], sr))
+        out.update(_scan_clicks(pool, h, buf))
     finally:
         lib.fluid_synth_set_gen(h, 0, GEN_FILTERFC, 0.0)
         lib.fluid_synth_system_reset(h)

@@ -130,10 +130,15 @@ class Balance:
     the band powers of the balanced output (a feedback loop); the shelves move fast for the
     first 3 s or while far off target (9 dB/s), else ≤ 2.3 dB/s, within −12 / +18 dB, relaxing
     back when the music no longer needs them.
+
+    ``tone`` (the score's, −1 dark … +1 bright) moves the presence target to −14 + 6·tone dB
+    (the bell lifts toward it and, for a dark tone, may cut down to 12·|tone| dB to reach it),
+    and a dark tone closes the top low-pass (12 dB/oct) from 16 kHz toward 5 kHz (lofi's −0.8:
+    6 kHz). Tone 0 is the neutral balance above, unchanged.
     ``[engine]``
     """
 
-    def __init__(self, sr: int):
+    def __init__(self, sr: int, tone: float = 0.0):
         try:                                      # lazy: only when a performance is made
             # the Cython kernel ``scipy.signal.sosfilt`` runs after its argument checks and
             # copies (most of its cost on a 4096-frame block); called on our own buffers
@@ -160,10 +165,24 @@ class Balance:
         self._p = None
         self.blocks = 0
         # 4th-order Butterworth at 64 Hz: about the energy below 60 Hz
+        tone = float(tone)
+        self.tone = max(-1.0, min(1.0, tone)) if math.isfinite(tone) else 0.0
+        self.target_db = -14.0 + 6.0 * self.tone          # the presence share the bell aims at
+        self.floor_db = min(0.0, 12.0 * self.tone)         # how far a dark tone's bell may cut
+        #: how far the bell may lift: a dark style is not brightened back (lofi's −0.8: +3.6 dB)
+        self.lift_max = 18.0 if self.tone >= 0.0 else max(3.0, 18.0 * (1.0 + self.tone))
         self.hp = _highpass(25.0, sr)
-        self.lp = _lowpass(min(16000.0, 0.4 * sr), sr)
+        self.lp = _lowpass(self.top_hz(self.tone, sr), sr)
         self.zi = np.zeros((2, 5, 2))            # filter state: (channel, section, state), the kernel's layout
         self._sos = self._make()
+
+    @staticmethod
+    def top_hz(tone: float, sr: int) -> float:
+        """The top low-pass's corner: 16 kHz, closing geometrically for a dark tone (−0.8: 6 kHz, ≥ 5 kHz)."""
+        top = min(16000.0, 0.4 * sr)
+        if tone >= 0.0:
+            return top
+        return max(5000.0, top * (6000.0 / 16000.0) ** (-tone / 0.8))
 
     def _make(self) -> np.ndarray:
         return np.stack([self.hp, _shelf("low", 90.0, self.low_db, self.sr),
@@ -195,18 +214,20 @@ class Balance:
             nl = max(-12.0, nl - step)
         elif self.share_low < 0.08:
             nl = min(0.0, nl + step)
-        step = fast if early or pres < -19.0 else slow
+        t = self.target_db
+        step = fast if early or pres < t - 5.0 or (self.tone < 0.0 and pres > t + 7.0) else slow
         if not self.auto_presence:          # the user chose a tone (brightness): step aside
-            npr, nt = max(0.0, npr - step), min(0.0, nt + step)
-        elif pres < -14.0:
-            npr = min(18.0, npr + step)
+            npr = min(0.0, npr + step) if npr < 0.0 else max(0.0, npr - step)
+            nt = min(0.0, nt + step)
+        elif pres < t:
+            npr = min(self.lift_max, npr + step)
             if npr >= 9.0:                  # a dark mix the bell alone cannot lift: tilt the low mids down
                 nt = max(-8.0, nt - step)
-        elif pres > -12.0:
+        elif pres > t + 2.0:
             if nt < 0.0:
                 nt = min(0.0, nt + step)
             else:
-                npr = max(0.0, npr - step)
+                npr = max(self.floor_db, npr - step)
         if nl != self.low_db or npr != self.pres_db or nt != self.tilt_db:
             sos = self._sos                 # the sections that moved, as _make would make them
             if nl != self.low_db:
@@ -249,7 +270,7 @@ class Mix:
     SUB = 64
 
     def __init__(self, sr: int, initial_db: float | None = None, target_lufs: float = TARGET_LUFS,
-                 balance: bool = True):
+                 balance: bool = True, tone: float = 0.0):
         self.sr = sr
         self.target = target_lufs
         self.kw = k_weighting_power(BLOCK, sr)
@@ -281,7 +302,14 @@ class Mix:
         self._knots = np.arange(BLOCK // self.SUB + 1, dtype=np.float64) * self.SUB
         self._t = np.arange(BLOCK, dtype=np.float64)
         self.user_gain = 1.0
-        self.balance = Balance(sr) if balance else None
+        self.balance = Balance(sr, tone) if balance else None
+        # the level the follower keeps, split in two (see _follow): the music's own, before the
+        # balance (slow), and what the balance's filters add to it now (fast); and the limiter's loss
+        self.raw_ms = None               # running K-weighted mean square before the balance (pre-gain)
+        self.bal_p = self.bal_r = None   # short running K powers after / before the balance
+        self.lim_in = self.lim_out = 0.0  # running K powers into / out of the limiter
+        self.loss_db = 0.0               # the limiter's running loudness loss (what the follower adds back)
+        self._ms = 0.0                   # this block's K mean square after the balance (pre-gain)
 
     def continue_from(self, other: "Mix") -> None:
         """Carry on where ``other`` (the same music's mix, rendered elsewhere) stands: its
@@ -290,6 +318,8 @@ class Mix:
         A re-timed restart then plays at the level and tone it replaces."""
         self.g0_db, self.gain_db, self.level_ms = other.g0_db, other.gain_db, other.level_ms
         self.blocks, self.user_gain = other.blocks, other.user_gain
+        self.raw_ms, self.bal_p, self.bal_r = other.raw_ms, other.bal_p, other.bal_r
+        self.lim_in, self.lim_out, self.loss_db = other.lim_in, other.lim_out, other.loss_db
         a, b = self.balance, other.balance
         if a is not None and b is not None:
             a.low_db, a.pres_db, a.tilt_db = b.low_db, b.pres_db, b.tilt_db
@@ -301,44 +331,93 @@ class Mix:
     def set_initial(self, db: float) -> None:
         """Start from ``db`` of gain (the renderer's estimate for the score), before any audio."""
         self.g0_db = self.gain_db = float(min(30.0, db))
-        self.level_ms = None
+        self.level_ms = self.raw_ms = None
 
-    def _follow(self, x: np.ndarray) -> float:
-        xt = self._x64
-        if self.balance is not None:
-            self.balance.process(x, xt)
-        xt[...] = x.T                    # the block as float32 values, in float64 (as the filter left it)
+    def _kms(self, xt: np.ndarray) -> float:
+        """K-weighted mean square (summed over channels) of the ``(2, BLOCK)`` float64 block ``xt``;
+        its power spectrum is left in ``_psum``."""
         spec = np.fft.rfft(xt, axis=1, out=self._spec)
         power, psum = self._pow, self._psum
         np.multiply(spec.real, spec.real, out=power)
         np.multiply(spec.imag, spec.imag, out=self._tp_u[:, :power.shape[1]])
         np.add(power, self._tp_u[:, :power.shape[1]], out=power)
         np.add(power[0], power[1], out=psum)
+        return 2.0 * float(np.dot(self.kw, psum)) / (BLOCK * BLOCK)   # Parseval, one-sided spectrum
+
+    #: the follower's memory of the balance's effect (s): its filters move within a second or two
+    BALANCE_TAU = 0.5
+    #: the limiter's running loss (s; slow: the follower's gain must not ride the limiter's
+    #: moves, which would pump), and the most of it the follower adds back (dB)
+    LOSS_TAU, LOSS_MAX_DB = 10.0, 3.0
+
+    def _follow(self, x: np.ndarray) -> float:
+        """The gain for this block (dB). The level it follows is the music's running K-weighted
+        level *before* the balance (gated, τ 2 s for 6 s, then 6 s: slow, so sections are not
+        pumped) times what the balance's filters add to it now (τ 0.5 s): when the balance lifts
+        a dark intro's presence and the band then enters bright, the lift relaxes within
+        seconds and the gain follows it at once, instead of the loud entry holding the gain
+        down for the 6 s memory of the music's level (−2 … −4 LU on a take of a style with a
+        sparse intro). The limiter's running loudness loss (≤ :attr:`LOSS_MAX_DB`) is added
+        back, so bass-heavy mixes whose peaks the limiter holds still measure at the target."""
+        xt = self._x64
+        xt[...] = x.T
+        raw = self._kms(xt)
         if self.balance is not None:
-            self.balance.observe(psum)
-        p = float(np.dot(self.kw, psum))
-        ms = 2.0 * p / (BLOCK * BLOCK)   # Parseval on a one-sided spectrum, summed over channels
+            self.balance.process(x, xt)
+            xt[...] = x.T                # the block as float32 values, in float64 (as the filter left it)
+            ms = self._kms(xt)
+            self.balance.observe(self._psum)
+        else:
+            ms = raw
+        self._ms = ms
         lufs = -0.691 + 10 * math.log10(ms + 1e-20)
         self.blocks += 1
-        if lufs > -70.0:
-            if self.level_ms is None:
+        if lufs > -70.0 and raw > 1e-20:
+            ab = math.exp(-BLOCK / (self.BALANCE_TAU * self.sr))
+            if self.bal_p is None:
+                self.bal_p, self.bal_r = ms, raw
+            else:
+                self.bal_p = ab * self.bal_p + (1 - ab) * ms
+                self.bal_r = ab * self.bal_r + (1 - ab) * raw
+            ratio = self.bal_p / self.bal_r
+            if self.raw_ms is None:
                 if self.g0_db is None:           # no estimate: the first sound sets the level
-                    self.level_ms = ms
+                    self.raw_ms = raw
                     self.g0_db = self.gain_db = min(30.0, self.target - lufs)
                 else:
-                    self.level_ms = 10 ** ((self.target - self.g0_db + 0.691) / 10)
-            run = -0.691 + 10 * math.log10(self.level_ms)
-            if lufs > run - 15.0:
+                    self.raw_ms = 10 ** ((self.target - self.g0_db + 0.691) / 10) / ratio
+            run = -0.691 + 10 * math.log10(self.raw_ms)
+            if -0.691 + 10 * math.log10(raw) > run - 15.0:
                 t = self.blocks * BLOCK / self.sr
                 tau = 2.0 if t < 6.0 else 6.0
                 a = math.exp(-BLOCK / (tau * self.sr))
-                self.level_ms = a * self.level_ms + (1 - a) * ms
+                self.raw_ms = a * self.raw_ms + (1 - a) * raw
+            self.level_ms = self.raw_ms * ratio
         if self.level_ms is None:
             return self.gain_db
-        want = self.target - (-0.691 + 10 * math.log10(self.level_ms))
+        want = self.target - (-0.691 + 10 * math.log10(self.level_ms)) + self.loss_db
         want = min(max(want, self.g0_db - 12.0), self.g0_db + 12.0, 30.0)
         step = min(max(want - self.gain_db, -self.slew_db), self.slew_db)
         return self.gain_db + step
+
+    def _count_loss(self, into: float, x: np.ndarray | None) -> None:
+        """Update the limiter's running loss from one block: ``into`` its K power in (after the
+        gain), ``x`` the block it made (``None``: passed through untouched)."""
+        if into <= 1e-20:
+            return
+        out = into
+        if x is not None:
+            xt = self._x64
+            xt[...] = x.T
+            out = self._kms(xt)
+        a = math.exp(-BLOCK / (self.LOSS_TAU * self.sr))
+        if self.lim_in <= 0.0:                  # what came before counts as lossless (no jump on a first peak)
+            self.lim_in = self.lim_out = into
+        into = min(into, 4.0 * out)              # one hot block (a harsh entry) counts at most 6 dB
+        self.lim_in = a * self.lim_in + (1 - a) * into
+        self.lim_out = a * self.lim_out + (1 - a) * out
+        if self.lim_out > 0.0:
+            self.loss_db = min(self.LOSS_MAX_DB, max(0.0, 10 * math.log10(self.lim_in / self.lim_out)))
 
     # cubic Lagrange weights for x(n + t), t = 1/4, 1/2, 3/4, from x[n-1], x[n], x[n+1], x[n+2]
     _TP = np.array([[-(t * (t - 1) * (t - 2)) / 6, (t + 1) * (t - 1) * (t - 2) / 2,
@@ -408,9 +487,11 @@ class Mix:
         self._delay[:] = x[-self.SUB:]
         n_sub = BLOCK // self.SUB
         peaks = self._true_peaks(buf, n_sub)
+        into = self._ms * 0.5 * (g_a * g_a + g_b * g_b)     # the block's K power after the gain
         if self._g_last >= 1.0 and float(peaks.max()) <= CEILING:
             x[:] = buf[:BLOCK]                       # nothing to limit: a plain delay
             self._r_last = 1.0
+            self._count_loss(into, None)
             return x
         need = np.minimum(1.0, CEILING / np.maximum(peaks, 1e-12))
         rel = 1.0 - math.exp(-self.SUB / (0.08 * self.sr))    # 80 ms release
@@ -429,6 +510,7 @@ class Mix:
         self._g_last = float(gains[n_sub])
         self._r_last = float(need[n_sub])
         np.clip(x, -CEILING, CEILING, out=x)
+        self._count_loss(into, x)
         return x
 
 
@@ -442,7 +524,7 @@ class Performance:
         self.sr = int(sr)
         self.tempo = TempoMap(bpm or score.bpm, self.sr)
         self.q = int(getattr(instrument, "quantum", 1))
-        self.mix = Mix(self.sr, initial_db)
+        self.mix = Mix(self.sr, initial_db, tone=float(getattr(score, "tone", 0.0) or 0.0))
         self.frame = 0                    # production frontier (frames produced)
         self._events: list = []
         self._seq = 0

@@ -1,0 +1,150 @@
+"""The SoundFont side of the renderer: the kit keys whose onsets click are played softened, the
+Vorbis SoundFont loads with its shipped calibration, and the score's ``tone`` colours the mix.
+
+Properties, not golden audio: a lone hit of each clicking key breaks the click rule when played
+plainly and not when played as the renderer plays it; a tone −1 take is several dB darker in
+2–8 kHz than the same score at +1, both at −14 LUFS ±1; a render stays bit-exact per score.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+
+from engine.score import DRUM_CHANNEL, Note, Part, Score
+from engine.synth import fluid
+from engine.synth.perform import TARGET_LUFS, Performance
+
+from scorekit import make_score  # noqa: E402
+from test_render import jumps  # noqa: E402
+
+SR = 48000
+FLUIDR3 = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
+MUSESCORE = "/usr/share/sounds/sf3/MuseScore_General_Full.sf3"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    if not os.path.isfile(FLUIDR3):
+        pytest.skip("fluid-soundfont-gm is not installed")
+    p = fluid.FluidPool(FLUIDR3, SR, size=2)
+    p.warmup()
+    yield p
+    p.close()
+
+
+def play(pool, score, seconds, soften=True):
+    """``score`` as the synth backend plays it (calibrated starting gain, the mix), or with the
+    clicking keys left on the kit's own channel (``soften=False``: the render path before the fix)."""
+    inst = pool.instrument()
+    if not soften:
+        inst.pool = _Plain(pool)
+    perf = Performance(score, inst, SR)
+    est = pool.expected_lufs(score, inst)
+    if est is not None:
+        perf.mix.set_initial(perf.mix.target - est)
+    try:
+        return perf.read(int(seconds * SR))
+    finally:
+        perf.close()
+
+
+class _Plain:
+    """The pool as seen by an instrument, minus the clicking-key table."""
+
+    def __init__(self, pool):
+        self._pool = pool
+
+    def click_keys(self, kit):
+        return frozenset()
+
+    def __getattr__(self, name):
+        return getattr(self._pool, name)
+
+
+def lone_hits(kit: int, key: int, vel: int) -> Score:
+    parts = [Part("drums", "drums", kit, DRUM_CHANNEL, reverb=0.0)]
+    return Score("hits", 0, 120.0, (4, 4), 0, "major", "test", parts,
+                 make_bar=lambda i: ([Note(0, 0.25 + k, 0.25, key, vel) for k in range(4)] if i == 0 else [], []))
+
+
+#: keys FluidR3 clicks on alone (toms, congas, guiro; the Room kit's kick), as measured through the mix
+CLICKING = [(0, 41), (0, 45), (0, 47), (0, 48), (0, 64), (0, 74), (8, 35), (8, 45), (32, 45), (40, 48)]
+
+
+@pytest.mark.parametrize("kit,key", CLICKING)
+def test_clicking_kit_keys_are_played_softened_and_no_longer_click(pool, kit, key):
+    assert key in pool.click_keys(kit), "the shipped calibration marks the key"
+    plain = sum(jumps(play(pool, lone_hits(kit, key, v), 2.5, soften=False)).size for v in (40, 80, 120))
+    assert plain > 0, "played plainly the key clicks (else this test proves nothing)"
+    for vel in (40, 80, 120):
+        x = play(pool, lone_hits(kit, key, vel), 2.5)
+        assert np.abs(x).max() > 0.05, "the softened hit still sounds"
+        bad = jumps(x)
+        assert bad.size == 0, f"kit {kit} key {key} vel {vel}: {bad.size} clicks at {bad[:4] / SR} s"
+
+
+def test_a_softened_key_keeps_its_kit_and_the_others_stay_plain(pool):
+    """The twin channel plays the same preset (same loudness within a few dB); keys the
+    calibration did not mark play on the kit's own channel, exactly as before."""
+    inst = pool.instrument()
+    try:
+        inst.setup([Part("drums", "drums", 0, DRUM_CHANNEL)])
+        assert inst.twin[0] >= 16 and inst._key_channel(0, 41) == inst.twin[0]
+        assert inst._key_channel(0, 38) == inst._key_channel(0, 42) == inst.chan[0] == 9
+    finally:
+        inst.close()
+    soft = play(pool, lone_hits(0, 41, 100), 2.0).astype(np.float64)
+    plain = play(pool, lone_hits(0, 41, 100), 2.0, soften=False).astype(np.float64)
+    db = 10 * np.log10((soft ** 2).mean() / (plain ** 2).mean())
+    assert abs(db) < 3.0, db
+    snare = play(pool, lone_hits(0, 38, 100), 2.0)
+    assert np.array_equal(snare, play(pool, lone_hits(0, 38, 100), 2.0, soften=False))
+
+
+def test_the_calibration_round_trips_click_keys():
+    lv = {(0, 1): -20.0, ("kit", 0): -18.5, ("click", 0, 41): 1.0}
+    assert fluid._decode(fluid._encode(lv)) == lv
+
+
+@pytest.mark.skipif(not os.path.isfile(MUSESCORE), reason="musescore-general-soundfont is not installed")
+def test_the_vorbis_soundfont_loads_with_its_shipped_calibration(monkeypatch):
+    """libfluidsynth reads MuseScore General's .sf3 (Ogg Vorbis samples), and its calibration is
+    shipped (no measuring at warmup); a note through it sounds."""
+    monkeypatch.setattr(fluid, "calibrate", lambda p: pytest.fail("calibrated at warmup"))
+    p = fluid.FluidPool(MUSESCORE, SR, size=1)
+    p.warmup()
+    try:
+        assert len([k for k in p.levels if k[0] == 0]) == 128 and p.click_keys(0)
+        sc = make_score(roles=("chords",), bpm=120.0)
+        x = play(p, sc, 2.0)
+        assert np.abs(x).max() > 0.05
+    finally:
+        p.close()
+
+
+def presence_db(x: np.ndarray) -> float:
+    m = x.mean(axis=1).astype(np.float64)
+    spec = np.abs(np.fft.rfft(m)) ** 2
+    f = np.fft.rfftfreq(m.size, 1 / SR)
+    return 10 * np.log10(spec[(f >= 2000) & (f < 8000)].sum() / spec.sum())
+
+
+def test_a_dark_tone_renders_darker_than_a_bright_one_at_the_same_loudness(pool):
+    pyln = pytest.importorskip("pyloudnorm")
+    meter = pyln.Meter(SR)
+    base = make_score(bpm=100.0, seed=3)
+    got = {}
+    for tone in (-1.0, 0.0, 1.0):
+        sc = dataclasses.replace(base, tone=tone, _cache={})
+        x = play(pool, sc, 20.0)[8 * SR:]                # past the balance's settling
+        got[tone] = (presence_db(x), meter.integrated_loudness(x.astype(np.float64)))
+    (dark, l_dark), (mid, _), (bright, l_bright) = got[-1.0], got[0.0], got[1.0]
+    assert dark < mid < bright, got
+    assert bright - dark >= 6.0, got
+    for _, lufs in got.values():
+        assert abs(lufs - TARGET_LUFS) <= 1.0, got
+    sc = dataclasses.replace(base, tone=-1.0, _cache={})
+    assert np.array_equal(play(pool, sc, 3.0), play(pool, dataclasses.replace(sc, _cache={}), 3.0))
