@@ -47,9 +47,9 @@ def bars_of_kind(score, kinds, n=400, skip_fills=True):
 
 # --- reading the prompt ---------------------------------------------------------------------------
 @pytest.mark.parametrize("prompt,bpm,key,meter,genre", [
-    ("deep house in A minor with piano 124 bpm", 124, "A minor", (4, 4), "house"),
+    ("deep house in A minor with piano 124 bpm", 124, "A minor", (4, 4), "deep house"),
     ("lofi hip hop beat with rhodes in F# dorian", None, "F# dorian", (4, 4), "lofi"),
-    ("a jazz waltz in Bb major", None, "Bb major", (3, 4), "jazz"),
+    ("a jazz waltz in Bb major", None, "Bb major", (3, 4), "jazz waltz"),
     ("waltz in E minor", None, "E minor", (3, 4), "waltz"),
     ("cinematic piece in 6/8, key of D minor, 90 bpm", 90, "D minor", (6, 8), "cinematic"),
     ("techno at 133 bpm in eb phrygian", 133, "Eb phrygian", (4, 4), "techno"),
@@ -68,7 +68,7 @@ def test_prompt_is_read(prompt, bpm, key, meter, genre):
     assert s.genre == genre
     lo, hi = G.GENRES[genre].bpm
     if not bpm:
-        assert lo * 0.7 <= s.bpm <= hi * 1.15
+        assert lo * 0.7 <= s.beat_bpm <= hi * 1.15
 
 
 @pytest.mark.parametrize("prompt,bpm", [
@@ -167,22 +167,22 @@ def test_every_genre_names_itself_and_has_its_tempo_meter_and_kit():
         assert s.genre == name
         assert s.meter == g.meter
         lo, hi = g.bpm
-        assert lo * 0.7 - 1 <= s.bpm <= hi * 1.15 + 1
+        assert lo * 0.7 - 1 <= s.beat_bpm <= hi * 1.15 + 1
         drums = [p for p in s.parts if p.is_drums]
         if drums:
             assert drums[0].program == g.kit
-    assert len(G.GENRES) >= 21
+    assert len(G.GENRES) >= 40
 
 
 @pytest.mark.parametrize("prompt,genre,has", [
-    ("afrobeat with talking drums", "funk", None), ("trip hop", "lofi", None), ("hyperpop", "pop", None),
-    ("grime", "trap", None), ("hardstyle kick", "techno", None), ("uk garage 2-step", "house", None),
-    ("edm festival drop", "house", None), ("reggaeton", "reggae", None), ("mazurka", "waltz", None),
-    ("chiptune", "synthwave", 80), ("celtic folk", "rock", 25), ("bluegrass", "rock", 105),
-    ("argentine tango", "bossa nova", 23), ("film noir jazz", "jazz", None),
-    ("folk with distorted guitar", "rock", 30),           # a named instrument wins over the style's
+    ("afrobeat with talking drums", "afrobeat", None), ("trip hop", "trip hop", None), ("hyperpop", "pop", None),
+    ("grime", "drill", None), ("hardstyle kick", "techno", None), ("uk garage 2-step", "uk garage", None),
+    ("edm festival drop", "house", None), ("reggaeton", "reggaeton", None), ("mazurka", "waltz", None),
+    ("chiptune", "chiptune", 80), ("celtic folk", "celtic", 110), ("bluegrass", "bluegrass", 105),
+    ("argentine tango", "tango", 23), ("film noir jazz", "jazz", None),
+    ("folk with distorted guitar", "folk", 30),           # a named instrument wins over the style's
 ])
-def test_more_styles_play_as_their_nearest_genre_with_their_instruments(prompt, genre, has):
+def test_styles_are_reached_by_their_neighbours_with_their_instruments(prompt, genre, has):
     s = compose(prompt, 0)
     assert s.genre == genre
     if has is not None:
@@ -295,9 +295,12 @@ def test_the_instrument_table_is_large_and_uses_gm_programs():
 
 @pytest.mark.parametrize("word", sorted(G.INSTRUMENTS))
 def test_each_instrument_word_gets_its_program_and_plays(word):
+    from engine.compose.band import _GENERIC
     prog = G.INSTRUMENTS[word][0]
     s = compose(f"pop song with {word}", 0)
-    parts = [k for k, p in enumerate(s.parts) if p.name == word and p.program == prog and not p.is_drums]
+    kind = _GENERIC.get(word, ())          # "guitar" is pop's own acoustic guitar, "synth" its synth lead
+    parts = [k for k, p in enumerate(s.parts) if not p.is_drums and
+             ((p.name == word and p.program == prog) or p.program in kind)]
     assert parts, (word, s.describe())
     played = {n.part for n in notes_of(s, 0, 48)}
     assert played & set(parts), (word, s.describe())
@@ -694,11 +697,19 @@ def test_every_progression_and_groove_in_the_tables_is_valid():
                         c = parse_chord(sym, 0, G.MODES[fam])
                         assert 0 <= c.root < 12 and c.intervals[0] == 0
     for g in list(G.GENRES.values()):
-        for groove in g.grooves:
+        for groove in g.grooves:                # a groove is written for one bar length (a meter)
+            bar = min(len(p) for p in groove.values())
             for lane, pat in groove.items():
-                assert lane.rstrip("+") in G.LANES
-                assert set(pat) <= set(".oxX?rt")
-                assert len(pat) % (g.meter[0] * 16 // g.meter[1]) == 0 or len(pat) % 12 == 0
+                assert lane.rstrip("+") in G.LANES, (g.name, lane)
+                assert set(pat) <= set(".oxX?rt"), (g.name, lane)
+                assert len(pat) % bar == 0, (g.name, lane)
+        for pat in g.bass_pats:
+            assert set(pat) <= set("R5l837 62Ag-.") and pat[0] != "-", (g.name, pat)
+        for pat in g.comp_pats:
+            assert set(pat) <= set("xXosSutb-.") and pat[0] != "-", (g.name, pat)
+        steps = g.meter[0] * 16 // g.meter[1]
+        assert any(len(p) % steps == 0 for p in g.bass_pats) or not g.bass_pats, g.name
+        assert any(len(p) % steps == 0 for p in g.comp_pats) or not g.comp_pats, g.name
 
 
 @pytest.mark.parametrize("prompt", ["solo flute, peaceful", "just a violin", "solo sax at 70 bpm",

@@ -21,11 +21,20 @@ from engine.score import DRUM_CHANNEL, Part
 _REGISTERS = {"bass": (28, 52, 38), "chords": (50, 76, 63), "pad": (52, 79, 65), "lead": (62, 86, 74),
               "arp": (55, 86, 70), "perc": (36, 55, 43)}
 #: instrument words that name a genre when the prompt names none
-_GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical", "harpsichord": "classical",
+_GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical", "harpsichord": "baroque",
                 "sax": "jazz", "saxophone": "jazz", "upright bass": "jazz", "trumpet": "jazz", "vibes": "jazz",
                 "nylon guitar": "bossa nova", "808": "trap", "808 bass": "trap", "distorted guitar": "rock",
-                "rhodes": "lofi", "taiko": "cinematic", "choir": "cinematic", "harp": "ambient",
+                "rhodes": "lofi", "taiko": "cinematic", "spanish guitar": "flamenco", "bandoneon": "tango",
+                "banjo": "bluegrass", "accordion": "polka", "bagpipes": "celtic", "bagpipe": "celtic",
+                "steel drums": "calypso", "steel pan": "calypso", "square lead": "chiptune", "tuba": "polka", "choir": "cinematic", "harp": "ambient",
                 "slap bass": "funk", "clavinet": "funk", "organ": "soul", "sitar": "ambient", "koto": "ambient"}
+
+
+#: generic instrument words and the GM programs that are a kind of them: a style's own part of that
+#: kind stays (and counts as named) instead of being replaced by the word's default program
+_GENERIC = {"organ": range(16, 24), "guitar": range(24, 32), "guitars": range(24, 32), "strings": range(40, 52),
+            "horns": range(56, 64), "brass": range(56, 64), "brass section": range(56, 64), "sax": range(64, 68),
+            "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8)}
 
 
 def stable_hash(*parts) -> int:
@@ -68,7 +77,12 @@ class Band:
         self.bpb = num * 4.0 / den
         self.steps = max(1, int(round(self.bpb * 4)))
         self.groups, self.compound = meter_groups(self.meter, spec.groups or g.groups.get(self.meter))
+        #: whether the style's own patterns for this meter (written in its grouping) fit the asked one
+        self.own_grouping = self.groups == meter_groups(self.meter, g.groups.get(self.meter))[0]
         self.beat = 1.5 if self.compound else 1.0          # the felt beat, in quarters
+        #: where the groups start, in beats (every beat in a simple meter)
+        self.group_starts_beats = tuple(st / 4 for st in group_starts(self.groups)) if self.groups else \
+            tuple(float(b) for b in range(int(self.bpb)))
         self.bpm = _tempo(spec, g, bpm, rng, self.beat)
         mode = spec.mode or g.modes[rng.randrange(len(g.modes))]
         if mode not in G.MODES:
@@ -80,6 +94,8 @@ class Band:
         self.progs, self.prog_scale = _progressions(g, self.family)
         self.swing = g.swing if spec.swing is None else spec.swing
         self.swing_unit = g.swing_unit if spec.swing is None else 0.5
+        if spec.swing and g.swing > spec.swing and g.swing_unit == 0.5:
+            self.swing = g.swing       # "shuffle" in a style that swings harder keeps the style's swing
         if den == 8 or self.groups:
             self.swing = 0.0           # eighth-note meters (6/8, 7/8 …) are played even, never swung
         self.intro_bars = spec.intro_bars if spec.intro_bars is not None else g.intro_bars
@@ -104,7 +120,7 @@ class Band:
     def _choose_groove(self, word: str | None, lanes: dict, rng: random.Random) -> None:
         """The genre's grooves (in its meter) or the meter's generic one; drum-word lanes merged in."""
         g = self.g
-        gro = [G.SPECIAL_GROOVES[word]] if word else list(g.grooves)
+        gro = [G.SPECIAL_GROOVES[word]] if word else list(g.grooves) if self.own_grouping else []
         if not gro:
             gro = [G.SPECIAL_GROOVES["four"]] if self.bpb == 4 else []
         gro = [x for x in gro if all(len(p) % self.steps == 0 for p in x.values())] or [self._meter_groove()]
@@ -345,6 +361,12 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
                           "pan": ps.pan, "octave": ps.octave, "named": False, "level": ps.level})
     for w in spec.instruments:
         prog, role, style = G.INSTRUMENTS[w]
+        kin = _GENERIC.get(w)
+        if kin is not None and w not in spec.as_lead:          # "organ" in a hymn is its church organ, "guitars" in metal its distortion
+            own = next((d for d in specs if not d["named"] and d["role"] != "drums" and d["program"] in kin), None)
+            if own is not None:
+                own["named"] = True
+                continue
         if role == "bass" and "808" in w:
             style = style or "808"
         if role != "lead" and (w in spec.as_lead or any(

@@ -245,7 +245,7 @@ def _choose_figure(line: _Line) -> list:
     figs = _figures(line.bpb)
     options = figs.get(style) or figs["root8"]
     if style == "pats":
-        fits = [p for p in band.g.bass_pats if len(p) % band.steps == 0]
+        fits = [p for p in band.g.bass_pats if len(p) % band.steps == 0] if band.own_grouping else []
         if fits:
             pat = fits[bv % len(fits)] if line.sec.kind != "intro" else fits[0]
             segs = parse_pattern(pat, band.steps)
@@ -283,9 +283,13 @@ def _figure(line: _Line) -> None:
     """A rhythmic style: the bar's figure on the chords, approach notes leading to the next root."""
     pl, rng, chords = line.pl, line.rng, line.chords
     last_p = None
-    for t, d, tone in _choose_figure(line):
+    fig = _choose_figure(line)
+    leaps = any(tone == "8" for _, _, tone in fig)
+    for t, d, tone in fig:
         c = next((cc for a, b, cc in chords if a <= t < b), chords[-1][2])
         r = line.root(c)
+        if leaps and r + 12 > pl.hi and r - 12 >= pl.lo - 5:
+            r -= 12                     # an octave figure keeps its leap: the root goes down, not the octave
         if tone == "A":
             target_c = next((cc for a, b, cc in chords if a > t), line.nxt)
             tgt = line.root(target_c)

@@ -104,7 +104,7 @@ def parse_strokes(pat: str, steps: int) -> tuple[tuple, ...]:
 def _pats(k: _Comp) -> bool:
     """The style's own comping pattern for this meter (``False`` when none fits it)."""
     band = k.band
-    fits = [p for p in band.g.comp_pats if len(p) % band.steps == 0]
+    fits = [p for p in band.g.comp_pats if len(p) % band.steps == 0] if band.own_grouping else []
     if not fits:
         return False
     pat = fits[k.cv % len(fits)] if k.sec.kind != "intro" else fits[0]
@@ -354,5 +354,10 @@ def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
             p = seq[q % len(seq)]
         while p > pl.hi:
             p -= 12
+        beat = band.beat if not band.groups or band.compound else None
+        if beat is not None:
+            on = abs((t / beat) - round(t / beat)) < 1e-6        # the felt beat: a dotted quarter in 6/8
+        else:
+            on = any(abs(t - g) < 1e-6 for g in band.group_starts_beats)
         bar.ev.append((j, t, t + sub * (0.55 if style != "harp" else 0.95), p,
-                       vel + (10 if q % 4 == 0 else 0) - (0 if style != "acid16" else rng.randrange(12)), 0))
+                       vel + (10 if on else 0) - (0 if style != "acid16" else rng.randrange(12)), 0))

@@ -78,7 +78,7 @@ def plan_section(band: Band, k: int) -> Section:
     chords = [_bar_chords(band, tok, r) for tok in bars_tokens]
     voicings = _voicings(band.plans, chords)
     motif = _motif(band, fam, stable_hash(band.base, "motif", fam, var if kind != "solo" else k))
-    drop = _resting(band, kind, r)
+    drop = _resting(band, kind, r, k)
     return Section(k, kind, var, chords, prog, voicings, motif, frozenset(drop),
                    fill_bar3=r.random() < 0.35, bass_var=r.randrange(4), comp_var=r.randrange(4))
 
@@ -197,9 +197,9 @@ def _voice_part(pl: PartPlan, chords: list, n: int, keep: tuple[int, ...] | None
     return per_bar
 
 
-def _resting(band: Band, kind: str, r: random.Random) -> set[int]:
+def _resting(band: Band, kind: str, r: random.Random, k: int) -> set[int]:
     """Which parts rest: one optional part now and then (never the only harmony); the lead in
-    some verses."""
+    some verses after the first block (the style's tune is heard first)."""
     plans = band.plans
     drop = set()
     optional = [j for j, pl in enumerate(plans) if pl.role in ("arp", "pad", "perc")
@@ -209,7 +209,8 @@ def _resting(band: Band, kind: str, r: random.Random) -> set[int]:
         x = optional[r.randrange(len(optional))]
         if x not in harmonic or len(harmonic) > 2:
             drop.add(x)
-    if kind == "A" and band.g.name not in ("jazz", "classical", "waltz", "bossa nova") and r.random() < 0.4:
+    if kind == "A" and band.g.name not in ("jazz", "classical", "waltz", "bossa nova") and r.random() < 0.4 \
+            and k >= 5:                                     # (drawn as before, so the other dice stay)
         drop |= {j for j, pl in enumerate(plans) if pl.role == "lead"}
     return drop
 
@@ -228,8 +229,11 @@ def _motif(band: Band, fam: str, h: int) -> list:
     for _ in range(2):
         onsets = []
         three = band.meter == (3, 4)
+        starts = {round(g * 2) for g in band.group_starts_beats}     # eighth slots where a beat or group starts
         for s in range(slots):
             p = dens * (1.4 if s % 2 == 0 else 0.8)
+            if band.compound or band.groups:                  # 6/8, 7/8 …: the tune leans on its beats
+                p = dens * (1.5 if s in starts else 0.9 if (s + 1) in starts or s + 1 == slots else 0.5)
             if three:
                 p = dens * (0.8 if s % 2 == 0 else 0.3)        # in three the melody breathes after one
             if s == 0:

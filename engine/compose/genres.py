@@ -367,12 +367,7 @@ for _w, _v in _gm_words().items():
 #: styles played as their nearest genre (an alias above) that bring their own instruments,
 #: for the roles the prompt does not name
 STYLE_INSTRUMENTS: dict[str, tuple[str, ...]] = {
-    "folk": ("acoustic guitar",), "folk rock": ("acoustic guitar",), "americana": ("steel guitar",),
-    "country": ("steel guitar", "fiddle"), "bluegrass": ("banjo", "fiddle"),
-    "celtic": ("acoustic guitar", "fiddle"), "sea shanty": ("accordion",),
-    "flamenco": ("nylon guitar",), "tango": ("bandoneon",), "mariachi": ("nylon guitar", "trumpet"),
-    "chiptune": ("square lead",), "8-bit": ("square lead",), "8 bit": ("square lead",),
-    "gamelan": ("bells",), "military march": ("trumpet",),
+    "gamelan": ("bells",),
 }
 
 #: drum words: word → (kit or None, extra lanes {lane: pattern}, groove or None)

@@ -43,9 +43,12 @@ class Chord:
 _chord_cache: dict = {}
 
 
+_MAJOR = (0, 2, 4, 5, 7, 9, 11)
+
+
 def parse_chord(symbol: str, tonic: int, scale: tuple[int, ...]) -> Chord:
-    """Roman numeral ``symbol`` (a degree of ``scale``; case = triad quality) in the key of ``tonic``.
-    Cached. ``[engine]``"""
+    """Roman numeral ``symbol`` (a degree of ``scale``; case = triad quality; ``b``/``#`` against
+    the major scale) in the key of ``tonic``. Cached. ``[engine]``"""
     key = (symbol, tonic, scale)
     hit = _chord_cache.get(key)
     if hit is None:
@@ -54,7 +57,15 @@ def parse_chord(symbol: str, tonic: int, scale: tuple[int, ...]) -> Chord:
             raise ValueError(f"bad chord symbol {symbol!r}")
         acc, num, suf = m.groups()
         deg = _NUMERALS[num.lower()]
-        root = (tonic + scale[deg] + (-1 if acc == "b" else 1 if acc == "#" else 0)) % 12
+        # an accidental is read against the major scale, as musicians write it: "bVII" is the
+        # flat seventh in major and in mixolydian or minor alike, "bII" phrygian's own second
+        # (a degree the mode already lowers is not lowered again)
+        pc = scale[deg]
+        if acc == "b":
+            pc = pc if pc < _MAJOR[deg] else pc - 1
+        elif acc == "#":
+            pc = pc if pc > _MAJOR[deg] else pc + 1
+        root = (tonic + pc) % 12
         if suf not in _SUFFIX:
             raise ValueError(f"bad chord suffix {suf!r} in {symbol!r}")
         ivs = _SUFFIX[suf][0 if num.isupper() else 1]

@@ -42,7 +42,7 @@ class PromptSpec:
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
-_MODE_WORDS = r"(major|minor|maj|min|dorian|phrygian|lydian|mixolydian|aeolian|ionian|locrian|harmonic minor)"
+_MODE_WORDS = r"(major|minor|maj|min|dorian|phrygian dominant|phrygian|lydian|mixolydian|aeolian|ionian|locrian|harmonic minor|freygish)"
 _KEY_RES = (
     re.compile(r"\b(?:in|key of|key)\s+([a-g])" + _ACC + r"(?:\s*" + _MODE_WORDS + r"|(m)(?![a-z]))?(?![a-z#♯♭])"),
     re.compile(r"\b([a-g])" + _ACC + r"\s*" + _MODE_WORDS + r"\b"),
@@ -175,8 +175,8 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
             claim(m)
             break
     if spec.mode is None:
-        for w in ("harmonic minor", "dorian", "phrygian", "lydian", "mixolydian", "locrian", "aeolian", "ionian",
-                  "minor", "major"):
+        for w in ("harmonic minor", "phrygian dominant", "freygish", "dorian", "phrygian", "lydian", "mixolydian",
+                  "locrian", "aeolian", "ionian", "minor", "major"):
             if _phrase_re(w).search(text):
                 spec.mode = G.MODE_ALIASES.get(w, w)
                 break
@@ -273,10 +273,10 @@ def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
             hit = (_SQUEEZED[sq + nxt], f"{w} {nxt!r} read run together")
         if hit is None and len(sq) >= 5:
             limit = 2 if len(sq) >= 8 else 1
-            best = min(((edit_distance(sq, k), k) for k in _SQUEEZED if k[0] == sq[0] and abs(len(k) - len(sq)) <= limit),
-                       default=None)
-            if best and best[0] <= limit:
-                hit = (_SQUEEZED[best[1]], f"{w!r} read as the style word {best[1]!r} (a spelling within {best[0]})")
+            best = min(((edit_distance(sq, k), abs(len(k) - len(sq)), k) for k in _SQUEEZED
+                        if k[0] == sq[0] and abs(len(k) - len(sq)) <= limit), default=None)
+            if best and best[0] <= limit:           # nearest; a tie goes to the word of the same length
+                hit = (_SQUEEZED[best[2]], f"{w!r} read as the style word {best[2]!r} (a spelling within {best[0]})")
         if hit is None and len(sq) >= 6:
             ends = [k for k in _SQUEEZED if len(k) >= 4 and len(k) < len(sq) and sq.endswith(k)]
             starts = [k for k in _SQUEEZED if len(k) >= 4 and len(k) < len(sq) and sq.startswith(k)]

@@ -3,31 +3,322 @@
 Pure data: each ``_g(...)`` registers a :class:`~engine.compose.genres.Genre` (its words, tempo
 range, meter, parts, grooves, bass and comping patterns, harmony, form and mix colour) in
 :data:`~engine.compose.genres.GENRES`. See :mod:`engine.compose.genres` for the pattern notation.
+
+Besides the styles this module adds, with ``setdefault`` (never replacing an entry): the
+instrument words ``mellotron``, ``moog``, ``pedal steel``, ``telecaster``, ``mandolin``,
+``tin whistle``, ``penny whistle``, ``concertina``, ``bouzouki``; the drum words ``tapan`` and
+``davul``; and the mode ``freygish`` (phrygian dominant, klezmer's and surf's "Misirlou" scale)
+with its own chord family.
 """
 from __future__ import annotations
 
+from engine.compose import genres as G
 from engine.compose.genres import (AMBIENT, BLUES, BOSSA, CLASSICAL, EDM, JAZZ, PROGRESSIONS, SOUL,  # noqa: F401
                                    A, B, C, D, L, P, PD, _g, _p)
 
-_g(name="rock", aliases=("rock", "indie rock", "punk", "grunge", "alternative", "classic rock", "blues rock",
-                         "garage rock", "blues", "country", "folk", "folk rock", "bluegrass", "americana",
-                         "surf", "shoegaze", "post rock", "post-rock", "emo", "pop punk", "britpop", "hard rock",
-                         "psychedelic", "celtic", "sea shanty"),
+# --- words, drums and a mode these styles bring ---------------------------------------------------
+for _w, _v in {"mellotron": (49, PD, ""), "moog": (81, L, ""), "pedal steel": (26, PD, "swell"),
+               "telecaster": (27, C, ""), "mandolin": (25, C, ""), "tin whistle": (78, L, ""),
+               "penny whistle": (78, L, ""), "concertina": (21, C, ""), "bouzouki": (25, C, "")}.items():
+    G.INSTRUMENTS.setdefault(_w, _v)
+for _w in ("tapan", "davul"):           # the Balkan bass drum: the big beater and the thin switch
+    G.DRUM_WORDS.setdefault(_w, (None, {"kick": "X...x...X...x...", "rim": "..x...x...x...x."}, None))
+G.MODES.setdefault("freygish", (0, 1, 4, 5, 7, 8, 10))       # phrygian dominant
+G.MODE_FAMILY.setdefault("freygish", "freygish")
+G.MODE_ALIASES.setdefault("phrygian dominant", "freygish")
+
+#: freygish chords: the major I, the bII a semitone above, the minor iv and the minor vii
+FREYGISH = ("I II I I", "I iv I II", "I vii I I", "I I iv II", "I II vii I")
+
+# --- rock -------------------------------------------------------------------------------------------
+_g(name="rock", aliases=("rock", "indie rock", "alternative", "alternative rock", "alt rock", "classic rock",
+                         "hard rock", "arena rock", "stadium rock", "shoegaze", "post rock", "post-rock", "emo",
+                         "britpop", "psychedelic", "psychedelic rock", "southern rock", "rock and roll",
+                         "rock n roll", "rock'n'roll", "pub rock", "power pop"),
    bpm=(100, 150), kit=8, fill="toms", bass="rock8", chords="power", form="song", humanize_ms=6, vel_var=10,
-   parts=(_p("drums", D, 8), _p("bass", B, 34), _p("distorted guitar", C, 30), _p("organ", PD, 18),
-          _p("lead", L, 29, "melody")),
-   progressions=BLUES, modes=("minor", "major", "mixolydian"), reverb=0.18, intro_drums="all",
-   grooves=({"kick": "X.......X.x.....", "snare": "....X.......X...", "chat": "x.x.x.x.x.x.x.x.",
+   family="rock", tone=0.35, reverb=0.18, intro_drums="all",
+   parts=(_p("drums", D, 8), _p("bass", B, 34), _p("overdriven guitar", C, 29, "power"),
+          _p("electric guitar", C, 27, "pats", pan=0.5), _p("organ", PD, 18), _p("lead", L, 29, "melody")),
+   progressions=dict(BLUES, major=BLUES["major"] + ("I V vi IV", "I IV I V")), modes=("minor", "major", "mixolydian"),
+   bass_pats=("R.R.R.R.R.R.R.R.", "R.R.R.R.R.R.5.A.", "R..RR.R.R.R.8.5."),
+   comp_pats=("S..uS.u.S..uS.u.", "x.x.x.x.x.x.x.x.", "S...S...S.u.S..."),
+   grooves=({"kick": "X.......X.x.....", "snare": "....X.......X..o", "chat": "x.x.x.x.x.x.x.x.",
              "crash+": "X..............."},
-            {"kick": "X..x....X.x.....", "snare": "....X.......X...", "ride": "x.x.x.x.x.x.x.x.",
-             "bell+": "x...x...x...x..."}))
-_g(name="metal", aliases=("metal", "heavy metal", "thrash", "metalcore", "djent", "doom"), bpm=(140, 180),
-   kit=16, fill="toms", bass="metal", chords="chug", form="song", humanize_ms=3, vel_var=6,
-   parts=(_p("drums", D, 16), _p("bass", B, 34), _p("distorted guitar", C, 30),
-          _p("guitar 2", C, 29, "power", pan=0.5), _p("lead", L, 30, "melody")),
-   progressions={"minor": ("i VI VII i", "i i VI VII", "i bII i VII", "i iv VI V"),
-                 "phrygian": ("i bII i i", "i bII VII i")}, modes=("minor", "phrygian"), reverb=0.15,
-   intro_drums="all",
-   grooves=({"kick": "XxXxXxXxXxXxXxXx", "snare": "....X.......X...", "china": "x.x.x.x.x.x.x.x."},
-            {"kick": "X.X.X.X.X.X.X.X.", "snare": "....X.......X...", "ride": "x.x.x.x.x.x.x.x.",
+            {"kick": "X..x....X.x.....", "snare": "....X.......X..?", "ride": "x.x.x.x.x.x.x.x.",
+             "bell+": "x...x...x...x..."},
+            {"kick": "X.x.....X.x..x..", "snare": "....X.......X...", "chat": "x.xxx.x.x.xxx.x.",
+             "ohat+": "......x.......x."}))
+_g(name="punk", aliases=("punk", "punk rock", "pop punk", "pop-punk", "hardcore punk", "hardcore", "skate punk",
+                         "garage rock", "d-beat", "crust punk"),
+   bpm=(160, 200), kit=8, fill="snare", bass="drive8", chords="power", form="song", humanize_ms=4, vel_var=6,
+   family="rock", tone=0.6, reverb=0.1, intro_drums="all", lead_density=0.45,
+   parts=(_p("drums", D, 8), _p("bass", B, 34), _p("distorted guitar", C, 30, "power"),
+          _p("guitar 2", C, 29, "power", pan=0.6), _p("lead", L, 30, "melody")),
+   progressions={"major": ("I IV V IV", "I V vi IV", "I bVII IV I", "I IV I V", "I I IV V"),
+                 "minor": ("i VI III VII", "i VII VI VII", "i iv VI V")}, modes=("major", "major", "minor"),
+   grooves=({"kick": "X.....x.X.....x.", "snare": "....X.......X...", "ohat": "x.x.x.x.x.x.x.x."},   # d-beat
+            {"kick": "X...X...X...X...", "snare": "..X...X...X...X.", "ride": "X...X...X...X..."},   # polka beat
+            {"kick": "X.x.....X.x...x.", "snare": "....X.......X...", "chat": "X.X.X.X.X.X.X.X.",
              "crash+": "X.......X......."}))
+_g(name="grunge", aliases=("grunge", "seattle", "seattle sound", "sludge", "noise rock", "post-grunge", "post grunge",
+                           "nineties rock", "90s rock"),
+   bpm=(88, 126), kit=8, fill="toms", bass="rock8", chords="power", form="song", humanize_ms=7, vel_var=12,
+   family="rock", tone=0.1, reverb=0.22, intro_drums="all",
+   parts=(_p("drums", D, 8), _p("bass", B, 34), _p("distorted guitar", C, 30, "power"),
+          _p("clean guitar", A, 27, "arp8"), _p("lead", L, 29, "melody")),
+   progressions={"major": ("I IV bIII bVI", "I bIII IV IV", "I bVII bIII IV"),
+                 "minor": ("i III iv VI", "i VI III VII", "i i III IV", "i bII III iv")}, modes=("minor", "major"),
+   bass_pats=("R-R.R-R.R-R.8-7.", "R---R.R.5---R.A.", "R.RRR.R.R.RRR.5."),
+   grooves=({"kick": "X.......X.x.....", "snare": "....X.......X...", "floor": "x.x.x.x.x.x.x.x.",
+             "crash+": "X..............."},
+            {"kick": "X.xx....X.xx....", "snare": "....X.......X.o.", "ride": "X...X...X...X...", "ohat+": "..x...x...x...x."},
+            {"kick": "X.......X.....x.", "snare": "........X.......", "floor": "....x.......x...",
+             "ride": "X...x...X...x..."}))
+_g(name="progressive rock", aliases=("progressive rock", "prog rock", "prog-rock", "prog", "art rock", "symphonic rock",
+                                     "progressive metal", "prog metal", "math rock", "canterbury", "krautrock",
+                                     "space rock"),
+   bpm=(112, 150), meter=(7, 8), groups={(7, 8): (2, 2, 3)}, kit=0, fill="toms", bass="rock8", chords="pats",
+   form="song", humanize_ms=4, vel_var=10, family="rock", tone=0.1, reverb=0.32, lead_density=0.6,
+   intro_drums="all",
+   parts=(_p("drums", D, 0), _p("bass", B, 33), _p("rock organ", C, 18), _p("mellotron", PD, 49),
+          _p("guitar", C, 29, "power", pan=0.55), _p("synth lead", L, 81, "melody")),
+   progressions={"minor": ("i VI III VII", "i iv VII III", "i VII VI VII", "i bII VII i"),
+                 "dorian": ("i IV i IV", "i ii III IV", "i VII IV i"),
+                 "lydian": ("I II I II", "I II vii iii", "I II V I"),
+                 "mixolydian": ("I bVII IV I", "I v bVII IV")},
+   modes=("dorian", "minor", "lydian", "mixolydian"),
+   bass_pats=("R--.5--.R---A.", "R.R.R.5.8-.5.A", "R-.RR-.R5--5.A"),
+   comp_pats=("X--.x--.X----.", "x.x.x.x.X.x.x.", "X---X---X-.x.."),
+   grooves=({"kick": "X.......X.....", "snare": "....X.......X.", "chat": "X.x.X.x.X.x.x.",
+             "ride+": "x.x.x.x.x.x.x."},
+            {"kick": "X.x.....X.x...", "snare": "....X.......o.", "ride": "X.x.X.x.X.x.x.",
+             "bell+": "X...X...X....."},
+            {"kick": "X...x...X...x.", "snare": "..o.X.....X...", "chat": "xxx.xxx.xxxxx.",
+             "tom_lo+": "............x."}))
+_g(name="surf rock", aliases=("surf rock", "surf", "surf music", "surf guitar", "hot rod", "beach rock",
+                              "instrumental surf"),
+   bpm=(150, 180), kit=0, fill="toms", bass="rock8", chords="pats", form="song", humanize_ms=5, vel_var=8,
+   family="rock", tone=0.4, reverb=0.55, intro_drums="all", lead_density=0.7,
+   parts=(_p("drums", D, 0), _p("bass", B, 34), _p("electric guitar", C, 27), _p("organ", PD, 17),
+          _p("surf guitar", L, 27, "melody")),
+   progressions={"major": ("I IV I V", "I vi IV V", "I I IV IV", "I IV V IV"),
+                 "minor": ("i iv i V", "i VII VI V"), "freygish": ("I II I I", "I II I II", "I iv II I")},
+   modes=("major", "freygish", "minor"),
+   bass_pats=("R.R.R.R.R.R.R.R.", "R.RRR.R.5.558.A."),
+   comp_pats=("tttttttttttttttt", "x.xxx.xxx.xxx.xx", "tttttttt....x.x."),      # tremolo-picked double stops
+   grooves=({"kick": "X.....x.X.....x.", "snare": "....X.......X...", "chat": "xxxxxxxxxxxxxxxx"},
+            {"kick": "X.......X.......", "snare": "....X.......X...", "tom_mid": "xxxxXxxxxxxxXxxx"},
+            {"kick": "X..x..x.X..x..x.", "snare": "....X.......X...", "tom_hi": "..x...x...x...x.",
+             "ride": "x...x...x...x...", "tamb+": "....x.......x..."}))
+
+# --- blues ------------------------------------------------------------------------------------------
+#: eight-bar blues (the form's sections are eight bars): "Key to the Highway", "Trouble in Mind" …
+_EIGHT_BAR = {"major": ("I7 V7 IV7 IV7 I7 V7 I7 V7", "I7 I7 IV7 IV7 I7 V7 I7 V7", "I7 IV7 I7 I7 IV7 IV7 I7 V7"),
+              "minor": ("i7 i7 iv7 iv7 i7 V7 i7 V7", "i7 iv7 i7 i7 VI7 V7 i7 V7")}
+_g(name="blues", aliases=("blues", "slow blues", "delta blues", "electric blues", "blues ballad", "minor blues",
+                          "juke joint", "mississippi blues", "country blues", "soul blues"),
+   bpm=(50, 72), meter=(12, 8), kit=8, fill="toms", bass="pats", chords="pats", form="song", humanize_ms=8,
+   vel_var=12, family="blues", tone=-0.1, reverb=0.3, lead_density=0.4, intro_drums="all",
+   parts=(_p("drums", D, 8), _p("bass", B, 33), _p("piano", C, 0), _p("organ", PD, 16),
+          _p("lead guitar", L, 29, "melody")),
+   progressions=_EIGHT_BAR, modes=("major", "major", "minor"),
+   bass_pats=("R---5.6---5.8---6.5---A.", "R-----5-----8-----5---A."),
+   comp_pats=("X.o.o.x.o.o.X.o.o.x.o.o.", "x---x-x---x-x---x-x---x-"),                 # piano triplets
+   grooves=({"ride": "X.x.x.X.x.x.X.x.x.X.x.x.", "kick": "X...........X.......x...",
+             "snare": "......X...........X....."},
+            {"chat": "X.x.x.X.x.x.X.x.x.X.x.x.", "kick": "X.......x...X.......x...",
+             "snare": "......X.....?.....X....o"}))
+_g(name="blues shuffle", aliases=("blues shuffle", "shuffle", "chicago blues", "texas blues", "blues rock",
+                                  "boogie woogie", "boogie-woogie", "jump blues", "rhythm and blues shuffle",
+                                  "rockabilly"),
+   bpm=(100, 140), kit=8, fill="toms", bass="pats", chords="pats", form="song", humanize_ms=6, vel_var=10,
+   swing=0.33, family="blues", tone=0.05, reverb=0.22, lead_density=0.45, intro_drums="all",
+   parts=(_p("drums", D, 8), _p("bass", B, 33), _p("electric guitar", C, 27), _p("piano", C, 0, "piano8", pan=0.5),
+          _p("harmonica", L, 22, "melody")),
+   progressions=_EIGHT_BAR, modes=("major",),
+   bass_pats=("R.3.5.6.7.6.5.3.", "R.R.3.5.6.5.3.A."),                              # the boogie walk
+   comp_pats=("x.x.x.x.x.x.x.x.", "X.x.X.x.X.x.X.x."),
+   grooves=({"kick": "X.......X.....x.", "snare": "....X.......X...", "ride": "x.x.x.x.x.x.x.x."},
+            {"kick": "X.....x.X.....x.", "snare": "....X...o...X...", "chat": "X.x.X.x.X.x.X.x."}))
+
+# --- metal ------------------------------------------------------------------------------------------
+_g(name="metal", aliases=("metal", "heavy metal", "nwobhm", "power metal", "speed metal", "classic metal",
+                          "traditional metal", "metalcore", "djent", "nu metal", "nu-metal"),
+   bpm=(120, 160), kit=16, fill="toms", bass="pats", chords="chug", form="song", humanize_ms=3, vel_var=6,
+   family="metal", tone=0.75, reverb=0.15, intro_drums="all",
+   parts=(_p("drums", D, 16), _p("bass", B, 34), _p("distorted guitar", C, 30, "chug"),
+          _p("guitar 2", C, 29, "power", pan=0.5), _p("lead", L, 30, "melody")),
+   progressions={"minor": ("i VI VII i", "i i VI VII", "i iv VI V", "i VII VI VII"),
+                 "phrygian": ("i bII i i", "i bII VII i")}, modes=("minor", "phrygian"),
+   bass_pats=("R.RRR.RRR.RRR.RR", "R.RRR.RR8.88R.RR"),                              # the gallop
+   grooves=({"kick": "X.xxX.xxX.xxX.xx", "snare": "....X.......X...", "ride": "x.x.x.x.x.x.x.x."},
+            {"kick": "XxxxXxxxXxxxXxxx", "snare": "....X.......X...", "china": "x...x...x...x...",
+             "ride+": "x.x.x.x.x.x.x.x."},
+            {"kick": "X.xxX.xxXxxxXxxx", "snare": "....X.......X...", "chat": "x.x.x.x.x.x.x.x.",
+             "crash+": "X.......X......."}))
+_g(name="thrash", aliases=("thrash", "thrash metal", "speed thrash", "death metal", "black metal", "extreme metal",
+                           "bay area thrash", "grindcore"),
+   bpm=(170, 210), kit=16, fill="toms", bass="metal", chords="chug", form="song", humanize_ms=2, vel_var=5,
+   family="metal", tone=0.8, reverb=0.12, intro_drums="all", lead_density=0.6,
+   parts=(_p("drums", D, 16), _p("bass", B, 34), _p("distorted guitar", C, 30, "chug"),
+          _p("guitar 2", C, 30, "chug", pan=0.6), _p("lead", L, 30, "melody")),
+   progressions={"minor": ("i i bII i", "i VI i VII", "i i iv bII"), "phrygian": ("i bII i i", "i bII VII bII"),
+                 "locrian": ("i bII i i", "i i bII bII")}, modes=("minor", "phrygian"),
+   grooves=({"kick": "XxxxXxxxXxxxXxxx", "snare": "..X...X...X...X.", "china": "X...X...X...X..."},  # thrash beat
+            {"kick": "XxxxXxxxXxxxXxxx", "snare": "X.X.X.X.X.X.X.X.", "ride": "x.x.x.x.x.x.x.x."},  # blast
+            {"kick": "XxxxXxxxXxxxXxxx", "snare": "....X..x....X...", "bell": "x.x.x.x.x.x.x.x."}))
+_g(name="doom", aliases=("doom", "doom metal", "stoner", "stoner rock", "stoner metal", "sludge metal",
+                         "funeral doom", "drone metal"),
+   bpm=(60, 75), kit=16, fill="toms", bass="pats", chords="power", form="song", humanize_ms=8, vel_var=8,
+   family="metal", tone=-0.15, reverb=0.38, intro_drums="all", lead_density=0.3,
+   parts=(_p("drums", D, 16), _p("bass", B, 34), _p("distorted guitar", C, 30, "power"),
+          _p("guitar 2", C, 29, "power", pan=0.6), _p("organ", PD, 19), _p("lead", L, 30, "melody")),
+   progressions={"minor": ("i i VI VII", "i VI i bII", "i iv i VI"), "phrygian": ("i bII i i", "i i bII VII"),
+                 "locrian": ("i bII i i",)}, modes=("minor", "phrygian", "locrian"),
+   bass_pats=("R---------------", "R-------5---R-A."),
+   grooves=({"kick": "X.......X.x.....", "snare": "........X.......", "ride": "X...X...X...X..."},
+            {"kick": "X.....x.X.......", "snare": "........X.......", "chat": "x.x.x.x.x.x.x.x.",
+             "crash+": "X.......X......."},
+            {"kick": "X...............", "snare": "........X.......", "floor": "X...x...X...x...",
+             "china+": "X...X...X...X..."}))
+
+# --- country, bluegrass, folk -------------------------------------------------------------------------
+_g(name="country", aliases=("country", "country and western", "honky tonk country", "nashville", "outlaw country",
+                            "western", "cowboy", "two-step", "two step", "train beat", "americana", "alt country",
+                            "alt-country", "country rock", "western swing", "texas country"),
+   bpm=(96, 132), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=8,
+   family="country", tone=0.15, reverb=0.18, intro_drums="all", lead_density=0.55,
+   parts=(_p("drums", D, 0), _p("bass", B, 33), _p("acoustic guitar", C, 25), _p("pedal steel", PD, 26, "swell"),
+          _p("telecaster", C, 27, "chop8", pan=0.55), _p("fiddle", L, 110, "melody")),
+   progressions={"major": ("I IV I V", "I I IV IV I I V V", "I IV V I", "I V IV I", "I vi IV V"),
+                 "mixolydian": ("I bVII IV I", "I I bVII IV")}, modes=("major", "major", "mixolydian"),
+   bass_pats=("R.......5.......", "R.......5.....A.", "R.....R.5......."),             # two-beat: root, fifth
+   comp_pats=("....S.u.....S.u.", "..u.S.u...u.S.u.", "S...S.u.S...S.u."),             # boom-chick
+   grooves=({"kick": "X.......X.......", "rim": "....X.......X...", "chat": "x.xxx.xxx.xxx.xx"},    # two-step
+            {"kick": "X.......X.......", "snare": "ooxoXoxoooxoXoxo", "chat": "..x...x...x...x."},  # train beat
+            {"kick": "X...X...X...X...", "rim": "....X.......X...", "ride": "x..xx..xx..xx..x",     # shuffle two-beat
+             "tamb+": "..x...x...x...x."}))
+_g(name="bluegrass", aliases=("bluegrass", "newgrass", "hillbilly", "appalachian", "old time", "old-time",
+                              "mountain music", "jug band", "hoedown", "banjo picking"),
+   bpm=(124, 160), kit=40, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=8,
+   family="country", tone=0.25, reverb=0.14, lead_density=0.75,
+   parts=(_p("mandolin", C, 25), _p("banjo", A, 105, "arp16"), _p("upright bass", B, 32),
+          _p("guitar", C, 25, "pats", pan=-0.5, octave=-1), _p("fiddle", L, 110, "melody")),
+   progressions={"major": ("I I IV I I I V I", "I IV I V", "I I V V", "I IV V I"),
+                 "mixolydian": ("I bVII I I", "I I bVII IV")}, modes=("major", "major", "mixolydian"),
+   bass_pats=("R.......5.......", "R.......5.....A."),                                 # upright on 1 and 3
+   comp_pats=("....X.......X...", "....X.......X..o"),                                # the mandolin chop
+   grooves=({"swirl": "x.x.x.x.x.x.x.x.", "snare": "....x.......x...", "kick": "o.......o......."},
+            {"snare": "..o.x...o.o.x...", "swirl": "x...x...x...x...", "kick": "x.......x......."}))
+_g(name="folk", aliases=("folk", "folk song", "folk rock", "singer songwriter", "singer-songwriter", "campfire",
+                         "fingerstyle", "fingerpicking", "indie folk", "contemporary folk", "protest song",
+                         "troubadour", "coffeehouse"),
+   bpm=(80, 110), kit=40, fill="none", bass="pats", chords="pats", form="calm", humanize_ms=8, vel_var=10,
+   family="folk", tone=-0.2, reverb=0.3, intro_drums="none", lead_density=0.4,
+   parts=(_p("drums", D, 40), _p("acoustic guitar", C, 25), _p("upright bass", B, 32, level=0.6),
+          _p("harmonica", L, 22, "melody")),
+   progressions={"major": ("I V vi IV", "I IV I V", "vi IV I V", "I iii IV I", "I IV vi V"),
+                 "minor": ("i VII VI VII", "i III VII i", "i iv VII III"), "dorian": ("i IV i IV",),
+                 "mixolydian": ("I bVII IV I",)}, modes=("major", "minor", "dorian", "mixolydian"),
+   bass_pats=("R.......5.......", "R...........5..."),
+   comp_pats=("b.t.b.t.b.t.b.t.", "b..tb.t.b..tb.t.", "s...s.u..us.s.u."),          # Travis picking, a strum
+   grooves=({"kick": "X.......X.......", "tamb": "....x.......x...", "shaker": "x.o.x.o.x.o.x.o."},
+            {"kick": "X.....x.........", "rim": "........x.......", "shaker": "oxoxoxoxoxoxoxox"}))
+
+# --- Celtic, shanty, polka, klezmer, Balkan -----------------------------------------------------------
+_CELTIC_PROG = {"major": ("I I IV V", "I IV I V", "I V IV V", "I I V I"),
+                "mixolydian": ("I bVII I bVII", "I I bVII bVII", "I bVII IV I"),
+                "dorian": ("i VII i VII", "i i VII VII", "i IV i VII"), "minor": ("i VII i VII", "i VII VI VII")}
+_g(name="celtic", aliases=("celtic", "jig", "irish jig", "double jig", "irish", "irish folk", "irish pub",
+                           "irish trad", "trad session", "scottish", "scottish folk", "celtic folk", "gaelic",
+                           "ceili", "céilí", "highland", "breton", "galician"),
+   bpm=(100, 120), meter=(6, 8), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4,
+   vel_var=8, family="celtic", tone=0.2, reverb=0.25, intro_drums="all", lead_density=0.95,
+   parts=(_p("drums", D, 0), _p("acoustic guitar", C, 25), _p("upright bass", B, 32, level=0.7),
+          _p("fiddle", L, 110, "melody"), _p("tin whistle", L, 78, "melody", octave=1)),
+   progressions=_CELTIC_PROG, modes=("major", "dorian", "mixolydian", "minor"),
+   bass_pats=("R-----5-----", "R---5.8---5."),
+   comp_pats=("S...u.S...u.", "S.u.s.S.u.s.", "X.....x....."),
+   grooves=({"tom_lo": "X.x.x.X.x.x.", "kick": "x.....x....."},                     # bodhrán: every eighth
+            {"tom_lo": "X.x.x.X.xrx.", "floor": "X.....x....."},
+            {"kick": "X.....X.....", "snare": "......x.....", "tom_lo": "x.x.x.x.x.x.", "tamb+": "..x.x...x.x."}))
+_g(name="reel", aliases=("reel", "irish reel", "scottish reel", "hornpipe", "strathspey", "fiddle tune",
+                         "fiddle tunes"),
+   bpm=(152, 188), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=8,
+   family="celtic", tone=0.25, reverb=0.22, intro_drums="all", lead_density=0.95,
+   parts=(_p("drums", D, 0), _p("acoustic guitar", C, 25), _p("upright bass", B, 32, level=0.7),
+          _p("fiddle", L, 110, "melody"), _p("tin whistle", L, 78, "melody", octave=1)),
+   progressions=_CELTIC_PROG, modes=("major", "dorian", "mixolydian"),
+   bass_pats=("R.......5.......", "R...8...5...A..."),
+   comp_pats=("S.u.S.u.S.u.S.u.", "X..xX.x.X..xX.x."),
+   grooves=({"tom_lo": "X.x.x.x.X.x.x.x.", "kick": "X.......X......."},
+            {"tom_lo": "X.xrx.x.X.x.xrx.", "floor": "x.......x......."},
+            {"kick": "X...X...X...X...", "snare": "....x.......x...", "tom_lo": "x.x.x.x.x.x.x.x."}))
+_g(name="sea shanty", aliases=("sea shanty", "shanty", "sea shanties", "shanties", "sea song", "sailor song",
+                               "pirate", "pirates", "sailors", "tavern", "drinking song", "maritime"),
+   bpm=(90, 116), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=8, vel_var=10,
+   family="folk", tone=0.0, reverb=0.3, intro_drums="all", lead_density=0.55,
+   parts=(_p("drums", D, 0), _p("accordion", C, 21), _p("upright bass", B, 32, level=0.7),
+          _p("vocals", L, 53, "melody"), _p("choir", PD, 52), _p("fiddle", L, 110, "sparse", pan=-0.5)),
+   progressions={"dorian": ("i i VII VII i i VII i", "i VII i VII"), "minor": ("i VII i V", "i iv i V", "i VI VII i"),
+                 "major": ("I IV I V", "I I V I")}, modes=("dorian", "minor", "major"),
+   bass_pats=("R.......5.......", "R...5...R...5..."),
+   comp_pats=("b...x...b...x...", "b.x.b.x.b.x.b.x."),                                   # oom-pah squeezebox
+   grooves=({"kick": "X.......X.......", "clap": "....X.......X...", "floor": "X.......X......."},  # stomp, clap
+            {"kick": "X.......X.....x.", "clap": "....X..x....X...", "tamb": "..x...x...x...x."},
+            {"kick": "X.....x.....", "clap": "......X.....", "tamb": "x.x.x.x.x.x."}))         # a 6/8 shanty
+_g(name="polka", aliases=("polka", "bierkeller", "beer hall", "oktoberfest",
+                          "bavarian", "tyrolean", "polish polka", "czech polka"),
+   bpm=(112, 140), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4,
+   vel_var=8, family="folk", tone=0.3, reverb=0.12, intro_drums="all", lead_density=0.7,
+   parts=(_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _p("clarinet", L, 71, "melody"),
+          _p("trumpet", L, 56, "melody", pan=-0.4)),
+   progressions={"major": ("I I V V", "I I V V I I IV IV", "I V V I", "I I IV V")}, modes=("major",),
+   bass_pats=("R...5...", "R...l..."),                                                  # the oom
+   comp_pats=("..x...x.", "..x.o.x.", "b.x.b.x."),                                      # the pah
+   grooves=({"kick": "X...X...", "snare": "..X...X.", "chat": "..x...x."},
+            {"kick": "X...x...", "snare": "..X..xX.", "ride": "x.x.x.x."},
+            {"kick": "X...X...", "snare": "..x.o.X.", "ohat": "..x...x."}))
+_g(name="klezmer", aliases=("klezmer", "bulgar", "freylekhs", "freilach", "hora", "jewish wedding", "yiddish",
+                            "klezmorim"),
+   bpm=(104, 132), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5,
+   vel_var=10, family="folk", tone=0.2, reverb=0.22, intro_drums="all", lead_density=0.75, cadence_v=True,
+   parts=(_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _p("clarinet", L, 71, "melody"),
+          _p("violin", L, 40, "melody", pan=-0.45)),
+   progressions={"freygish": FREYGISH, "minor": ("i iv V i", "i iv i V")},
+   modes=("freygish", "freygish", "minor"),
+   bass_pats=("R..5..R.", "R..8..5."),                                                  # 3+3+2
+   comp_pats=("X..x..x.", "x..x..xo"),
+   grooves=({"kick": "X.....x.", "snare": "...X..X.", "chat": "x.xxx.x."},
+            {"kick": "X..x....", "snare": "...x..X.", "ohat": "X..X..X."}))
+_BALKAN_PARTS = (_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _p("clarinet", L, 71, "melody"),
+                 _p("trumpet", L, 56, "melody", pan=-0.45))
+_BALKAN_PROG = {"minor": ("i iv V i", "i VII III V", "i iv i V"), "freygish": ("I II I I", "I iv II I"),
+                "major": ("I V I V", "I IV V I")}
+_g(name="balkan", aliases=("balkan", "balkan brass", "rachenitsa", "ruchenitsa", "bulgarian", "bulgarian folk",
+                           "macedonian", "serbian brass", "gypsy brass", "romani brass", "balkan folk"),
+   bpm=(150, 190), meter=(7, 8), groups={(7, 8): (2, 2, 3), (9, 8): (2, 2, 2, 3), (11, 8): (2, 2, 3, 2, 2)}, kit=0,
+   fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=8, family="balkan", tone=0.3,
+   reverb=0.2, intro_drums="all",
+   lead_density=0.8, parts=_BALKAN_PARTS, progressions=_BALKAN_PROG, modes=("minor", "freygish", "major"),
+   bass_pats=("R...5...R-----", "R...5...8...5.", "R.R.5.5.R.R.A."),
+   comp_pats=("X...x...X.....", "..x...x...x.x.", "X.x.x.x.X.x.x."),
+   grooves=({"kick": "X...X...X.....", "rim": "..x...x...x.x."},                       # tapan: beater, switch
+            {"kick": "X.......X.....", "rim": "x.x.X.x.x.x.x.", "floor": "........x.x..."},
+            {"kick": "X...x...X...x.", "snare": "..o...o...o...", "chat": "x.x.x.x.x.x.x."}))
+_g(name="daychovo", aliases=("daychovo", "daichovo", "cocek", "čoček", "karsilama", "karşılama"),
+   bpm=(150, 190), meter=(9, 8), groups={(9, 8): (2, 2, 2, 3)}, kit=0, fill="snare", bass="pats", chords="pats",
+   form="song", humanize_ms=4, vel_var=8, family="balkan", tone=0.3, reverb=0.2, intro_drums="all",
+   lead_density=0.8, parts=_BALKAN_PARTS, progressions=_BALKAN_PROG, modes=("minor", "freygish"),
+   bass_pats=("R...5...R...5-----", "R...R...5...8...A."),
+   comp_pats=("X...x...x...X.....", "..x...x...x...x.x."),
+   grooves=({"kick": "X...x...X...X.....", "rim": "..x...x...x...x.x."},
+            {"kick": "X.......X...X.....", "rim": "x.x.x.X.x.x.x.x.x.", "floor": "............x.x..."}))
+_g(name="kopanitsa", aliases=("kopanitsa", "kopanica", "gankino", "gankino horo"),
+   bpm=(150, 190), meter=(11, 8), groups={(11, 8): (2, 2, 3, 2, 2)}, kit=0, fill="snare", bass="pats",
+   chords="pats", form="song", humanize_ms=4, vel_var=8, family="balkan", tone=0.3, reverb=0.2,
+   intro_drums="all", lead_density=0.8, parts=_BALKAN_PARTS, progressions=_BALKAN_PROG, modes=("minor", "freygish"),
+   bass_pats=("R...5...R-----5...8...", "R...R...5.....R...A..."),
+   comp_pats=("X...x...X.....x...x...", "..x...x...x.x...x...x."),
+   grooves=({"kick": "X...x...X.....X...x...", "rim": "..x...x...x.x...x...x."},
+            {"kick": "X.......X.....X.......", "rim": "x.x.x.x.X.x.x.x.x.x.x.", "floor": "..........x.x........."}))

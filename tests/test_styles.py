@@ -1,0 +1,275 @@
+"""The style library as a whole: every style reachable, distinct and in its meter; compound meters
+never swung; additive meters heard in their grouping; named instruments in within 8 seconds; GM
+names reach their programs; the prompt reader's rule for words it does not know.
+
+The family modules (``engine/compose/styles/*.py``) test their own idioms in
+``tests/test_styles_<family>.py``; these are the properties every style shares.
+"""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from engine.compose import compose, composer_of, read_prompt
+from engine.compose import genres as G
+from engine.compose.band import group_starts
+from engine.compose.prompt import edit_distance
+
+STYLES = sorted(G.GENRES)
+DRUM_STYLES = [g for g in STYLES if any(p.role == "drums" for p in G.GENRES[g].parts) and G.GENRES[g].grooves]
+
+
+def seconds(score, beat):
+    return beat * 60.0 / score.bpm
+
+
+def notes(score, b0, b1):
+    return [n for i in range(b0, b1) for n in score.bar(i)[0]]
+
+
+# --- the library --------------------------------------------------------------------------------------
+def test_the_library_has_forty_styles_each_with_a_family_and_its_own_words():
+    assert len(G.GENRES) >= 40
+    seen: dict[str, str] = {}
+    for name, g in G.GENRES.items():
+        assert g.family, name
+        assert name in g.aliases, name
+        for a in g.aliases:
+            assert seen.setdefault(a, name) == name, f"{a!r} is a word of both {seen[a]} and {name}"
+        assert -1.0 <= g.tone <= 1.0 and 0 <= g.intro_bars <= 4, name
+
+
+@pytest.mark.parametrize("name", STYLES)
+def test_every_style_is_reached_by_each_of_its_words(name):
+    for a in G.GENRES[name].aliases:
+        assert read_prompt(f"some {a} please").genre == name, (a, name)
+
+
+@pytest.mark.parametrize("name", STYLES)
+def test_every_style_is_in_its_meter_and_tempo_and_arrives_within_four_bars(name):
+    g = G.GENRES[name]
+    for seed in (0, 1):
+        s = compose(name, seed)
+        c = composer_of(s)
+        assert s.meter == g.meter
+        lo, hi = g.bpm
+        assert lo * 0.69 <= s.beat_bpm <= hi * 1.16, (name, s.beat_bpm)
+        assert c.intro_bars <= 4
+        assert s.section_of(c.intro_bars) != "intro" and (c.intro_bars == 0 or s.section_of(0) == "intro")
+        sounding = {n.part for n in notes(s, 0, c.intro_bars + 2)}
+        assert len(sounding) >= min(3, len(s.parts)), (name, s.describe())
+
+
+def test_a_long_build_is_asked_for():
+    assert composer_of(compose("trance with a long intro", 0)).intro_bars == 8
+    assert composer_of(compose("trance, straight in, no intro", 0)).intro_bars == 0
+    assert composer_of(compose("trance", 0)).intro_bars <= 4
+
+
+# --- grooves: every style its own --------------------------------------------------------------------
+_LANE_GROUP = {35: "low", 36: "low", 41: "low", 43: "low", 86: "low", 87: "low", 64: "low",
+               37: "back", 38: "back", 39: "back", 40: "back",
+               42: "high", 44: "high", 46: "high", 51: "high", 53: "high", 59: "high", 70: "high", 69: "high",
+               82: "high", 54: "high"}
+
+
+def groove_profile(score, bars=16):
+    """The onsets a style's groove keeps: (lane group or pitch, 16th step) present in at least half
+    of the main-section bars (fills and one-off ghosts left out)."""
+    c = composer_of(score)
+    d = next(i for i, p in enumerate(score.parts) if p.is_drums)
+    bpb, steps = score.beats_per_bar, c.steps
+    main = [i for i in range(c.intro_bars, 400) if score.section_of(i) in ("A", "B", "drop")
+            and (i + c.offset) % 8 not in (3, 7)][:bars]
+    count: dict = {}
+    for i in main:
+        seen = set()
+        for n in score.bar(i)[0]:
+            if n.part != d or n.vel < 45 or n.pitch in (49, 57, 52, 55):
+                continue
+            st = int(round((n.start - i * bpb) * 4)) % steps
+            seen.add((_LANE_GROUP.get(n.pitch, n.pitch), st))
+        for x in seen:
+            count[x] = count.get(x, 0) + 1
+    return frozenset(x for x, k in count.items() if k >= len(main) / 2), steps
+
+
+def test_each_styles_groove_differs_from_every_other_styles():
+    """Onset patterns, by lane group: two styles share at most 80 % of their groove (Jaccard), so no
+    style plays another's groove with a new name. Both seeds of a style are one groove family."""
+    prof = {}
+    for name in DRUM_STYLES:
+        prof[name] = [groove_profile(compose(name, seed)) for seed in (0, 1)]
+    same = []
+    for a, b in itertools.combinations(prof, 2):
+        for (pa, sa), (pb, sb) in itertools.product(prof[a], prof[b]):
+            if sa != sb or not pa or not pb:
+                continue
+            j = len(pa & pb) / len(pa | pb)
+            if j > 0.8:
+                same.append((a, b, round(j, 2)))
+    assert not same, same
+
+
+# --- meters ---------------------------------------------------------------------------------------
+def offbeat_positions(score, bars):
+    """How far each onset sits from its nearest 16th (beats; the laid-back parts measured from
+    their drag); swing moves off-beat 8ths off that grid. Drum rolls (32nds, triplets) are left out."""
+    c = composer_of(score)
+    tol = []
+    main = [i for i in range(c.intro_bars, c.intro_bars + bars) if (i + c.offset) % 8 not in (3, 7)]   # no fills
+    last: dict = {}
+    for n in sorted((n for i in main for n in score.bar(i)[0]), key=lambda n: n.start):
+        if score.parts[n.part].is_drums and n.dur < 0.13:
+            continue
+        if n.start - last.get(n.part, -1.0) < 0.06:
+            continue                          # a strum's later strings: the stroke is its first note
+        last[n.part] = n.start
+        tol.append(min(abs(t * 4 - round(t * 4)) / 4 for t in (n.start, n.start - c.laid_back)))
+    return tol
+
+
+@pytest.mark.parametrize("meter", ["6/8", "9/8", "12/8"])
+@pytest.mark.parametrize("name", STYLES)
+def test_no_compound_meter_take_has_swung_eighths(name, meter):
+    """Any style in a compound meter (even one that swings in 4/4, even asked to swing): the
+    eighths are even — every onset within humanisation of the 16th grid, a dotted-quarter beat."""
+    s = compose(f"{name} in {meter} with swing", 3)
+    c = composer_of(s)
+    aksak = tuple(int(x) for x in meter.split("/")) in G.GENRES[name].groups    # the style groups it 2+2+2+3
+    assert s.swing == 0.0 and s.beat == (1.0 if aksak else 1.5)
+    dev = offbeat_positions(s, 8)
+    limit = c.jitter + 0.02
+    assert dev and max(dev) <= limit, (name, meter, max(dev), limit)
+
+
+@pytest.mark.parametrize("prompt,bpm", [("a jig in 6/8 at 120 bpm", 120), ("slow 12/8 blues ballad at 60 bpm", 60),
+                                        ("9/8 slip jig, 110 bpm", 110)])
+def test_a_compound_meters_stated_tempo_is_its_dotted_quarter(prompt, bpm):
+    s = compose(prompt, 0)
+    assert s.beat == 1.5 and s.beat_bpm == pytest.approx(bpm) and s.bpm == pytest.approx(bpm * 1.5)
+    assert composer_of(s).explain()["tempo"].startswith(f"{bpm} bpm (dotted quarter")
+
+
+def test_a_host_tempo_stays_in_quarter_notes():
+    s = compose("a jig in 6/8", 0, bpm=180)
+    assert s.bpm == 180 and s.beat_bpm == 120
+
+
+@pytest.mark.parametrize("prompt,groups", [
+    ("progressive rock in 7/8", (2, 2, 3)), ("balkan wedding band in 7/8 (3+2+2)", (3, 2, 2)),
+    ("jazz in 5/8", (3, 2)), ("funk in 11/8", (2, 2, 3, 2, 2)), ("folk dance in 9/8 as 2+2+2+3", (2, 2, 2, 3)),
+    ("house in 7/8", (2, 2, 3)), ("pop in 5/4", (6, 4)), ("funk in 7/8, 2+2+3", (2, 2, 3))])
+def test_additive_meters_are_played_in_their_grouping(prompt, groups):
+    """Drums, bass and chords say the grouping: every group's start has a kick, snare or bass note
+    in most bars, the drums hit group starts harder than the eighths between them, and no
+    additive take swings."""
+    s = compose(prompt, 0)
+    c = composer_of(s)
+    assert c.groups == groups and not c.compound and s.swing == 0.0 and s.groups == groups
+    bpb = s.beats_per_bar
+    starts = [st / 4 for st in group_starts(groups)]
+    bars = [i for i in range(c.intro_bars, c.intro_bars + 48) if (i + c.offset) % 8 not in (3, 7)
+            and s.section_of(i) in ("A", "B", "drop", "solo")][:24]
+    roles = [p.role for p in s.parts]
+    hit = {q: 0 for q in range(len(starts))}
+    eighths = [q * 0.5 for q in range(int(bpb * 2)) if all(abs(q * 0.5 - t) > 1e-6 for t in starts)]
+    on = off = 0.0
+    for i in bars:
+        low = [n for n in s.bar(i)[0] if roles[n.part] in ("drums", "bass") and
+               (roles[n.part] == "bass" or n.pitch in (35, 36, 37, 38, 39, 40, 41, 43, 45))]
+        for q, t in enumerate(starts):
+            if any(abs(n.start - i * bpb - t) < 0.06 for n in low):
+                hit[q] += 1
+        drums = [n for n in s.bar(i)[0] if roles[n.part] == "drums"]
+        at = lambda t: sum(n.vel for n in drums if abs(n.start - i * bpb - t) < 0.06)  # noqa: E731
+        on += sum(at(t) for t in starts) / len(starts)
+        off += sum(at(t) for t in eighths) / max(1, len(eighths))
+    assert all(k >= 0.75 * len(bars) for k in hit.values()), (hit, len(bars))
+    if "drums" in roles:
+        assert on > 1.3 * off, (on, off)
+
+
+# --- named instruments arrive, and carry the tune -----------------------------------------------------
+_NAMED = [("cumbia with accordion", ["accordion"]), ("a jig with fiddle and tin whistle", ["fiddle", "whistle"]),
+          ("mariachi with trumpets", ["trumpet"]), ("blues with harmonica", ["harmonica"]),
+          ("k-pop with a synth lead", ["synth lead"]), ("chiptune with a square lead", ["square lead"]),
+          ("slow ambient with a cello", ["cello"]), ("lullaby with music box", ["music box"]),
+          ("epic film score with choir", ["choir"]), ("trap with flute", ["flute"]),
+          ("techno with a marimba", ["marimba"]), ("doom metal with church organ", ["church organ"])]
+
+
+@pytest.mark.parametrize("prompt,words", _NAMED)
+def test_every_named_instrument_plays_within_eight_seconds(prompt, words):
+    for seed in (0, 1, 2):
+        s = compose(prompt, seed)
+        for w in words:
+            prog = G.INSTRUMENTS[w][0]
+            parts = {k for k, p in enumerate(s.parts) if p.program == prog and not p.is_drums}
+            assert parts, (prompt, w, s.describe())
+            first = min((n.start for i in range(0, 16) for n in s.bar(i)[0] if n.part in parts), default=None)
+            assert first is not None and seconds(s, first) <= 8.0, (prompt, seed, w, first)
+
+
+_PERC = ["shaker", "handclaps", "tambourine", "cowbell", "congas", "bongos", "timbales", "cuica", "guiro",
+         "triangle", "maracas", "claves", "castanets", "woodblocks"]
+
+
+@pytest.mark.parametrize("word", _PERC)
+@pytest.mark.parametrize("style", ["ambient", "rock", "house", "bossa nova"])
+def test_named_percussion_plays_within_eight_seconds(word, style):
+    s = compose(f"slow {style} with {word}", 1)
+    pitches = {G.LANES[lane] for lane in G.DRUM_WORDS[word][1]}
+    d = next(i for i, p in enumerate(s.parts) if p.is_drums)
+    first = min((n.start for i in range(0, 16) for n in s.bar(i)[0] if n.part == d and n.pitch in pitches),
+                default=None)
+    assert first is not None and seconds(s, first) <= 8.0, (word, style, first)
+
+
+@pytest.mark.parametrize("prompt,word", [("cumbia with an accordion melody", "accordion"),
+                                         ("jazz trio, the tune on piano", "piano"),
+                                         ("rock with a guitar solo", "guitar")])
+def test_a_named_melody_instrument_carries_the_tune(prompt, word):
+    s = compose(prompt, 0)
+    prog = G.INSTRUMENTS[word][0]
+    assert any(p.role == "lead" and p.program == prog for p in s.parts), s.describe()
+
+
+def test_every_gm_program_name_reaches_its_program_and_plays():
+    for prog, name in enumerate(G.GM_NAMES):
+        s = compose(f"a piece for {name}", 0)
+        parts = {k for k, p in enumerate(s.parts) if p.program == prog and not p.is_drums}
+        assert parts, (prog, name, s.describe())
+        assert any(n.part in parts for n in notes(s, 0, 8)), (prog, name)
+
+
+# --- words the library does not have --------------------------------------------------------------------
+@pytest.mark.parametrize("word,style", [("raggae", "reggae"), ("bossanova", "bossa nova"), ("tecno", "techno"),
+                                        ("dupstep", "dubstep"), ("hiphop", None), ("drumandbass", "drum and bass")])
+def test_misspelt_and_run_together_style_words(word, style):
+    sp = read_prompt(f"{word} with piano")
+    expect = style or read_prompt("hip hop").genre
+    assert sp.genre == expect, (word, sp.genre, sp.genre_why)
+    assert sp.genre_why
+
+
+def test_a_compound_of_a_style_word_is_that_style_and_known_words_are_not_misread():
+    assert read_prompt("afrohouse").genre == read_prompt("house").genre
+    assert "kind of" in read_prompt("synthpunk").genre_why or read_prompt("synthpunk").genre == read_prompt("punk").genre
+    for phrase in ("horse riding", "a match", "piano and strings", "minor key"):
+        assert read_prompt(phrase).genre is None, phrase
+
+
+def test_the_edit_distance_counts_swaps_as_one():
+    assert edit_distance("reggeaton", "reggaeton") == 1
+    assert edit_distance("tecno", "techno") == 1
+    assert edit_distance("house", "house") == 0
+    assert edit_distance("abc", "") == 3
+
+
+def test_explain_says_style_tempo_meter_key_and_instruments():
+    x = composer_of(compose("balkan brass in 7/8 (2+2+3) at 140 bpm in D minor with clarinet", 0)).explain()
+    assert x["meter"].startswith("7/8 (2+2+3") and x["key"] == "D minor" and x["tempo"].startswith("140 bpm")
+    assert any(d["name"] == "clarinet" and d["program"] == 71 and d["named"] for d in x["instruments"])
+    assert x["style"] and x["why"]

@@ -1,0 +1,348 @@
+"""The rock, metal, blues, country, folk, Celtic and Balkan styles: each reached by its words and
+played in its idiom — properties of the notes the composer writes, not golden data."""
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import pytest
+
+from engine.compose import compose, composer_of
+from engine.compose import genres as G
+
+MINE = ("rock", "punk", "grunge", "progressive rock", "surf rock", "blues", "blues shuffle", "metal", "thrash",
+        "doom", "country", "bluegrass", "folk", "celtic", "reel", "sea shanty", "polka", "klezmer", "balkan",
+        "daychovo", "kopanitsa")
+
+
+# --- helpers --------------------------------------------------------------------------------------
+def groove_bars(s, n=8, kinds=("A", "B")):
+    """Bars of the main sections, not a section's fill bars (3 and 7 of 8)."""
+    off = composer_of(s).offset
+    return [i for i in range(200) if s.section_of(i) in kinds and (i + off) % 8 not in (3, 7)][:n]
+
+
+def part_idx(s, program=None, role=None, drums=False):
+    return [k for k, p in enumerate(s.parts) if (p.is_drums if drums else not p.is_drums)
+            and (program is None or p.program == program) and (role is None or p.role == role)]
+
+
+def onsets(s, parts, bars, pitches=None, vmin=0):
+    """Note starts relative to their bar, of ``parts`` (and ``pitches``), in ``bars``."""
+    bpb = s.beats_per_bar
+    out = []
+    for i in bars:
+        for n in s.bar(i)[0]:
+            if n.part in parts and (pitches is None or n.pitch in pitches) and n.vel > vmin:
+                out.append(round(n.start - i * bpb, 3))
+    return out
+
+
+def at(xs, t, tol=0.06):
+    return sum(1 for x in xs if abs(x - t) < tol)
+
+
+# --- words ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("prompt,style", [
+    ("rock", "rock"), ("classic rock anthem", "rock"), ("punk rock", "punk"), ("fast pop punk", "punk"),
+    ("grunge", "grunge"), ("seattle sound, 1992", "grunge"), ("progressive rock", "progressive rock"),
+    ("a prog rock epic", "progressive rock"), ("surf rock", "surf rock"), ("instrumental surf guitar", "surf rock"),
+    ("slow blues", "blues"), ("delta blues", "blues"), ("chicago blues shuffle", "blues shuffle"),
+    ("heavy metal", "metal"), ("metal in a dark mood", "metal"), ("thrash metal", "thrash"), ("doom metal", "doom"),
+    ("stoner doom", "doom"), ("country", "country"), ("nashville two-step", "country"), ("bluegrass", "bluegrass"),
+    ("appalachian hoedown", "bluegrass"), ("folk", "folk"), ("fingerpicking singer songwriter", "folk"),
+    ("irish jig", "celtic"), ("irish pub session", "celtic"), ("scottish reel", "reel"), ("sea shanty", "sea shanty"),
+    ("a pirate tavern song", "sea shanty"), ("polka", "polka"), ("oktoberfest beer hall", "polka"),
+    ("klezmer", "klezmer"), ("jewish wedding bulgar", "klezmer"), ("balkan brass", "balkan"),
+    ("bulgarian rachenitsa", "balkan"), ("cocek", "daychovo"), ("kopanitsa", "kopanitsa"),
+    ("bluegras", "bluegrass"), ("klezmir", "klezmer"),                        # misspelt: the prompt reader's rule
+])
+def test_each_style_is_reached_by_its_words(prompt, style):
+    assert compose(prompt, 0).genre == style
+
+
+def test_the_styles_words_belong_to_them_alone():
+    count = Counter(a for g in G.GENRES.values() for a in g.aliases)
+    for name in MINE:
+        g = G.GENRES[name]
+        assert g.aliases[0] == name
+        assert g.family, name
+        for a in g.aliases:
+            assert count[a] == 1, (name, a, [x.name for x in G.GENRES.values() if a in x.aliases])
+
+
+def test_progressive_rock_is_odd_metered_rock_not_trance():
+    s = compose("progressive rock with a moog", 0)
+    assert s.genre == "progressive rock" and s.meter == (7, 8)
+    assert composer_of(s).groups == (2, 2, 3)
+    progs = {p.program for p in s.parts}
+    assert {18, 49} & progs and 81 in progs          # organ / mellotron, a synth lead
+    assert composer_of(compose("prog rock in 5/4", 0)).groups == (6, 4)
+
+
+# --- grooves --------------------------------------------------------------------------------------
+_KICKS = {"kick", "kick2", "kick_lo", "surdo"}
+_SNARES = {"snare", "rim", "clap", "hclap", "side", "esnare", "snare2"}
+_HATS = {"chat", "ohat", "phat", "ride", "ride2", "bell", "china", "chinese", "swirl", "shaker", "maracas", "tamb"}
+_TOMS = {"floor", "tom_lo", "tom_mid", "tom_hi", "tom_hi2", "tom_lo2"}
+
+
+def _shape(groove, steps):
+    """A groove's kick, snare, hat and tom onsets on its first bar (the lanes every bar plays)."""
+    sig = []
+    for fam in (_KICKS, _SNARES, _HATS, _TOMS):
+        hits = set()
+        for lane, pat in groove.items():
+            if lane.rstrip("+") in fam and not lane.endswith("+"):
+                hits |= {st for st, ch in enumerate(pat[:steps]) if ch not in ".?"}
+        sig.append(frozenset(hits))
+    return tuple(sig)
+
+
+def test_every_groove_differs_from_every_other_styles_grooves():
+    """No groove of these styles has the kick, snare and hat pattern of another style's groove
+    in the same bar length (and each style has two or three of its own)."""
+    shapes = {}
+    for g in G.GENRES.values():
+        for gr in g.grooves:
+            steps = min(len(p) for p in gr.values())
+            shapes.setdefault((steps, _shape(gr, steps)), set()).add(g.name)
+    for name in MINE:
+        g = G.GENRES[name]
+        assert len(g.grooves) >= 2, name
+        for gr in g.grooves:
+            steps = min(len(p) for p in gr.values())
+            others = shapes[(steps, _shape(gr, steps))] - {name}
+            assert not others, (name, gr, others)
+
+
+def test_thrash_plays_sixteenth_double_kick_under_palm_muted_distortion_guitar():
+    for seed in range(3):
+        s = compose("thrash metal with distorted guitars", seed)
+        assert 170 * 0.7 <= s.bpm
+        bars = groove_bars(s, 4)
+        kick = onsets(s, part_idx(s, drums=True), bars, (35, 36))
+        for b in (0.25, 0.75, 1.25, 2.25, 3.75):                # 16ths between the eighths
+            assert at(kick, b, 0.03) >= len(bars) - 1, (seed, b)
+        gtr = part_idx(s, program=30, role="chords")
+        assert gtr, s.describe()
+        notes = [n for i in bars for n in s.bar(i)[0] if n.part == gtr[0]]
+        assert len(notes) >= 12 * 3 * len(bars) * 0.8                    # a stroke on every 16th
+        assert sum(n.dur <= 0.25 for n in notes) >= 0.8 * len(notes)       # short: palm-muted
+        assert max(n.pitch for n in notes) - min(n.pitch for n in notes) <= 24
+
+
+def test_heavy_metal_gallops():
+    s = compose("heavy metal", 0)
+    bars = groove_bars(s, 4)
+    bass = onsets(s, part_idx(s, role="bass"), bars)
+    for beat in range(4):                                   # eighth, two sixteenths: on every beat
+        assert at(bass, beat, 0.03) and at(bass, beat + 0.5, 0.03) and at(bass, beat + 0.75, 0.03), beat
+    assert not at(bass, 0.25, 0.03)
+    assert any(p.program == 30 for p in s.parts if p.role == "chords")
+
+
+def test_punk_is_fast_eighth_note_downstrokes():
+    for seed in range(3):
+        s = compose("punk rock", seed)
+        assert s.bpm >= 150
+        bars = groove_bars(s, 4)
+        bass = onsets(s, part_idx(s, role="bass"), bars)
+        for q in range(8):
+            assert at(bass, q * 0.5, 0.04) >= len(bars) - 1, (seed, q)
+        kick = onsets(s, part_idx(s, drums=True), bars, (35, 36), vmin=60)
+        snare = onsets(s, part_idx(s, drums=True), bars, (38,), vmin=60)
+        d_beat = at(kick, 1.5) >= len(bars) - 1 and at(snare, 1.0) >= len(bars) - 1
+        polka = all(at(kick, b) >= len(bars) - 1 for b in range(4)) and at(snare, 0.5) >= len(bars) - 1
+        straight = at(kick, 0.5) >= len(bars) - 1 and at(snare, 1.0) >= len(bars) - 1
+        assert d_beat or polka or straight, seed
+
+
+def test_doom_is_slow_and_half_time():
+    for seed in range(3):
+        s = compose("doom metal", seed)
+        assert s.bpm <= 75 * 1.15
+        bars = groove_bars(s, 4)
+        snare = onsets(s, part_idx(s, drums=True), bars, (38,), vmin=60)
+        assert at(snare, 2.0) >= len(bars) - 1 and not at(snare, 1.0) and not at(snare, 3.0), seed
+
+
+def test_blues_in_twelve_eight_is_compound_and_never_swung():
+    for seed in range(3):
+        s = compose("slow blues", seed)
+        assert s.meter == (12, 8) and s.beats_per_bar == 6 and s.swing == 0
+        bars = groove_bars(s, 6)
+        d = part_idx(s, drums=True)
+        hats = onsets(s, d, bars, (42, 51))
+        assert hats and all(abs(x * 2 - round(x * 2)) < 0.04 for x in hats)        # even eighths
+        assert at(hats, 0.5) >= len(bars) - 1 and at(hats, 1.0) >= len(bars) - 1    # all three of the beat
+        snare = onsets(s, d, bars, (38,), vmin=60)
+        assert at(snare, 1.5) >= len(bars) - 1 and at(snare, 4.5) >= len(bars) - 1  # beats 2 and 4
+        piano = onsets(s, part_idx(s, program=0), bars)
+        assert at(piano, 1.0) >= len(bars) - 1 and at(piano, 2.5) >= len(bars) - 1    # triplet chords
+
+
+def test_a_blues_shuffle_is_swung_with_a_boogie_bass():
+    s = compose("chicago blues", 0)
+    assert s.genre == "blues shuffle" and s.meter == (4, 4) and s.swing >= 0.25
+    bars = groove_bars(s, 6)
+    bass = onsets(s, part_idx(s, role="bass"), bars)
+    offs = [x % 1 for x in bass if 0.1 < x % 1 < 0.9]
+    assert offs and all(0.6 < x < 0.75 for x in offs)                  # the "and" late: a triplet shuffle
+    tones = {n.pitch % 12 for i in bars for n in s.bar(i)[0] if n.part in part_idx(s, role="bass")}
+    assert len(tones) >= 5                                             # root, 3, 5, 6, b7
+
+
+# --- country, bluegrass, folk ----------------------------------------------------------------------
+def test_country_two_beat_bass_and_its_instruments():
+    s = compose("country", 1)
+    progs = {p.program for p in s.parts}
+    assert 110 in progs and 26 in progs and 25 in progs               # fiddle, pedal steel, acoustic guitar
+    bars = groove_bars(s, 8)
+    b = part_idx(s, role="bass")
+    on = onsets(s, b, bars)
+    assert at(on, 0.0) >= len(bars) - 1 and at(on, 2.0) >= len(bars) - 1
+    assert not at(on, 1.0) and not at(on, 3.0)
+
+
+def test_bluegrass_banjo_rolls_mandolin_chop_and_bass_on_one_and_three():
+    for seed in range(3):
+        s = compose("bluegrass", seed)
+        assert not part_idx(s, drums=True)                            # no drums: the chop is the backbeat
+        bars = groove_bars(s, 6)
+        banjo = [k for k in part_idx(s, program=105) if s.parts[k].role == "arp"]
+        assert banjo
+        roll = onsets(s, banjo, bars)
+        assert len(roll) >= 14 * len(bars)                            # rolls in 16ths
+        bass = onsets(s, part_idx(s, role="bass", program=32), bars)
+        assert at(bass, 0.0) >= len(bars) - 1 and at(bass, 2.0) >= len(bars) - 1 and not at(bass, 1.0)
+        chop = onsets(s, part_idx(s, role="chords"), bars)          # mandolin and guitar (one may rest a verse)
+        assert at(chop, 1.0) >= len(bars) - 1 and at(chop, 3.0) >= len(bars) - 1 and not at(chop, 0.0), seed
+
+
+def test_folk_fingerpicks_an_acoustic_guitar_gently():
+    s = compose("folk", 0)
+    assert s.parts[part_idx(s, drums=True)[0]].program == 40                     # brushes, soft
+    gtr = part_idx(s, program=25, role="chords")
+    bars = groove_bars(s, 8)
+    by_time = Counter((i, round(n.start, 3)) for i in bars for n in s.bar(i)[0] if n.part in gtr)
+    picked = sum(1 for c in by_time.values() if c <= 2)
+    assert by_time and picked >= 0.6 * len(by_time)                # single notes and pairs, not strums
+
+
+# --- Celtic, shanty, polka, klezmer, Balkan --------------------------------------------------------
+def test_a_jig_is_six_eight_even_eighths_with_bodhran_and_fiddle_melody():
+    for seed in range(3):
+        s = compose("irish jig", seed)
+        assert s.meter == (6, 8) and s.swing == 0
+        assert 100 * 1.5 * 0.95 <= s.bpm <= 120 * 1.5 * 1.05            # 100–120 dotted quarters
+        bars = groove_bars(s, 6)
+        bod = onsets(s, part_idx(s, drums=True), bars, (45,))
+        assert all(at(bod, q * 0.5, 0.03) >= len(bars) - 1 for q in range(6)), seed     # every eighth
+        fiddle = part_idx(s, program=110, role="lead")
+        assert fiddle
+        mel = onsets(s, fiddle + part_idx(s, program=78), groove_bars(s, 16))
+        offs = [x for x in mel if abs(x * 2 - round(x * 2)) > 0.04 and abs(x * 4 - round(x * 4)) > 0.08]
+        assert mel and not offs, offs[:5]                                 # even: no swung 0.665
+        assert at(mel, 0.5, 0.02) + at(mel, 2.0, 0.02) >= 1
+
+
+def test_a_reel_is_fast_straight_eighths():
+    s = compose("irish reel", 0)
+    assert s.meter == (4, 4) and s.swing == 0 and s.bpm >= 150
+    bars = groove_bars(s, 6)
+    mel = onsets(s, part_idx(s, program=110), groove_bars(s, 16))
+    assert len(mel) >= 5 * 8 and not [x for x in mel if abs(x * 2 - round(x * 2)) > 0.04 and
+                                      abs(x * 4 - round(x * 4)) > 0.08]
+    bod = onsets(s, part_idx(s, drums=True), bars, (45,))
+    assert at(bod, 0.5, 0.03) >= len(bars) - 1
+
+
+def test_a_sea_shanty_stomps_and_claps_under_accordion_and_voices():
+    s = compose("sea shanty", 0)
+    progs = {p.program for p in s.parts}
+    assert {21, 53} <= progs
+    bars = groove_bars(s, 6)
+    d = part_idx(s, drums=True)
+    clap = onsets(s, d, bars, (39,))
+    stomp = onsets(s, d, bars, (35, 36))
+    assert at(clap, 1.0) >= len(bars) - 1 and at(clap, 3.0) >= len(bars) - 1
+    assert at(stomp, 0.0) >= len(bars) - 1 and at(stomp, 2.0) >= len(bars) - 1
+
+
+def test_polka_is_two_four_oom_pah_on_tuba_and_accordion():
+    for seed in range(3):
+        s = compose("polka", seed)
+        assert s.meter == (2, 4) and s.beats_per_bar == 2
+        bars = groove_bars(s, 8)
+        tuba = onsets(s, part_idx(s, program=58, role="bass"), bars)
+        acc = onsets(s, part_idx(s, program=21), bars)
+        assert at(tuba, 0.0) >= len(bars) - 1 and at(tuba, 1.0) >= len(bars) - 1 and not at(tuba, 0.5)
+        assert at(acc, 0.5) >= len(bars) - 1 and at(acc, 1.5) >= len(bars) - 1, seed
+        assert part_idx(s, program=71)                                   # the clarinet
+
+
+def test_klezmer_is_freygish_with_a_three_three_two_bulgar():
+    s = compose("klezmer", 0)
+    assert s.mode == "freygish" and s.meter == (2, 4)
+    scale = {(s.key_root + i) % 12 for i in G.MODES["freygish"]}
+    assert (s.key_root + 1) % 12 in scale and (s.key_root + 4) % 12 in scale      # b2 and major 3rd
+    bars = groove_bars(s, 8)
+    clar = part_idx(s, program=71)
+    pcs = Counter(n.pitch % 12 for i in bars for n in s.bar(i)[0] if n.part in clar)
+    assert pcs and sum(c for p, c in pcs.items() if p in scale) >= 0.9 * sum(pcs.values())
+    bass = onsets(s, part_idx(s, role="bass"), bars)
+    for t in (0.0, 0.75, 1.5):                                           # 3+3+2 sixteenths
+        assert at(bass, t, 0.03) >= len(bars) - 1, t
+    assert not at(bass, 0.5, 0.03) and not at(bass, 1.0, 0.03)
+
+
+@pytest.mark.parametrize("prompt,meter,starts", [
+    ("balkan brass", (7, 8), (0.0, 1.0, 2.0)),
+    ("balkan brass in 9/8", (9, 8), (0.0, 1.0, 2.0, 3.0)),
+    ("cocek", (9, 8), (0.0, 1.0, 2.0, 3.0)),
+    ("kopanitsa", (11, 8), (0.0, 1.0, 2.0, 3.5, 4.5)),
+])
+def test_balkan_meters_say_their_grouping_in_drums_bass_and_chords(prompt, meter, starts):
+    s = compose(prompt, 0)
+    assert s.meter == meter and s.swing == 0
+    bars = groove_bars(s, 6)
+    kick = onsets(s, part_idx(s, drums=True), bars, (35, 36), vmin=60)
+    bass = onsets(s, part_idx(s, role="bass"), bars)
+    chords = onsets(s, part_idx(s, role="chords"), bars)
+    for t in starts:
+        assert at(bass, t, 0.03) >= len(bars) - 1, ("bass", t)
+    assert at(kick, 0.0, 0.03) >= len(bars) - 1
+    assert sum(at(kick, t, 0.03) for t in starts[1:]) >= len(bars)        # another group start kicked
+    assert at(chords, 0.0, 0.03) >= len(bars) // 2
+    progs = {p.program for p in s.parts}
+    assert {71, 21, 58} <= progs                                           # clarinet, accordion, tuba
+
+
+def test_surf_rock_tremolo_picks_a_wet_guitar():
+    s = compose("surf rock", 0)
+    gtr = part_idx(s, program=27, role="chords")
+    assert gtr and s.parts[gtr[0]].reverb >= 0.4
+    bars = groove_bars(s, 8)
+    per_bar = [len({round(n.start, 3) for n in s.bar(i)[0] if n.part == gtr[0]}) for i in bars]
+    assert max(per_bar) >= 12                                             # 16th-note tremolo
+
+
+def test_the_mix_colour_runs_from_dark_to_bright():
+    tone = {n: compose(n, 0).tone for n in ("doom", "folk", "rock", "metal", "thrash")}
+    assert tone["folk"] < tone["rock"] < tone["metal"] <= tone["thrash"]
+    assert tone["doom"] < tone["metal"]
+
+
+def test_grooves_differ_pairwise_in_the_notes():
+    sigs = {}
+    for name in MINE:
+        s = compose(name, 0)
+        d = part_idx(s, drums=True)
+        if not d:
+            continue
+        i = groove_bars(s, 1)[0]
+        sigs[name] = (s.meter, frozenset((n.pitch, round((n.start - i * s.beats_per_bar) * 12))
+                                         for n in s.bar(i)[0] if n.part in d and n.vel > 60 and n.pitch != 49))
+    for a, b in itertools.combinations(sigs, 2):
+        assert sigs[a] != sigs[b], (a, b)
