@@ -85,6 +85,10 @@ class Band:
             tuple(float(b) for b in range(int(self.bpb)))
         self.bpm = _tempo(spec, g, bpm, rng, self.beat)
         mode = spec.mode or g.modes[rng.randrange(len(g.modes))]
+        plain = "minor" if mode in ("dorian", "phrygian", "locrian") else "major" if mode in ("lydian", "mixolydian") \
+            else None
+        if not spec.mode and plain in g.modes and stable_hash(base, "mode") % 3:
+            mode = plain           # unasked, a style's modal colour plays a third of the time, its plain key else
         if mode not in G.MODES:
             mode = "minor" if "min" in mode else "major"
         self.mode = mode

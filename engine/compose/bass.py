@@ -239,6 +239,22 @@ def compound_figures(beats: int) -> list:
     return [held, lilt]
 
 
+#: styles whose bass approaches the next root chromatically (elsewhere the approach is diatonic)
+_CHROMATIC = frozenset(("jazz", "swing", "bebop", "cool jazz", "jazz waltz", "lounge", "blues", "blues shuffle",
+                        "funk", "soul", "motown", "gospel", "r&b", "bossa nova", "ska"))
+
+
+def _scale_step(target: int, scale: tuple[int, ...], above: bool) -> int:
+    """The nearest pitch of ``scale`` (pitch classes) above or below ``target``."""
+    d = 1 if above else -1
+    p = target + d
+    for _ in range(3):
+        if p % 12 in scale:
+            return p
+        p += d
+    return target + d
+
+
 def _choose_figure(line: _Line) -> list:
     """This bar's figure: per meter, per style, varied by the section's bass variant."""
     band, style, meter, bv, s = line.band, line.pl.style, line.band.meter, line.sec.bass_var, line.s
@@ -293,14 +309,21 @@ def _figure(line: _Line) -> None:
         if tone == "A":
             target_c = next((cc for a, b, cc in chords if a > t), line.nxt)
             tgt = line.root(target_c)
-            p = tgt + (1 if rng.random() < 0.5 else -1) if tgt != r else r + 7
+            up = rng.random() < 0.5
+            if tgt == r:
+                p = r + 7
+            elif line.band.g.name in _CHROMATIC:
+                p = tgt + (1 if up else -1)                 # jazz and blues lean in by a semitone
+            else:                                           # the scale step next to it: a chromatic
+                p = _scale_step(tgt, line.band.scale, up)   # step from below is the dominant key's note
         else:
             p = r + _interval(tone, c)
         while p > pl.hi:
             p -= 12
         while p < pl.lo:
             p += 12
-        v = 48 if tone == "g" else line.vel0 + (8 if t == 0 else 0) - (6 if t % 1 else 0)
+        v = 48 if tone == "g" else line.vel0 + (8 if t == 0 else 0) - (6 if t % 1 else 0) \
+            - (8 if tone in ("5", "5l") else 0)          # the fifth under the root: the root names the key
         if last_p == p and d > 0.3:
             d = min(d, 0.9)
         line.add(t, t + d, p, v)

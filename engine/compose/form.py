@@ -111,7 +111,10 @@ def _progression(band: Band, kind: str, fam: str, r: random.Random) -> tuple[str
 def _cadences(band: Band, kind: str, tokens: list[str], r: random.Random) -> list[str]:
     """The progression laid over the section's bars, its phrase ends bent to cadences: minor's
     major V (and a half cadence), a borrowed iv in a major chorus, an authentic cadence home."""
-    bars_tokens = [tokens[b % len(tokens)] for b in range(SECTION_BARS)]
+    # the intro is the section's last bars (the piece starts at bar ``offset`` of section 0): its
+    # progression starts there, so the first chord heard is home
+    start = getattr(band, "offset", 0) if kind == "intro" else 0
+    bars_tokens = [tokens[(b - start) % len(tokens)] for b in range(SECTION_BARS)]
     g = band.g
     minorish = band.family in ("minor", "dorian", "phrygian")
 
