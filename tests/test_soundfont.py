@@ -141,7 +141,7 @@ def test_a_dark_tone_renders_darker_than_a_bright_one_at_the_same_loudness(pool)
         sc = dataclasses.replace(base, tone=tone, _cache={})
         x = play(pool, sc, 20.0)[8 * SR:]                # past the balance's settling
         got[tone] = (presence_db(x), meter.integrated_loudness(x.astype(np.float64)))
-    (dark, l_dark), (mid, _), (bright, l_bright) = got[-1.0], got[0.0], got[1.0]
+    (dark, _), (mid, _), (bright, _) = got[-1.0], got[0.0], got[1.0]
     assert dark < mid < bright, got
     assert bright - dark >= 6.0, got
     for _, lufs in got.values():

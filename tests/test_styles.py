@@ -7,6 +7,7 @@ The family modules (``engine/compose/styles/*.py``) test their own idioms in
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
@@ -273,3 +274,41 @@ def test_explain_says_style_tempo_meter_key_and_instruments():
     assert x["meter"].startswith("7/8 (2+2+3") and x["key"] == "D minor" and x["tempo"].startswith("140 bpm")
     assert any(d["name"] == "clarinet" and d["program"] == 71 and d["named"] for d in x["instruments"])
     assert x["style"] and x["why"]
+
+
+def test_render_explain_prints_what_the_rendered_score_was_read_as():
+    from bridge.ops.render import explain_text
+
+    s = compose("lively jig in 6/8 at 116 bpm with fiddle and a shaker", 0, bpm=None)
+    text = explain_text(s)
+    lines = {ln.split(":", 1)[0].strip(): ln for ln in text.splitlines()}
+    assert s.genre in lines["style"] and "116 bpm (dotted quarter" in lines["tempo"]
+    assert lines["meter"].split(":", 1)[1].strip().startswith("6/8 (compound") and "straight" in lines["meter"]
+    assert any("fiddle" in ln and "GM 111 (program 110)" in ln and "named" in ln for ln in text.splitlines())
+    assert "shaker" in lines["percussion"]
+
+
+def _foreign_bass_notes(prompt, seed=0, bars=64):
+    """Bass notes in neither the key's scale nor the chord sounding under them."""
+    s = compose(prompt, seed)
+    c = composer_of(s)
+    bass = {k for k, p in enumerate(s.parts) if p.role == "bass"}
+    bpb, out = s.beats_per_bar, 0
+    for i in range(bars):
+        for n in s.bar(i)[0]:
+            if n.part not in bass:
+                continue
+            t = n.start - i * bpb
+            chord = next((ch for a, b, ch in c.chords_of_bar(i) if a - 0.1 <= t < b), c.chords_of_bar(i)[-1][2])
+            out += n.pitch % 12 not in c.scale and n.pitch % 12 not in chord.pcs
+    return out
+
+
+def test_bass_approach_notes_stay_in_the_key_except_where_the_style_leans_in_chromatically(monkeypatch):
+    """A chromatic step from below into a root is the dominant key's leading tone (key finders
+    then hear the key a fifth up): outside jazz, blues and soul styles the approach is the scale step."""
+    for prompt in ("pop song in C major", "reggae in G major", "cumbia in D major"):
+        assert _foreign_bass_notes(prompt) == 0, prompt
+    name = compose("pop song in C major", 0).genre
+    monkeypatch.setitem(G.GENRES, name, dataclasses.replace(G.GENRES[name], chromatic_approach=True))
+    assert _foreign_bass_notes("pop song in C major") > 0          # the same line, leaning in by semitones

@@ -20,7 +20,7 @@ import aiohttp  # noqa: E402
 from tests.httpserver import InProcessServer  # noqa: E402
 from tests.polling import wait  # noqa: E402
 # the independent real-time reader and the raw clients: the full-size check's own (scripts/web-load-check)
-from bridge.ops.bench.webload import (raw_sse, raw_ws, read_head, rss_mb, start_daemon,  # noqa: E402
+from bridge.ops.bench.webload import (load_flood, raw_sse, raw_ws, read_head, rss_mb, start_daemon,  # noqa: E402
                                       ws_frame)
 
 PROMPT = "deep house in A minor with piano, warm bass and drums, 122 bpm"
@@ -123,48 +123,16 @@ def test_flooding_sessions_cost_the_daw_nothing_and_get_few_replies(daw):
     idle = rss_mb(daw.proc.pid)
     u0 = daw.reader.underruns
     seconds = 6.0
-
-    async def one(i, c):
-        replies = errors = 0
-        try:
-            async with c.ws_connect(daw.url + "/v1/stream?format=opus") as ws:
-                await ws.receive_json()
-
-                async def reader():
-                    nonlocal replies, errors
-                    async for m in ws:
-                        if m.type == aiohttp.WSMsgType.TEXT:
-                            ev = json.loads(m.data)
-                            replies += 1
-                            errors += ev.get("code") == "rate_limited"
-                rt = asyncio.create_task(reader())
-                end = time.monotonic() + seconds
-                k = 0
-                while time.monotonic() < end and not ws.closed:
-                    await ws.send_json({"type": "play", "prompt": f"{PROMPTS[k % 3]} take {k}", "seed": k})
-                    k += 1
-                    await asyncio.sleep(1 / 19)
-                await asyncio.sleep(0.3)
-                await ws.close()
-                rt.cancel()
-        except aiohttp.WSServerHandshakeError as e:
-            return None, e.status
-        return errors, k
-
-    async def go():
-        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as c:
-            return await asyncio.gather(*(one(i, c) for i in range(32)))
-
-    res = asyncio.run(go())
-    admitted = [r for r in res if r[0] is not None]
-    assert admitted and all(st == 503 for e, st in res if e is None), res
+    res = load_flood(daw.url, n=32, rate=19.0, seconds=seconds)       # the bench's own flooders
+    notices = res["notices_per_session"]
+    assert notices and set(res["refusals"]) <= {503}, res
     from bridge.web.admission import KEY_BURST, KEY_RATE
 
-    if len(admitted) * 19 * seconds > KEY_BURST + 1.5 * KEY_RATE * seconds:   # as many as admission let in
-        assert sum(e for e, _ in admitted) > 0                      # the key's bucket did refuse
-    assert all(e <= seconds + 2 for e, _ in admitted), res        # ≤ one notice a second each
+    if len(notices) * 19 * seconds > KEY_BURST + 1.5 * KEY_RATE * seconds:   # as many as admission let in
+        assert sum(notices) > 0                                     # the key's bucket did refuse
+    assert all(e <= seconds + 2 for e in notices), res             # ≤ one notice a second each
     rss = settle(daw, idle)
-    print(f"flooding sessions: {len(admitted)} admitted, notices {[e for e, _ in admitted]}; "
+    print(f"flooding sessions: {len(notices)} admitted, notices {notices}; "
           f"DAW underruns {daw.reader.underruns - u0}; RSS {idle:.0f} → {rss:.0f} MB")
     assert daw.reader.underruns - u0 == 0
     assert rss < idle + 20, (idle, rss)

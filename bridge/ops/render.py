@@ -83,15 +83,15 @@ def run_render(args) -> int:
           f"{d['key']}; peak {20 * np.log10(max(peak, 1e-9)):.1f} dBFS"
           + (f"; score → {args.midi}" if args.midi else ""))
     if getattr(args, "explain", False):
-        print(explain_text(args.prompt, args.seed, args.bpm))
+        print(explain_text(score))
     return 0
 
 
-def explain_text(prompt: str, seed: int = 0, bpm: float | None = None) -> str:
-    """What the composer understood of ``prompt``, as lines for a person. ``[control]``"""
-    from engine.compose import compose, composer_of
+def explain_text(score) -> str:
+    """What the composer understood of a composed score's prompt, as lines for a person. ``[control]``"""
+    from engine.compose import composer_of
 
-    x = composer_of(compose(prompt, seed=seed, bpm=bpm)).explain()
+    x = composer_of(score).explain()
     lines = [f"style:       {x['style']} ({x['family'] or 'no family'}) — from {x['why']}",
              f"tempo:       {x['tempo']}",
              f"meter:       {x['meter']}" + (f", swing {x['swing']}" if x["swing"] else ", straight"),

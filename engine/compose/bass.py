@@ -239,11 +239,6 @@ def compound_figures(beats: int) -> list:
     return [held, lilt]
 
 
-#: styles whose bass approaches the next root chromatically (elsewhere the approach is diatonic)
-_CHROMATIC = frozenset(("jazz", "swing", "bebop", "cool jazz", "jazz waltz", "lounge", "blues", "blues shuffle",
-                        "funk", "soul", "motown", "gospel", "r&b", "bossa nova", "ska"))
-
-
 def _scale_step(target: int, scale: tuple[int, ...], above: bool) -> int:
     """The nearest pitch of ``scale`` (pitch classes) above or below ``target``."""
     d = 1 if above else -1
@@ -312,7 +307,7 @@ def _figure(line: _Line) -> None:
             up = rng.random() < 0.5
             if tgt == r:
                 p = r + 7
-            elif line.band.g.name in _CHROMATIC:
+            elif line.band.g.chromatic_approach:
                 p = tgt + (1 if up else -1)                 # jazz and blues lean in by a semitone
             else:                                           # the scale step next to it: a chromatic
                 p = _scale_step(tgt, line.band.scale, up)   # step from below is the dominant key's note

@@ -175,6 +175,7 @@ class Genre:
     comp_pats: tuple = ()            # the chords role's strokes (see the module doc); () → the ``chords`` style
     intro_bars: int = 2              # bars before the band is in (a long build asks for more)
     groups: dict = field(default_factory=dict)   # meter → grouping in eighths, e.g. {(9, 8): (2, 2, 2, 3)}
+    chromatic_approach: bool = False # the bass leans into the next root by a semitone (jazz, blues, soul …)
 
 
 D, B, C, PD, L, A, P = "drums", "bass", "chords", "pad", "lead", "arp", "perc"
@@ -418,9 +419,6 @@ DRUM_WORDS: dict[str, tuple[int | None, dict, str | None]] = {
     "cymbals": (None, {"crash": "X..............."}, None),
 }
 
-#: the drum words that name a piece of percussion (not a kit or a groove): they play in every bar
-PERCUSSION_WORDS = frozenset(w for w, (k, lanes, gr) in DRUM_WORDS.items() if lanes and k is None and gr is None
-                             and w not in ("hats", "hi-hats", "hihats", "hi hats", "ride", "rimshot", "cymbals"))
 
 #: named grooves drum words ask for (replace the genre's)
 SPECIAL_GROOVES = {

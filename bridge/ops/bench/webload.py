@@ -327,7 +327,8 @@ def load_flood(url: str, n: int = 32, rate: float = 19.0, seconds: float = 10.0)
     res = asyncio.run(go())
     ok = [r for r in res if r[0] is not None]
     return {"admitted": len(ok), "refused": n - len(ok), "refusals": sorted({st for e, st in res if e is None}),
-            "sent": sum(k for _, k in ok), "rate_limited_notices": sum(e for e, _ in ok)}
+            "sent": sum(k for _, k in ok), "rate_limited_notices": sum(e for e, _ in ok),
+            "notices_per_session": [e for e, _ in ok]}
 
 
 @dataclass

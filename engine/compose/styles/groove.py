@@ -115,7 +115,7 @@ _g(name="disco", family="pop",
              "ohat": "..x...x...x...x.", "conga": "x..x..x.x..x..x.", "cowbell+": "..x...x...x...x."}))
 
 # --- funk, soul, r&b, gospel, motown --------------------------------------------------------------------
-_g(name="funk", family="soul",
+_g(name="funk", chromatic_approach=True, family="soul",
    aliases=("funk", "funky", "go-go", "p-funk", "boogaloo", "jazz funk", "jazz-funk", "70s funk", "slap funk",
             "funk groove", "minneapolis funk", "new orleans funk"),
    bpm=(94, 112), kit=0, fill="snare", bass="funk", chords="funk16", form="song", swing=0.06, swing_unit=0.25,
@@ -133,7 +133,7 @@ _g(name="funk", family="soul",
             {"kick": "X.X.......X..X..", "snare": ".o..X..o.o..X.o.", "chat": "XoxoXoxoXoxoXoxo",
              "cowbell": "x...x...x...x...", "tamb+": "....x.......x..."}))
 
-_g(name="soul", family="soul",
+_g(name="soul", chromatic_approach=True, family="soul",
    aliases=("soul", "neo soul", "neo-soul", "southern soul", "memphis soul", "stax", "philly soul", "deep soul",
             "classic soul", "retro soul", "blue-eyed soul", "soul music", "60s soul", "70s soul", "soul ballad"),
    bpm=(66, 96), kit=0, fill="toms", bass="soul", chords="soul", form="song", swing=0.1, swing_unit=0.25,
@@ -148,7 +148,7 @@ _g(name="soul", family="soul",
             {"kick": "X..x......x.....", "snare": "....X.......X...", "rim": "..o.......o.....",
              "chat": "x.x.x.xxx.x.x.xx", "tamb+": "..x...x...x...x."}))
 
-_g(name="r&b", family="soul",
+_g(name="r&b", chromatic_approach=True, family="soul",
    aliases=("r&b", "rnb", "r and b", "r'n'b", "r n b", "r & b", "rhythm and blues", "contemporary r&b",
             "90s r&b", "alt r&b", "alternative r&b", "slow jam", "quiet storm", "trapsoul", "bedroom r&b"),
    bpm=(60, 80), kit=25, fill="roll", bass="long", chords="soul", form="song", swing=0.08, swing_unit=0.25,
@@ -168,7 +168,7 @@ _g(name="r&b", family="soul",
             {"kick": "X..x......x..x..", "clap": "....X.......X...", "rim": "...x......x.....",
              "chat": "xxxxxxrxxxxxxxtx", "ohat+": "..............x."}))
 
-_g(name="gospel", family="soul",
+_g(name="gospel", chromatic_approach=True, family="soul",
    aliases=("gospel", "black gospel", "gospel choir", "praise break", "sunday service", "gospel music",
             "church gospel", "praise and worship", "gospel shout", "shout music"),
    bpm=(84, 116), kit=0, fill="toms", bass="soul", chords="piano8", form="song", swing=0.1, swing_unit=0.25,
@@ -207,7 +207,7 @@ _g(name="gospel ballad", family="soul", meter=(12, 8),
             {"kick": "X...x.......X...x.......", "snare": "......X.........o.X.....",
              "ride": "x.....x.....x.....x.....", "tamb": "......x...........x....."}))
 
-_g(name="motown", family="soul",
+_g(name="motown", chromatic_approach=True, family="soul",
    aliases=("motown", "motown soul", "detroit soul", "hitsville", "60s motown", "northern soul", "girl group",
             "motown sound"),
    bpm=(104, 132), kit=0, fill="snare", bass="octave", chords="piano8", form="song", humanize_ms=6, vel_var=10,
@@ -232,7 +232,7 @@ _BEBOP = {"major": ("Imaj7-vi7 ii7-V7 iii7-VI7 ii7-V7", "ii7-V7 Imaj7 ii7-V7 Ima
           "minor": ("i7 iih7-V7 i7 iih7-V7", "i7 iv7 iih7-V7 i7", "i7 VImaj7 iih7 V7",
                     "i7-iv7 VII7-IIImaj7 iih7-V7 i7")}
 
-_g(name="jazz", family="jazz",
+_g(name="jazz", chromatic_approach=True, family="jazz",
    aliases=("jazz", "jazzy", "jazz trio", "jazz quartet", "jazz combo", "hard bop", "jazz club", "jazz standard",
             "straight ahead jazz", "straight-ahead jazz", "modal jazz", "post-bop", "post bop", "jazz ballad"),
    bpm=(110, 170), kit=32, fill="jazz", bass="walking", chords="comp", form="jazz", swing=0.33,
@@ -248,7 +248,7 @@ _g(name="jazz", family="jazz",
             # in three (a jazz prompt in 3/4 that is no jazz waltz): the ride in three, the hat on two and three,
             {"ride": "x...x...x...", "phat": "....x...x...", "kick": "o...........", "rim": "........x..."}))
 
-_g(name="swing", family="jazz",
+_g(name="swing", chromatic_approach=True, family="jazz",
    aliases=("swing", "big band", "big-band", "big band jazz", "swing era", "swing band", "swing jazz", "lindy hop",
             "lindy", "jitterbug", "jive", "dance band", "jump swing"),
    bpm=(132, 196), kit=32, fill="jazz", bass="walking", chords="stab", form="jazz", swing=0.3, swing_unit=0.5,
@@ -266,7 +266,7 @@ _g(name="swing", family="jazz",
             {"floor": "X..xX..xX..xX..x", "kick": "x...x...x...x...", "phat": "....x.......x...",
              "snare+": "....X.......X..."}))
 
-_g(name="bebop", family="jazz",
+_g(name="bebop", chromatic_approach=True, family="jazz",
    aliases=("bebop", "be-bop", "be bop", "bop", "fast jazz", "bebop jazz", "uptempo jazz", "up-tempo jazz"),
    bpm=(184, 256), kit=32, fill="jazz", bass="walking", chords="comp", form="jazz", swing=0.25, swing_unit=0.5,
    humanize_ms=5, vel_var=12, tone=0.0, reverb=0.2, lead_density=0.75, intro_drums="all",
@@ -280,7 +280,7 @@ _g(name="bebop", family="jazz",
             {"ride": "x...x...x...x...", "phat": "....x.......x...", "snare": "..x...o.....o.x.",
              "kick": "......x........."}))
 
-_g(name="cool jazz", family="jazz",
+_g(name="cool jazz", chromatic_approach=True, family="jazz",
    aliases=("cool jazz", "west coast jazz", "west-coast jazz", "birth of the cool", "chamber jazz", "cool school",
             "brush jazz"),
    bpm=(110, 140), kit=40, fill="jazz", bass="walking", chords="comp", form="jazz", swing=0.26, swing_unit=0.5,
@@ -295,7 +295,7 @@ _g(name="cool jazz", family="jazz",
             {"swirl": "x.......x.......", "snare": "x...x.x.x...x.x.", "phat": "....x.......x..."},
             {"swirl": "x...x...x...x...", "snare": "......o.....x...", "kick": "o..............."}))
 
-_g(name="jazz waltz", family="jazz", meter=(3, 4),
+_g(name="jazz waltz", chromatic_approach=True, family="jazz", meter=(3, 4),
    aliases=("jazz waltz", "waltz jazz", "jazz in three", "jazz-waltz", "modal waltz"),
    bpm=(126, 176), kit=32, fill="jazz", bass="walking", chords="comp", form="jazz", swing=0.3, swing_unit=0.5,
    humanize_ms=8, vel_var=10, tone=-0.25, reverb=0.3, lead_density=0.45, intro_drums="all",
@@ -310,7 +310,7 @@ _g(name="jazz waltz", family="jazz", meter=(3, 4),
             {"ride": "X...x.x.x...", "phat": "....x...x...", "kick": "x.......o...", "rim": "..........?."},
             {"ride": "X...x...x.x.", "phat": "....x...x...", "kick": "x...........", "snare": "..o.......o."}))
 
-_g(name="lounge", family="jazz",
+_g(name="lounge", chromatic_approach=True, family="jazz",
    aliases=("lounge", "lounge music", "cocktail lounge", "cocktail jazz", "easy listening", "exotica",
             "elevator music", "muzak", "hotel lobby", "smooth jazz", "piano bar", "supper club"),
    bpm=(92, 116), kit=32, fill="none", bass="walking", chords="comp", form="calm", swing=0.2, swing_unit=0.5,

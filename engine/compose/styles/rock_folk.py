@@ -115,7 +115,7 @@ _g(name="surf rock", aliases=("surf rock", "surf", "surf music", "surf guitar", 
 #: eight-bar blues (the form's sections are eight bars): "Key to the Highway", "Trouble in Mind" …
 _EIGHT_BAR = {"major": ("I7 V7 IV7 IV7 I7 V7 I7 V7", "I7 I7 IV7 IV7 I7 V7 I7 V7", "I7 IV7 I7 I7 IV7 IV7 I7 V7"),
               "minor": ("i7 i7 iv7 iv7 i7 V7 i7 V7", "i7 iv7 i7 i7 VI7 V7 i7 V7")}
-_g(name="blues", aliases=("blues", "slow blues", "delta blues", "electric blues", "blues ballad", "minor blues",
+_g(name="blues", chromatic_approach=True, aliases=("blues", "slow blues", "delta blues", "electric blues", "blues ballad", "minor blues",
                           "juke joint", "mississippi blues", "country blues", "soul blues"),
    bpm=(50, 72), meter=(12, 8), kit=8, fill="toms", bass="pats", chords="pats", form="song", humanize_ms=8,
    vel_var=12, family="blues", tone=-0.1, reverb=0.3, lead_density=0.4, intro_drums="all",
@@ -128,7 +128,7 @@ _g(name="blues", aliases=("blues", "slow blues", "delta blues", "electric blues"
              "snare": "......X...........X....."},
             {"chat": "X.x.x.X.x.x.X.x.x.X.x.x.", "kick": "X.......x...X.......x...",
              "snare": "......X.....?.....X....o"}))
-_g(name="blues shuffle", aliases=("blues shuffle", "shuffle", "chicago blues", "texas blues", "blues rock",
+_g(name="blues shuffle", chromatic_approach=True, aliases=("blues shuffle", "shuffle", "chicago blues", "texas blues", "blues rock",
                                   "boogie woogie", "boogie-woogie", "jump blues", "rhythm and blues shuffle",
                                   "rockabilly"),
    bpm=(100, 140), kit=8, fill="toms", bass="pats", chords="pats", form="song", humanize_ms=6, vel_var=10,

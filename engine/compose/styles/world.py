@@ -33,7 +33,7 @@ for _w, _v in (("güira", {"guira": "x.oox.oox.oox.oo"}), ("guira", {"guira": "x
     G.DRUM_WORDS.setdefault(_w, (None, _v, None))
 
 # --- Brazil --------------------------------------------------------------------------------------
-_g(name="bossa nova", family="latin",
+_g(name="bossa nova", chromatic_approach=True, family="latin",
    aliases=("bossa nova", "bossa", "brazilian jazz", "jobim", "ipanema", "mpb", "bolero", "brazilian lounge"),
    bpm=(124, 144), kit=32, fill="jazz", bass="bossa", chords="bossa", form="jazz", humanize_ms=7, vel_var=8,
    parts=(_p("drums", D, 32), _p("bass", B, 32), _p("nylon guitar", C, 24), _p("flute", L, 73),
@@ -234,7 +234,7 @@ _g(name="reggae", family="caribbean",
              "phat": "x...x...x...x...", "kick2": "..............?."}))
 
 # ska: walking bass, the guitar and piano upstrokes on every off-beat, a horn section on the tune
-_g(name="ska", family="caribbean",
+_g(name="ska", chromatic_approach=True, family="caribbean",
    aliases=("ska", "ska punk", "two tone", "2 tone", "2-tone", "third wave ska", "jamaican ska", "bluebeat",
             "blue beat"),
    bpm=(140, 172), kit=0, fill="snare", bass="walking", form="song", swing=0.1, swing_unit=0.5,
