@@ -312,3 +312,10 @@ def test_bass_approach_notes_stay_in_the_key_except_where_the_style_leans_in_chr
     name = compose("pop song in C major", 0).genre
     monkeypatch.setitem(G.GENRES, name, dataclasses.replace(G.GENRES[name], chromatic_approach=True))
     assert _foreign_bass_notes("pop song in C major") > 0          # the same line, leaning in by semitones
+
+
+def test_only_the_first_unknown_words_are_tried_for_a_style():
+    junk = " ".join("qzxv" + "abcdefghijklmnopqrst"[k] * 2 for k in range(20))   # 20 unknown words
+    assert read_prompt(f"raggae {junk}").genre == "reggae"
+    assert read_prompt(f"{junk} raggae").genre is None              # past the 16th: left to the other rules
+    assert read_prompt(f"{junk} reggae").genre == "reggae"          # a style word itself is always read

@@ -104,6 +104,13 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     "metals traces matches stings hoses houses".split())
 #: style words by their spelling with the spaces taken out ("bossanova", "drumandbass")
 _SQUEEZED = {a.replace(" ", "").replace("-", ""): g for a, g in _GENRE_OF.items()}
+#: the same words by their first letter (a misspelling keeps it): the edit distances are only
+#: taken against these, so a prompt of unknown words costs a few ms, not tens
+_BY_INITIAL: dict[str, tuple[str, ...]] = {}
+for _k in _SQUEEZED:
+    _BY_INITIAL[_k[0]] = _BY_INITIAL.get(_k[0], ()) + (_k,)
+#: the words a compound may be made of, longest first (the first one that fits is the longest)
+_PARTS = tuple(sorted((k for k in _SQUEEZED if len(k) >= 4), key=len, reverse=True))
 
 
 def _normalise(prompt: str) -> str:
@@ -232,8 +239,9 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
     return None
 
 
-def edit_distance(a: str, b: str) -> int:
-    """Optimal-string-alignment distance: insertions, deletions, substitutions, swaps of neighbours."""
+def edit_distance(a: str, b: str, limit: int | None = None) -> int:
+    """Optimal-string-alignment distance: insertions, deletions, substitutions, swaps of neighbours.
+    With ``limit``: anything over it is reported as ``limit + 1``, found as soon as a row shows it."""
     prev2, prev = None, list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
         cur = [i] + [0] * len(b)
@@ -241,8 +249,13 @@ def edit_distance(a: str, b: str) -> int:
             cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
             if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
                 cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if limit is not None and min(cur) > limit:
+            return limit + 1
         prev2, prev = prev, cur
-    return prev[-1]
+    return prev[-1] if limit is None else min(prev[-1], limit + 1)
+
+
+_MAX_TRIED = 16
 
 
 def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
@@ -257,13 +270,19 @@ def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
        with, else starts with ("afrohouse" → house, "deathcore" → metal's "core", "synthpunk" → punk).
 
     Words the tables know (instruments, moods, note names, everyday music words) are never read
-    this way. No match: the style is left to the instruments, meter and moods (``band``)."""
+    this way, and only the first :data:`_MAX_TRIED` unknown words are tried (a prompt of random
+    words costs the engine thread a few ms at most). No match: the style is left to the
+    instruments, meter and moods (``band``)."""
     text = spec.text
     toks = [m for m in re.finditer(r"[a-z][a-z&'-]*", text)]
+    tried = 0
     for q, m in enumerate(toks):
         w = m.group(0).strip("'-")
         if w in _KNOWN or len(w) < 4 or any(claim.taken[m.start():m.end()]):
             continue
+        tried += 1
+        if tried > _MAX_TRIED:
+            return
         sq = w.replace("-", "")
         nxt = toks[q + 1].group(0).replace("-", "") if q + 1 < len(toks) else ""
         hit = None
@@ -273,14 +292,14 @@ def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
             hit = (_SQUEEZED[sq + nxt], f"{w} {nxt!r} read run together")
         if hit is None and len(sq) >= 5:
             limit = 2 if len(sq) >= 8 else 1
-            best = min(((edit_distance(sq, k), abs(len(k) - len(sq)), k) for k in _SQUEEZED
-                        if k[0] == sq[0] and abs(len(k) - len(sq)) <= limit), default=None)
+            best = min(((edit_distance(sq, k, limit), abs(len(k) - len(sq)), k) for k in _BY_INITIAL.get(sq[0], ())
+                        if abs(len(k) - len(sq)) <= limit), default=None)
             if best and best[0] <= limit:           # nearest; a tie goes to the word of the same length
                 hit = (_SQUEEZED[best[2]], f"{w!r} read as the style word {best[2]!r} (a spelling within {best[0]})")
         if hit is None and len(sq) >= 6:
-            ends = [k for k in _SQUEEZED if len(k) >= 4 and len(k) < len(sq) and sq.endswith(k)]
-            starts = [k for k in _SQUEEZED if len(k) >= 4 and len(k) < len(sq) and sq.startswith(k)]
-            pick = max(ends, key=len) if ends else max(starts, key=len) if starts else None
+            n = len(sq)
+            pick = next((k for k in _PARTS if len(k) < n and sq.endswith(k)), None) or \
+                next((k for k in _PARTS if len(k) < n and sq.startswith(k)), None)
             if pick:
                 hit = (_SQUEEZED[pick], f"{w!r} read as a kind of {pick!r}")
         if hit:
