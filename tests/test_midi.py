@@ -543,6 +543,66 @@ def test_a_named_port_that_disappears_is_found_again_when_it_comes_back(jack_env
         src.close()
 
 
+@pytest.mark.jack
+def test_chords_held_on_channel_16_through_jack_are_heard_in_slot_1(jack_env, daemon_proc, osc_client):
+    """A keyboard on the harmony channel (the default map: 16 → slot 1), through a real JACK MIDI
+    connection: the slot's audio, read in real time, turns to the chord held within a beat plus
+    the splice guard, and back to the song when the keys are let go."""
+    import numpy as np
+
+    from engine.compose.chordread import parse_symbol
+    from plugin_stub.reader import RingReader
+    from test_chord_daemon import heard_from, share
+
+    d = daemon_proc("--slots", "1", "--midi", "--metrics-port", "off", env=jack_env)
+    c = osc_client(d.host, d.port)
+    reader = RingReader(1, max_block=1024).attach()
+    out = None
+    try:
+        be = mido.Backend(JACK, load=True)
+        out = be.open_output([n for n in be.get_output_names() if n.startswith("wavebridge:")][0])
+        c.send("/wb/play", 1, "pop with piano chords, bass, a warm pad and drums in C major at 120 bpm", 0.0, 3)
+        wait_state(c, 1, "playing")
+        while reader.buffered() < 1024:
+            time.sleep(0.002)
+        sr, audio, marks = 48000, [], {}
+        t0 = time.monotonic()
+        while len(audio) * 1024 < 8 * sr:
+            lag = t0 + len(audio) * 1024 / sr - time.monotonic()
+            if lag > 0:
+                time.sleep(lag)
+            n = len(audio) * 1024
+            if "down" not in marks and n >= 2.5 * sr:
+                marks["down"] = n
+                for k in (50, 54, 57, 61):                    # D F# A C#: Dmaj7
+                    out.send(mido.Message("note_on", channel=15, note=k, velocity=90))
+            if "up" not in marks and n >= 5.5 * sr:
+                marks["up"] = n
+                for k in (50, 54, 57, 61):
+                    out.send(mido.Message("note_off", channel=15, note=k))
+            end = time.monotonic() + 5
+            while reader.buffered() < 1024:
+                assert time.monotonic() < end, "the ring ran dry"
+                time.sleep(0.001)
+            audio.append(reader.read(1024).copy())
+        assert reader.underrun_frames == 0
+        audio = np.concatenate(audio)
+        pcs = parse_symbol("Dmaj7").pcs
+        heard = heard_from(audio, pcs, marks["down"], level=0.55)
+        # a beat (0.5 s) plus the guard and crossfade, MIDI through JACK, the keyboard's settle time
+        assert heard is not None and heard - marks["down"] < 0.75 * sr, heard
+        cs, v = share(audio, pcs)
+        assert np.median(v[(cs > heard + sr // 4) & (cs < marks["up"])]) >= 0.55
+        assert np.median(v[cs > marks["up"] + 0.75 * sr]) < np.median(v[(cs > heard) & (cs < marks["up"])]) - 0.15
+        assert d.proc.poll() is None
+    finally:
+        if out is not None:
+            out.close()
+        reader.detach()
+    rc, _ = d.terminate()
+    assert rc == 0
+
+
 def test_a_typo_in_mido_backend_stops_serve_before_any_ring_exists(tmp_path):
     import subprocess
     import sys
@@ -565,7 +625,8 @@ def test_any_table_is_either_a_map_or_a_map_error():
     from hypothesis import strategies as st
 
     keys = st.sampled_from(["mode", "fade_s", "seconds", "base_note", "channels", "velocity", "note", "notes",
-                            "unmapped_notes", "cc", "bank", "banks", "clock_tempo", "slot", "prompt", "param",
+                            "unmapped_notes", "cc", "bank", "banks", "clock_tempo", "harmony", "harmony_latch",
+                            "slot", "prompt", "param",
                             "prompts", "name", "min", "max", "curve", "channel", "enabled", "1", "17", "x"])
     leaf = st.one_of(st.booleans(), st.integers(-200, 200), st.floats(allow_nan=True), st.text(max_size=6),
                      st.sampled_from(["C4", "all", "log", "gain", "tempo", "latch"]))

@@ -168,6 +168,8 @@ class _MapFile(msgspec.Struct, forbid_unknown_fields=True):
     bank: Union[list[_Bank], _Bank] = []
     banks: Union[list[_Bank], _Bank] = []
     clock_tempo: bool = False
+    harmony: dict[Channel, Slot] = msgspec.field(default_factory=lambda: {16: 1})
+    harmony_latch: bool = False
 
 
 @dataclass
@@ -210,6 +212,9 @@ class MidiMap:
     cc: list[CCRule] = field(default_factory=list)
     banks: list[tuple[str, list[str]]] = field(default_factory=list)
     clock_tempo: bool = False         # MIDI clock (24 ppqn) → /wb/tempo
+    #: harmony channels: channel → slot; the keys held there are the slot's chord (/wb/chord)
+    harmony: dict[int, int] = field(default_factory=lambda: {16: 1})
+    harmony_latch: bool = False       # all keys up: hold the last chord (else the composed progression)
     source: str = "(defaults)"
 
     @classmethod
@@ -228,14 +233,15 @@ class MidiMap:
     @classmethod
     def from_dict(cls, data: dict) -> "MidiMap":
         """Validate a parsed map (keys as in ``examples/midi-map.toml``) against :class:`_MapFile`."""
-        if isinstance(data.get("channels"), dict):    # TOML keys are text: "10" means channel 10
-            data = {**data, "channels": {int(k) if isinstance(k, str) and k.strip().isdigit() else k: v
-                                         for k, v in data["channels"].items()}}
+        for key in ("channels", "harmony"):           # TOML keys are text: "10" means channel 10
+            if isinstance(data.get(key), dict):
+                data = {**data, key: {int(k) if isinstance(k, str) and k.strip().isdigit() else k: v
+                                      for k, v in data[key].items()}}
         f = convert(data, _MapFile, MidiMapError)
         d = cls.default()
         m = cls(mode=f.mode, fade_s=f.fade_s, seconds=f.seconds, base_note=note_number(f.base_note, "base_note"),
                 channels=dict(f.channels), unmapped_notes=f.unmapped_notes, clock_tempo=f.clock_tempo,
-                cc=list(d.cc), banks=list(d.banks))
+                cc=list(d.cc), banks=list(d.banks), harmony=dict(f.harmony), harmony_latch=f.harmony_latch)
         if isinstance(f.velocity, bool):
             m.velocity = f.velocity
         else:
@@ -267,6 +273,9 @@ class MidiMap:
         for c, s in self.channels.items():
             if s > nslots:
                 out.append(f"channels.{c}: slot {s} does not exist (1..{nslots})")
+        for c, s in self.harmony.items():
+            if s > nslots:
+                out.append(f"harmony.{c}: slot {s} does not exist (1..{nslots})")
         for i, n in enumerate(self.notes):
             if n.slot > nslots:
                 out.append(f"note[{i}]: slot {n.slot} does not exist (1..{nslots})")
@@ -313,6 +322,7 @@ class MidiMapper:
         self.held: dict[tuple[int, int], int] = {}      # (channel, note) → slot, keys down
         self.sounding: dict[int, tuple[int, int]] = {}  # slot → (channel, note) it plays
         self.bank: dict[int, int] = {}                  # channel → bank index
+        self.chord_keys: dict[int, set[int]] = {}      # harmony channel → the keys it holds
         self._clock: list[int] = []                     # arrival ns of recent clock ticks
         self._tempo_sent = 0.0
         self._tempo_at = 0
@@ -321,6 +331,7 @@ class MidiMapper:
     def adopt(self, old: "MidiMapper") -> None:
         """Keep the keyboard state (held notes, banks) across a map reload."""
         self.held, self.sounding, self.bank = dict(old.held), dict(old.sounding), dict(old.bank)
+        self.chord_keys = {c: set(k) for c, k in old.chord_keys.items() if c in self.map.harmony}
         self.stats = old.stats
 
     # ------------------------------------------------------------------ mapping
@@ -333,7 +344,11 @@ class MidiMapper:
         self.stats["messages"] += 1
         t = msg.type
         try:
-            if t == "note_on" and msg.velocity > 0:
+            if t in ("note_on", "note_off") and msg.channel + 1 in self.map.harmony:
+                out = self._harmony(msg.channel + 1, msg.note, t == "note_on" and msg.velocity > 0)
+            elif t == "control_change" and msg.control in (120, 123) and msg.channel + 1 in self.map.harmony:
+                out = self._harmony(msg.channel + 1, None, False)
+            elif t == "note_on" and msg.velocity > 0:
                 out = self._note_on(msg.channel + 1, msg.note, msg.velocity)
             elif t == "note_off" or t == "note_on":
                 out = self._note_off(msg.channel + 1, msg.note)
@@ -365,6 +380,24 @@ class MidiMapper:
 
     def _cmd(self, address: str, *args) -> Command:
         return parse_osc(address, list(args), self.nslots, self.params)
+
+    def _harmony(self, channel: int, note: int | None, down: bool):
+        """A key on a harmony channel: the keys now held are the slot's chord (all up: released,
+        or held with ``harmony_latch``); ``note`` None: all notes off."""
+        slot = self.map.harmony[channel]
+        if slot > self.nslots:
+            return None
+        keys = self.chord_keys.setdefault(channel, set())
+        before = set(keys)
+        if note is None:
+            keys.clear()
+        elif down:
+            keys.add(note)
+        else:
+            keys.discard(note)
+        if keys == before:
+            return []
+        return [Command("chord", slot=slot, notes=tuple(sorted(keys)), latch=self.map.harmony_latch)]
 
     def _note_rule(self, channel: int, note: int) -> NoteRule | None:
         anych = None

@@ -57,7 +57,7 @@ class Command:
     belong to one kind each.
     """
 
-    kind: str                         # play | stop | param | tempo | transport | status | ping | wake | close_slot
+    kind: str                         # play | stop | param | chord | tempo | transport | status | ping | wake | close_slot
     slot: int | str = -1
     prompt: str = ""
     seconds: float = 0.0
@@ -78,6 +78,10 @@ class Command:
     transport: HostTransport | None = None
     # status
     page: int = 0
+    # chord: a symbol ("Am7/G"; "" releases), or the MIDI notes a harmony channel holds
+    chord: str = ""
+    notes: tuple[int, ...] = ()
+    latch: bool = False               # notes: all keys up holds the last chord (the MIDI map's ``latch``)
 
 
 def _need(args, lo, hi, address):
@@ -175,6 +179,37 @@ def _transport(args, nslots: int, address: str) -> Command:
                                            host_frame))
 
 
+MAX_CHORD_CHARS = 24
+
+
+def _chord(args, nslots: int, address: str) -> Command:
+    """``/wb/chord i slot, s symbol [, s quantize]``: the slot's harmony follows ``symbol``
+    ("Am7/G", "F#m7b5", "E5" …) from its next beat (``quantize`` beat, the default; bar; off);
+    an empty symbol gives the composed progression back."""
+    _need(args, 2, 3, address)
+    slot = check_slot(args[0], nslots, address)
+    try:
+        sym = args[1]
+        if isinstance(sym, (bytes, bytearray)):
+            sym = bytes(sym).decode("utf-8", "replace")
+        if not isinstance(sym, str):
+            raise WavebridgeError("bad_type", f"{address}: chord must be a string, got {type(sym).__name__}")
+        sym = sym.strip()
+        if len(sym) > MAX_CHORD_CHARS:
+            raise WavebridgeError("bad_chord", f"{address}: a chord symbol has at most {MAX_CHORD_CHARS} characters")
+        if sym:
+            from engine.compose.chordread import parse_symbol
+            try:
+                sym = parse_symbol(sym).symbol
+            except ValueError as e:
+                raise WavebridgeError("bad_chord", f"{address}: {e}") from None
+        quantize = _quantize(args[2], address) if len(args) > 2 else "beat"
+    except WavebridgeError as e:
+        e.slot = slot
+        raise
+    return Command("chord", slot=slot, chord=sym, quantize=quantize)
+
+
 def parse_osc(address: str, args: list, nslots: int, params: dict | None = None) -> Command:
     """Validate one OSC message into a Command; raises ``WavebridgeError``. ``[control]``"""
     params = params or COMMON_PARAMS
@@ -217,6 +252,8 @@ def parse_osc(address: str, args: list, nslots: int, params: dict | None = None)
             e.slot = slot
             raise
         return Command("param", slot=slot, name=name, value=value)
+    if address == "/wb/chord":
+        return _chord(args, nslots, address)
     if address == "/wb/tempo":
         _need(args, 1, 1, address)
         return Command("tempo", value=_float(args[0], "bpm", address, 20.0, 400.0))

@@ -337,7 +337,7 @@ class Daemon:
 
     def submit(self, cmd: Command) -> int:
         """Enqueue a command for the engine; returns the job id for ``play`` (else 0). ``[control]``"""
-        if cmd.kind in ("play", "stop", "param") and cmd.slot not in self.slots:
+        if cmd.kind in ("play", "stop", "param", "chord") and cmd.slot not in self.slots:
             raise WavebridgeError("bad_slot", f"slot {cmd.slot} does not exist")
         job = 0
         if cmd.kind == "play":
@@ -372,6 +372,7 @@ class Daemon:
                 "age_s": (now - s.job_started) if job is not None else 0.0,
                 "reader_alive": (time.monotonic_ns() - ring.reader_heartbeat_ns) < 1_000_000_000,
                 "splices_overtaken": ring.splices_overtaken, "dsp": self.dsp_path,
+                "chord": s.chord, "chord_key": s.chord_key,
             })
         return out
 

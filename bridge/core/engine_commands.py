@@ -16,6 +16,7 @@ from engine.scheduler import Job
 
 from bridge.core.commands import Command
 from bridge.core.events import Event
+from bridge.core.harmonylink import HarmonyLink
 from bridge.core.slot import Slot
 from bridge.core.slotstate import PLAYING, REPLACING, Close, Param, Play, RingView, Stop
 from plugin_stub.protocol import WavebridgeError
@@ -41,6 +42,7 @@ class CommandApplier:
         self.actions = actions                   # bridge.core.engine_actions.SlotActions
         self.view = view
         self.clock_ns = owner.clock_ns
+        self.harmony = HarmonyLink(owner, hostlink, writer, self)
 
     def apply_safely(self, cmd: Command) -> None:
         """Apply one command; a failure becomes an ``error`` event, never an exception. ``[engine]``"""
@@ -71,6 +73,8 @@ class CommandApplier:
             self.actions.handle(slot, Stop(n, cmd.reply_to, self.view(slot)))
         elif cmd.kind == "param":
             self.actions.handle(d.slots[cmd.slot], Param(cmd.name, cmd.value))
+        elif cmd.kind == "chord":
+            self.harmony.chord(cmd)
         elif cmd.kind == "tempo":
             d.backend.set_tempo(cmd.value)
         elif cmd.kind == "close_slot":          # a private slot: end its jobs now (no fade), then drop it
@@ -78,6 +82,7 @@ class CommandApplier:
             if slot is not None and slot.private:
                 slot.held, slot.gate_ns = [], None
                 self.actions.handle(slot, Close())
+                self.harmony.forget(slot.name)
                 d.drop_private_slot(cmd.slot)
         elif cmd.kind == "transport":
             self.hostlink.transport(cmd)
@@ -109,6 +114,7 @@ class CommandApplier:
             return
         sm = slot.sm
         self.actions.handle(slot, Play(job, self.view(slot)))
+        self.harmony.started(slot, job)
         self.hostlink.started(slot, job, sm.state == REPLACING, cmd)
         if sm.state == REPLACING:
             self._crossfade_chunk(slot, job)
@@ -170,27 +176,46 @@ class CommandApplier:
         cannot.
         ``[engine]``"""
         d = self.owner
+        job = slot.sm.job
+        if job is None:
+            return False
+        f_at = int(round((at - origin) * d.backend.sample_rate / slot.ring.sample_rate))
+        if not self.can_splice(slot, job, at, f_at):
+            return False
+        stream = d.backend.continuation(job.stream, f_at, job.job, shift)
+        if stream is None:
+            return False
+        self._attach_continuation(slot, job, stream, at, f_at, host_beat_at)
+        d.retimes += 1
+        return True
+
+    def can_splice(self, slot: Slot, job: Job, at: int, f_at: int) -> bool:
+        """Whether a continuation of ``job`` (the slot's playing one) from its frame ``f_at`` can
+        be spliced in at ring frame ``at`` now: the slot plays it, ``at`` lies between the splice
+        guard and the ring's write index, the backend has rendered past ``f_at`` and has a stream
+        to spare, and the job is not about to end. ``[engine]``"""
+        d = self.owner
         sm = slot.sm
-        job = sm.job
-        if sm.state != PLAYING or job is None or job.done or not d.config.splice:
+        if sm.state != PLAYING or sm.job is not job or job.done or not d.config.splice:
             return False
         ring = slot.ring
         if not ring.read_index + self.writer.guard(slot) <= at < ring.write_index:
             return False
         if len(self._open_jobs()) >= d.scheduler.max_batch:
             return False
-        sr, rr = d.backend.sample_rate, ring.sample_rate
-        f_at = int(round((at - origin) * sr / rr))
         if f_at <= 0 or f_at >= d.backend.render_head(job.stream):
             return False
-        total = 0
-        if job.frames_total:
-            total = job.frames_total - f_at
-            if total <= sr // 2:
-                return False                    # nearly over: let it finish as it is
-        stream = d.backend.continuation(job.stream, f_at, job.job, shift)
-        if stream is None:
-            return False
+        return not (job.frames_total and job.frames_total - f_at <= d.backend.sample_rate // 2)  # nearly over
+
+    def splice_continuation(self, slot: Slot, job: Job, stream, at: int, f_at: int) -> None:
+        """Splice ``stream`` — a continuation of ``job``'s from its frame ``f_at`` (a chord
+        change, :mod:`bridge.core.harmonylink`; checked with :meth:`can_splice`) — into the slot
+        at ring frame ``at``, like a re-timed restart. ``[engine]``"""
+        self._attach_continuation(slot, job, stream, at, f_at, self.hostlink.host_beat_fn(slot))
+
+    def _attach_continuation(self, slot: Slot, job: Job, stream, at: int, f_at: int, host_beat_at) -> None:
+        d = self.owner
+        total = job.frames_total - f_at if job.frames_total else 0
         new = Job(job=job.job, slot=job.slot, prompt=job.prompt, seed=job.seed, seconds=job.seconds,
                   stream=stream, frames_total=total, next_chunk=d.scheduler.first_chunk,
                   compute_s=job.compute_s, tag=job.tag, retimed=True, cont_of=job,
@@ -199,5 +224,3 @@ class CommandApplier:
         self.actions.handle(slot, Play(new, self.view(slot)))
         self.hostlink.place_continuation(slot, new, at, host_beat_at)
         self._crossfade_chunk(slot, new, extra=2 * self.writer.guard(slot))   # room to land late (see splice_into)
-        d.retimes += 1
-        return True

@@ -103,6 +103,7 @@ class EngineThread(threading.Thread):
         if self._halt.is_set():
             return
         try:
+            self.commands.harmony.turn()
             self._progress_all()
             t_fill = time.perf_counter()
             self._fill()

@@ -152,6 +152,15 @@ class HostLink:
                 what.append(f"host bar phase {off:+.2f} beats away: moved into phase")
             log.info("slot %s: %s from ring frame %d", slot.name, "; ".join(what), at)
 
+    def host_beat_fn(self, slot):
+        """The host's beat at a ring frame of ``slot``, from its last transport report (``None``
+        without one). ``[engine]``"""
+        st = self.host.get(slot.name)
+        if st is None:
+            return None
+        rate = st.bpm * st.speed / (60.0 * slot.ring.sample_rate)
+        return lambda f: st.beat + (f - st.read_index) * rate
+
     def place_continuation(self, slot, job, at: int, host_beat_at) -> None:
         """A re-timed continuation's frame 0 is spliced exactly at ring frame ``at``; its grid
         keeps the score's beat there and follows the host from its next beat line. ``[engine]``"""

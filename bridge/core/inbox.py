@@ -35,10 +35,15 @@ class CommandQueue:
 
     def put_nowait(self, cmd: Command) -> None:
         with self._cv:
-            key = (cmd.slot, cmd.name) if cmd.kind == "param" else None
+            # a waiting param or chord of the slot takes the newer value (a keyboard's chord
+            # arrives note by note: only the last state of the keys matters)
+            key = (cmd.slot, cmd.name) if cmd.kind == "param" else (cmd.slot, "\0chord") if cmd.kind == "chord" \
+                else None
             if key is not None and key in self._params:
                 waiting = self._params[key]
                 waiting.value, waiting.reply_to = cmd.value, cmd.reply_to
+                waiting.chord, waiting.notes, waiting.quantize, waiting.latch = cmd.chord, cmd.notes, cmd.quantize, \
+                    cmd.latch
                 self.coalesced += 1
                 return
             n = len(self._dq)
@@ -67,8 +72,10 @@ class CommandQueue:
                 if not self._dq:
                     raise queue.Empty
             cmd = self._dq.popleft()
-            if cmd.kind == "param" and self._params.get((cmd.slot, cmd.name)) is cmd:
-                del self._params[(cmd.slot, cmd.name)]
+            if cmd.kind in ("param", "chord"):
+                key = (cmd.slot, cmd.name) if cmd.kind == "param" else (cmd.slot, "\0chord")
+                if self._params.get(key) is cmd:
+                    del self._params[key]
             elif self._last.get(cmd.slot) is cmd:
                 del self._last[cmd.slot]
             return cmd

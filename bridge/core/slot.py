@@ -55,6 +55,8 @@ class Slot:
         self.readers = 1
         self.readers_since = 0
         self.private = False                         # a web stream's slot: privately named ring, read in-process
+        self.chord = ""                              # the chord a player steers it with ("": composed)
+        self.chord_key = ""                          # … and the key those chords imply
         self.reanchor: int | None = None             # job whose ring origin (bridge.core.hostlink) a rate switch moved
 
     # views for status, metrics and tests

@@ -62,6 +62,9 @@ class Band:
     bar), ``key_root``/``mode``/``scale``, the progressions, swing and humanisation, the ``parts``
     with their :class:`PartPlan`, and the drum ``groove``. ``[engine]``"""
 
+    #: chords a player steers, ``(beat, Chord | None)`` in beat order (see :func:`engine.compose.composer.steer`)
+    harmony: tuple = ()
+
     def __init__(self, prompt: str, seed: int, bpm: float | None):
         self.prompt, self.seed = prompt, int(seed)
         spec = self.spec = read_prompt(prompt)

@@ -26,9 +26,9 @@ class _Line:
         self.vel0 = 96 if bar.sec.kind in ("B", "drop") else 88
 
     def root(self, c: Chord) -> int:
-        """The chord's root in the part's register, nearest its centre."""
+        """The chord's root (a slash chord's bass) in the part's register, nearest its centre."""
         pl = self.pl
-        n = nearest(c.root, pl.centre)
+        n = nearest(c.root if c.bass is None else c.bass, pl.centre)
         while n < pl.lo:
             n += 12
         while n > pl.hi:
@@ -57,7 +57,10 @@ def _walking(line: _Line) -> None:
         n_next = chords[ci + 1][2] if ci + 1 < len(chords) else line.nxt
         target = line.root(n_next)
         qn = max(1, int(round(b - a)))
-        tones = sorted({r + iv - (12 if r + iv > pl.hi else 0) for iv in c.intervals[:4]})
+        rt = r if c.bass is None else r - (c.bass - c.root) % 12     # a slash chord's tones stand on its root
+        tones = sorted({rt + iv - (12 if rt + iv > pl.hi else 0) for iv in c.intervals[:4]})
+        up_tones = sorted(x for x in {t + o for t in tones for o in (0, 12)} if pl.lo <= x <= pl.hi)
+        held = target == r                                            # the same root next: walk up its chord
         cur = r
         for q in range(qn):
             t = a + q
@@ -67,6 +70,8 @@ def _walking(line: _Line) -> None:
                 p = r
             elif q == qn - 1:
                 p = target + rng.choice((-1, 1, -1, 7 - 12 if target - 5 >= pl.lo else 1))
+            elif held and any(x > cur for x in up_tones):
+                p = min(x for x in up_tones if x > cur)
             else:
                 up = target > cur
                 cands = [x for x in tones + [cur + (2 if up else -2)] if x != cur and pl.lo <= x <= pl.hi]
@@ -312,7 +317,11 @@ def _figure(line: _Line) -> None:
             else:                                           # the scale step next to it: a chromatic
                 p = _scale_step(tgt, line.band.scale, up)   # step from below is the dominant key's note
         else:
-            p = r + _interval(tone, c)
+            iv = _interval(tone, c)
+            if c.bass is not None and iv % 12:
+                p = r - (c.bass - c.root) % 12 + iv          # a slash chord's other tones: above its root
+            else:
+                p = r + iv
         while p > pl.hi:
             p -= 12
         while p < pl.lo:

@@ -35,6 +35,7 @@ from engine.compose.bass import play_bass
 from engine.compose.comping import play_arp, play_chords
 from engine.compose.drums import play_drums, play_perc
 from engine.compose.form import SECTION_BARS, Bar, Section, plan_section, section_kind
+from engine.compose.harmony import nearest
 from engine.compose.melody import play_lead
 from engine.score import Control, Note, Score
 
@@ -67,8 +68,29 @@ class Composer(Band):
         if sec is None:
             if len(self._sections) > 32:
                 self._sections.clear()
-            sec = self._sections[k] = plan_section(self, k)
+            steered = (self.key_root, self.scale)
+            self.key_root, self.scale = self.home_key      # the progression is the piece's, in its key
+            try:
+                sec = self._sections[k] = plan_section(self, k)
+            finally:
+                self.key_root, self.scale = steered
         return sec
+
+    @property
+    def home_key(self) -> tuple[int, tuple[int, ...]]:
+        """The piece's own key (tonic, scale), whatever a steered bar plays in."""
+        return self._home if self.harmony else (self.key_root, self.scale)
+
+    def _steered_key(self, i: int):
+        """The key (tonic, scale) the chords a player holds over bar ``i`` imply, or None."""
+        b0, b1 = i * self.bpb, (i + 1) * self.bpb
+        key = None
+        for beat, chord, k in self.harmony:
+            if beat <= b0 + 1e-9:
+                key = k if chord is not None else None      # in force as the bar starts
+            elif beat < b1 - 1e-9 and chord is not None and key is None:
+                key = k                                      # struck within the bar
+        return key
 
     # --- bars ------------------------------------------------------------------------------------
     def chords_of_bar(self, i: int) -> list:
@@ -89,6 +111,16 @@ class Composer(Band):
         sec = self.section(k)
         rng = random.Random(stable_hash(self.base, "bar", i))
         bar = Bar(i, s, sec, rng, [], [], self.section)
+        key = self._steered_key(i) if self.harmony else None
+        if key is not None:
+            self.key_root, self.scale = key                # the lead and the bass walk the chords' key
+            try:
+                return self._write_bar(i, sec, s, bar, rng)
+            finally:
+                self.key_root, self.scale = self._home
+        return self._write_bar(i, sec, s, bar, rng)
+
+    def _write_bar(self, i, sec, s, bar, rng):
         early = i < SECTION_BARS + self.intro_bars          # the intro and the first section
         for j, pl in enumerate(self.plans):
             if pl.named and early:
@@ -96,7 +128,42 @@ class Composer(Band):
             elif j in sec.drop or not self._plays(pl, sec, s):
                 continue
             _PLAYERS[pl.role](self, j, pl, bar)
+        if self.harmony:
+            self._move_to_chords(i, sec, s, bar)
         return self._finish(i, bar.ev, bar.ctl, rng)
+
+    def _move_to_chords(self, i: int, sec: Section, s: int, bar: Bar) -> None:
+        """A chord a player steers to inside the bar is struck where it comes, as a band would
+        move: the chords and pads sounding across it are cut there and strike its voicing, the
+        bass moves to its root (or slash bass), a melody note outside it stops; drums, arpeggios
+        and notes that start after it are as the parts wrote them."""
+        b0, bpb = i * self.bpb, self.bpb
+        chords = sec.chords[s]
+        for beat, chord, _ in self.harmony:
+            tb = beat - b0
+            if not (1e-9 < tb < bpb - 1e-9):
+                continue
+            x = next((n for n, (a, b, _c) in enumerate(chords) if a <= tb + 1e-9 < b), None)
+            if x is None:
+                continue
+            c = chords[x][2]
+            ev, new, struck = bar.ev, [], {}
+            for q, (j, t0, t1, p, v, g) in enumerate(ev):
+                pl = self.plans[j]
+                role = pl.role
+                if role in ("drums", "perc", "arp") or not (t0 < tb - 1e-9 and t1 > tb + 0.05):
+                    continue
+                if role == "lead" and p % 12 in c.pcs:
+                    continue                                   # a melody note of the new chord rings on
+                ev[q] = (j, t0, tb, p, v, g)
+                if role in ("chords", "pad") and j in sec.voicings:
+                    end, vel = struck.get(j, (t1, v))
+                    struck[j] = (max(end, t1), max(vel, v))
+                elif role == "bass":
+                    new.append((j, tb, t1, nearest(c.root if c.bass is None else c.bass, p), v, 0))
+            for j, (end, vel) in struck.items():
+                new.extend((j, tb, end, p, vel, 0) for p in sec.voicings[j][s][x])
+            ev.extend(new)
 
     def _plays(self, pl: PartPlan, sec: Section, s: int) -> bool:
         """Whether part ``pl`` plays bar ``s`` of ``sec``: intros build up, breaks thin out,
@@ -218,6 +285,33 @@ def compose(prompt: str, seed: int = 0, bpm: float | None = None) -> Score:
                  genre=c.g.name, parts=list(c.parts), swing=c.swing, beat=c.beat,
                  groups=c.groups if not c.compound else (), tone=c.g.tone, make_bar=c.make_bar,
                  section_of=c.section_of, chord_of=c.chord_of)
+
+
+def steer(score: Score, beat: float, chord, key: tuple[int, str] | None = None) -> Score:
+    """``score`` with ``chord`` (a :class:`~engine.compose.harmony.Chord`, or ``None`` for the
+    composed progression again) in force from ``beat`` on: bass, comping, pads, arpeggios and the
+    lead are voiced to it, the drums and the form are untouched, and everything before ``beat``
+    is as it was. Steering given earlier from ``beat`` on is replaced. ``key`` (tonic, "major" |
+    "minor"): the scale the lead and the bass walk in while a chord is held (the key the played
+    chords imply); the score's own key comes back with ``chord=None``. Cheap (no bar is made
+    until asked). ``[engine]``"""
+    import dataclasses
+
+    from engine.compose.genres import MODES
+
+    c = composer_of(score)
+    beat = max(0.0, float(beat))
+    n = Composer.__new__(Composer)
+    n.__dict__.update(c.__dict__)
+    n._sections = {}
+    n._home = c.home_key
+    scale_key = None
+    if chord is not None and key is not None:
+        tonic, mode = int(key[0]) % 12, ("minor" if key[1] == "minor" else "major")
+        scale_key = (tonic, tuple(sorted((tonic + i) % 12 for i in MODES[mode])))
+    n.harmony = tuple(e for e in c.harmony if e[0] < beat - 1e-9) + ((beat, chord, scale_key),)
+    return dataclasses.replace(score, make_bar=n.make_bar, section_of=n.section_of, chord_of=n.chord_of,
+                               _cache={})
 
 
 def composer_of(score: Score) -> Composer:

@@ -76,11 +76,50 @@ def plan_section(band: Band, k: int) -> Section:
     prog, tokens = _progression(band, kind, fam, r)
     bars_tokens = _cadences(band, kind, tokens, r)
     chords = [_bar_chords(band, tok, r) for tok in bars_tokens]
+    if getattr(band, "harmony", ()):
+        chords = steer_chords(band, k, chords)
     voicings = _voicings(band.plans, chords)
     motif = _motif(band, fam, stable_hash(band.base, "motif", fam, var if kind != "solo" else k))
     drop = _resting(band, kind, r, k)
     return Section(k, kind, var, chords, prog, voicings, motif, frozenset(drop),
                    fill_bar3=r.random() < 0.35, bass_var=r.randrange(4), comp_var=r.randrange(4))
+
+
+def steer_chords(band: Band, k: int, chords: list) -> list:
+    """Section ``k``'s bars with the chords a player steers (``band.harmony``: ``(beat, Chord |
+    None, key)`` in beat order, each in force from its beat until the next; ``None`` gives the
+    composed chords back) laid over the composed ones. ``[engine]``"""
+    h = band.harmony
+    off = getattr(band, "offset", 0)
+    bpb = band.bpb
+    out = []
+    for b, ev in enumerate(chords):
+        b0 = (k * SECTION_BARS + b - off) * bpb
+        b1 = b0 + bpb
+        # the steering in force over the bar, as (t0, t1, chord or None) within it
+        cur = None
+        for beat, c, *_ in h:
+            if beat <= b0 + 1e-9:
+                cur = c
+        segs, t = [], 0.0
+        for beat, c, *_ in h:
+            if b0 + 1e-9 < beat < b1 - 1e-9:
+                segs.append((t, beat - b0, cur))
+                t, cur = beat - b0, c
+        segs.append((t, bpb, cur))
+        if all(c is None for _, _, c in segs):
+            out.append(ev)
+            continue
+        row = []
+        for t0, t1, c in segs:
+            if c is None:
+                row += [(max(a, t0), min(e, t1), cc) for a, e, cc in ev if min(e, t1) - max(a, t0) > 1e-9]
+            elif row and row[-1][2] == c and abs(row[-1][1] - t0) < 1e-9:
+                row[-1] = (row[-1][0], t1, c)
+            else:
+                row.append((t0, t1, c))
+        out.append(row)
+    return out
 
 
 def _progression(band: Band, kind: str, fam: str, r: random.Random) -> tuple[str, list[str]]:

@@ -25,11 +25,13 @@ _SUFFIX = {  # suffix → (major-case intervals, minor-case intervals)
 
 @dataclass(frozen=True)
 class Chord:
-    """A chord: ``root`` pitch class and intervals above it (``(0, 4, 7)`` a major triad)."""
+    """A chord: ``root`` pitch class and intervals above it (``(0, 4, 7)`` a major triad), and
+    ``bass``, the pitch class of a slash chord's bass ("C/E": 4), ``None`` for the root."""
 
     root: int
     intervals: tuple[int, ...]
     symbol: str
+    bass: int | None = None
 
     @functools.cached_property
     def pcs(self) -> tuple[int, ...]:

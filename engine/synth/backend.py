@@ -167,9 +167,29 @@ class SynthBackend(Backend):
         the mix carried over, and the :attr:`CONTINUATION_PREROLL_S` before it performed and
         dropped (:meth:`Performance.seek`), so that the crossfade into it neither re-strikes the
         held notes nor cuts the reverb. ``[engine]``"""
+        return self._continue(stream, frame, job, shift, stream.state.score)
+
+    def steer(self, stream: Stream, frame: int, job: int, beat: float, chord, key=None) -> Stream:
+        """A continuation of ``stream`` from its frame ``frame`` whose score has ``chord`` from
+        ``beat`` on (``None``: the composed progression again; :func:`engine.compose.composer.steer`),
+        for a chord change spliced at the read head. ``[engine]``"""
+        from engine.compose.composer import steer
+
+        return self._continue(stream, frame, job, 0.0, steer(stream.state.score, beat, chord, key))
+
+    def steer_start(self, stream: Stream, chord, key=None) -> None:
+        """A stream not yet rendered plays ``chord`` from its first beat (a chord held while a
+        new prompt starts). ``[engine]``"""
+        from engine.compose.composer import steer
+
+        old = stream.state
+        stream.state = self.performance(steer(old.score, 0.0, chord, key), stream.params)
+        old.close()
+
+    def _continue(self, stream: Stream, frame: int, job: int, shift: float, score) -> Stream:
         old = stream.state
         beat = max(0.0, old.tempo.beat_at(frame) + float(shift))
-        perf = self.performance(old.score, stream.params)
+        perf = self.performance(score, stream.params)
         try:
             perf.seek(beat, old.tempo.bpm_at(frame), preroll=int(self.CONTINUATION_PREROLL_S * self.sample_rate))
             perf.mix.continue_from(old.mix)

@@ -8,6 +8,9 @@ It drives real daemon processes over OSC and reads their rings with the stub rea
 - ``prompt_change_ms``: ``/wb/play`` on a playing slot with ≥ 1 s buffered → the new job's
   first frame reaches the read head (the reader sees ``read_index`` pass the splice point);
   baseline: a daemon without splicing, where the new prompt waits behind the buffer.
+- ``chord_change_ms`` (synth): ``/wb/chord`` on a playing slot → the read head reaches the beat
+  the chord is struck on (it waits for the slot's next beat: 0–500 ms at 120 bpm, plus the guard
+  and the crossfade).
 - ``max_realtime_slots``: the largest number of slots played together, all read at 128-frame
   blocks in real time, with zero underrun frames over the measuring window.
 - ``rtf_single`` / ``aggregate_audio_s_per_s``: the backend alone, one stream and a batch;
@@ -159,6 +162,53 @@ def bench_prompt_change(d, client, trials: int, settle_s: float = 1.3, stops: li
     finally:
         host.stop()
     return lat, buf
+
+
+CHORDS = ("F#", "Bbmaj7", "Dm7", "E", "Ab/C", "C#m7", "G7sus4", "Ebadd9")
+
+
+def bench_chord_change(d, client, trials: int, xfade_ms: float = 50.0, bpm: float = 120.0) -> list[float]:
+    """``/wb/chord`` on a playing slot (≥ 1 s buffered) → the read head reaches the chord's beat
+    (the continuation's splice plus its crossfade: the chord is struck right after), in ms.
+    At ``bpm`` a chord waits up to a beat for its line, so the figures spread over ~0..beat."""
+    host = HostReaders([3]).start()
+    r = host.readers[0]
+    lat = []
+    state = {}
+
+    def on_tick(_k):
+        at = state.get("beat_at")
+        if at is not None and "heard" not in state and r.read_index >= at:
+            state["heard"] = time.monotonic()
+
+    host.on_tick = on_tick
+    try:
+        client.send("/wb/play", 3, f"steady pop groove with piano chords, bass and a pad at {bpm:g} bpm")
+        client.wait_for("/wb/first_audio", 5.0)
+        time.sleep(1.3)
+        rng = np.random.default_rng(7)
+        for i in range(trials):
+            time.sleep(0.6 + float(rng.uniform(0.0, 60.0 / bpm)))   # anywhere in the beat
+            state.clear()
+            before = r.meta().get("splice_at")
+            t = client.send("/wb/chord", 3, CHORDS[i % len(CHORDS)])
+            end = time.monotonic() + 5.0
+            while time.monotonic() < end:
+                sp = r.meta().get("splice_at")
+                if sp is not None and sp != before:
+                    state["beat_at"] = sp + int(r.sample_rate * (xfade_ms + 4.0) / 1000.0)
+                    break
+                time.sleep(0.001)
+            end = time.monotonic() + 5.0
+            while "heard" not in state and time.monotonic() < end:
+                time.sleep(0.002)
+            if "heard" in state:
+                lat.append((state["heard"] - t) * 1000.0)
+        client.send("/wb/stop", 3, 0.05)
+        client.wait_for("/wb/done", 5.0)
+    finally:
+        host.stop()
+    return lat
 
 
 def _start_retrying(start_daemon, *args, tries: int = 6):
@@ -343,6 +393,11 @@ def _bench_latency(res: dict, extra: list[str], quick: bool) -> None:
         _say(f"prompt change at the read head ({pc_trials} changes, ≥ 1 s buffered) …")
         stop_ms: list[float] = []
         pc, pc_buf = bench_prompt_change(d, c, pc_trials, stops=stop_ms)
+        ch = []
+        if "synth" in extra[:2]:
+            ch_trials = 4 if quick else 24
+            _say(f"chord changes at the read head ({ch_trials} /wb/chord at 120 bpm) …")
+            ch = bench_chord_change(d, c, ch_trials)
         c.close()
     finally:
         d.terminate()
@@ -350,6 +405,9 @@ def _bench_latency(res: dict, extra: list[str], quick: bool) -> None:
     res["prompt_change_ms"] = {"p50": round(_pct(pc, 50), 2), "p99": round(_pct(pc, 99), 2), "n": len(pc),
                                "buffered_s_p50": round(_pct(pc_buf, 50), 3)}
     res["stop_ms"] = round(stop_ms[0], 2) if stop_ms else None   # /wb/stop → fade-out at the read head
+    if ch:
+        res["chord_change_ms"] = {"p50": round(_pct(ch, 50), 2), "p99": round(_pct(ch, 99), 2), "n": len(ch),
+                                  "beat_ms": 500.0}
 
     _say("naive baseline: full first chunk, no splice …")
     d = _start_retrying(DaemonProcess, *extra, "--slots", "4", "--first-chunk", "8192", "--no-splice")
@@ -391,6 +449,10 @@ def _print_summary(res: dict, window: float, price: float) -> None:
     print(f"  prompt change      p50 {res['prompt_change_ms']['p50']:7.2f} ms   p99 {res['prompt_change_ms']['p99']:7.2f} ms"
           f"   (naive, no splice: p50 {res['prompt_change_ms_naive']['p50']:.0f} ms → "
           f"{res['prompt_change_speedup_vs_naive']}× faster)")
+    if "chord_change_ms" in res:
+        cc = res["chord_change_ms"]
+        print(f"  chord change       p50 {cc['p50']:7.2f} ms   p99 {cc['p99']:7.2f} ms   (/wb/chord → its beat at the "
+              f"read head; a beat is {cc['beat_ms']:.0f} ms)")
     if res["stop_ms"] is not None:
         print(f"  stop               {res['stop_ms']:7.2f} ms to the fade-out at the read head (≥ 1 s buffered)")
     print(f"  real-time slots    {best} with 0 underruns ({BLOCK}-frame blocks, {window:.0f} s)"
