@@ -77,17 +77,16 @@ class Backend:
         cannot (a model's state cannot be rewound). ``[engine]``"""
         return None
 
-    def steer(self, stream: Stream, frame: int, job: int, beat: float, chord, key=None) -> Stream | None:
-        """A new stream that plays what ``stream`` would from its frame ``frame`` on, with the
-        harmony steered to ``chord`` (an :class:`engine.compose.harmony.Chord`; ``None`` gives
-        the composed progression back) from the music's beat ``beat``, in ``key`` (tonic, mode)
-        while a chord is held — spliced in at the read head like a re-timed restart; ``None``
-        where the backend cannot (a model without a score). ``[engine]``"""
+    def continue_with(self, stream: Stream, frame: int, job: int, change) -> Stream | None:
+        """A new stream that plays what ``stream`` would from its frame ``frame`` on, with its
+        score changed by ``change`` (score → score: a chord a player steers to, a tune sung from
+        a bar on; the same music until then) — spliced in at the read head like a re-timed
+        restart; ``None`` where the backend cannot (a model without a score). ``[engine]``"""
         return None
 
-    def steer_start(self, stream: Stream, chord, key=None) -> None:
-        """Make a stream not yet rendered play ``chord`` from its start (a held chord carried
-        into a new prompt); a no-op for a backend without a score. ``[engine]``"""
+    def restart_with(self, stream: Stream, change) -> None:
+        """Make a stream not yet rendered play ``change(score)`` from its start (a held chord
+        or a tune carried into a new prompt); a no-op for a backend without a score. ``[engine]``"""
 
     def set_tempo(self, bpm: float) -> None:
         """Global tempo for backends that use it. ``[engine]``"""

@@ -123,3 +123,43 @@ def _track(events: list, end_tick: int):
         now = t
     track.append(mido.MetaMessage("end_of_track", time=max(0, end_tick - now)))
     return track
+
+
+MAX_TUNE_NOTES = 4096
+
+
+def read_tune(data: bytes) -> list[tuple[float, float, int, int]]:
+    """A Standard MIDI File's notes (every channel but the drums'), as ``(start_beat, dur_beats,
+    pitch, velocity)`` in quarter-note beats from its first note — a tune for
+    :func:`engine.compose.theme.clean`. Raises ``ValueError`` (one line) for bytes that are not
+    a MIDI file, or a file without notes."""
+    import io
+
+    import mido
+
+    try:
+        mid = mido.MidiFile(file=io.BytesIO(bytes(data)))
+    except Exception as e:  # noqa: BLE001 — mido raises OSError, EOFError, KeyError, ValueError …
+        raise ValueError(f"not a Standard MIDI File ({type(e).__name__})") from None
+    tpq = mid.ticks_per_beat or 480
+    if mid.type == 2:
+        raise ValueError("a type 2 MIDI file (independent patterns) is not a tune")
+    notes, held = [], {}
+    for track in mid.tracks:
+        t = 0
+        for msg in track:
+            t += msg.time
+            if msg.type not in ("note_on", "note_off") or msg.channel == 9:
+                continue
+            key = (msg.channel, msg.note)
+            if msg.type == "note_on" and msg.velocity > 0:
+                held[key] = (t, msg.velocity)
+            elif key in held:
+                t0, vel = held.pop(key)
+                notes.append((t0 / tpq, (t - t0) / tpq, msg.note, vel))
+            if len(notes) > MAX_TUNE_NOTES:
+                raise ValueError(f"more than {MAX_TUNE_NOTES} notes: not a tune")
+    if not notes:
+        raise ValueError("the MIDI file has no notes (drums aside)")
+    first = min(n[0] for n in notes)
+    return sorted((a - first, d, p, v) for a, d, p, v in notes)

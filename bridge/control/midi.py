@@ -314,8 +314,10 @@ class MidiMapper:
     no place for) and ``invalid`` (a mapping that did not validate as a command).
     """
 
-    def __init__(self, midi_map: MidiMap, nslots: int, params: dict | None = None):
+    def __init__(self, midi_map: MidiMap, nslots: int, params: dict | None = None, armed: set | None = None):
         self.map = midi_map
+        #: slots recording a tune (``Daemon.theme_armed``): their channel's keys go to the recording
+        self.armed = armed if armed is not None else set()
         self.nslots = nslots
         self.params = params or dict(COMMON_PARAMS)
         self.stats = {"messages": 0, "commands": 0, "ignored": 0, "unmapped": 0, "invalid": 0}
@@ -348,6 +350,9 @@ class MidiMapper:
                 out = self._harmony(msg.channel + 1, msg.note, t == "note_on" and msg.velocity > 0)
             elif t == "control_change" and msg.control in (120, 123) and msg.channel + 1 in self.map.harmony:
                 out = self._harmony(msg.channel + 1, None, False)
+            elif t in ("note_on", "note_off") and self.armed and \
+                    (rec := self._recording(msg.channel + 1, msg.note, msg.velocity if t == "note_on" else 0)):
+                out = rec
             elif t == "note_on" and msg.velocity > 0:
                 out = self._note_on(msg.channel + 1, msg.note, msg.velocity)
             elif t == "note_off" or t == "note_on":
@@ -398,6 +403,13 @@ class MidiMapper:
         if keys == before:
             return []
         return [Command("chord", slot=slot, notes=tuple(sorted(keys)), latch=self.map.harmony_latch)]
+
+    def _recording(self, channel: int, note: int, velocity: int):
+        """A key on the channel of a slot recording a tune: to the recording, not a prompt."""
+        slot = self.slot_of(channel)
+        if slot is None or slot not in self.armed:
+            return None
+        return [Command("theme_key", slot=slot, notes=(int(note),), value=float(velocity))]
 
     def _note_rule(self, channel: int, note: int) -> NoteRule | None:
         anych = None
@@ -550,7 +562,8 @@ class MidiInput:
     def __init__(self, daemon, midi_map: MidiMap | None = None, *, port_name: str | None = None,
                  virtual_name: str = DEFAULT_PORT_NAME, backend: str | None = None):
         self.daemon = daemon
-        self.mapper = MidiMapper(midi_map or MidiMap.default(), len(daemon.slots), daemon.params())
+        self.mapper = MidiMapper(midi_map or MidiMap.default(), len(daemon.slots), daemon.params(),
+                                 getattr(daemon, "theme_armed", None))
         self.want_port = port_name
         self.virtual_name = virtual_name
         self.backend_name = backend or os.environ.get("MIDO_BACKEND") or None
@@ -604,7 +617,8 @@ class MidiInput:
 
     def set_map(self, midi_map: MidiMap) -> None:
         """Swap the map (SIGHUP), keeping held notes and bank choices. ``[control]``"""
-        new = MidiMapper(midi_map, len(self.daemon.slots), self.daemon.params())
+        new = MidiMapper(midi_map, len(self.daemon.slots), self.daemon.params(),
+                         getattr(self.daemon, "theme_armed", None))
         new.adopt(self.mapper)
         for p in midi_map.check(len(self.daemon.slots), self.daemon.params()):
             log.warning("MIDI map %s: %s", midi_map.source, p)

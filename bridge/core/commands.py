@@ -57,7 +57,7 @@ class Command:
     belong to one kind each.
     """
 
-    kind: str                         # play | stop | param | chord | tempo | transport | status | ping | wake | close_slot
+    kind: str                         # play | stop | param | chord | theme | theme_key | tempo | transport | status | ping …
     slot: int | str = -1
     prompt: str = ""
     seconds: float = 0.0
@@ -82,6 +82,8 @@ class Command:
     chord: str = ""
     notes: tuple[int, ...] = ()
     latch: bool = False               # notes: all keys up holds the last chord (the MIDI map's ``latch``)
+    # theme: ``chord`` is the action (record | stop | clear), or ``theme_notes`` a tune given whole
+    theme_notes: tuple = ()
 
 
 def _need(args, lo, hi, address):
@@ -210,6 +212,55 @@ def _chord(args, nslots: int, address: str) -> Command:
     return Command("chord", slot=slot, chord=sym, quantize=quantize)
 
 
+MAX_KEYS = 16
+MAX_THEME_FILE = 32768
+THEME_ACTIONS = ("record", "stop", "clear")
+
+
+def _theme(args, nslots: int, address: str) -> Command:
+    """``/wb/theme i slot, s record|stop|clear`` (record the keys played on the slot's MIDI
+    channel as its tune; stop; back to the composer's motifs) or ``/wb/theme i slot, b smf``
+    (a Standard MIDI File's tune, ≤ 32 KB: its top line)."""
+    _need(args, 2, 2, address)
+    slot = check_slot(args[0], nslots, address)
+    v = args[1]
+    try:
+        if isinstance(v, str):
+            if v not in THEME_ACTIONS:
+                raise WavebridgeError("bad_value", f"{address}: {v[:16]!r} is not record, stop or clear "
+                                                   f"(or send a MIDI file as a blob)")
+            return Command("theme", slot=slot, chord=v)
+        if not isinstance(v, (bytes, bytearray)):
+            raise WavebridgeError("bad_type", f"{address}: expects record, stop, clear or a MIDI file blob")
+        if len(v) > MAX_THEME_FILE:
+            raise WavebridgeError("bad_value", f"{address}: a MIDI file of at most {MAX_THEME_FILE} bytes")
+        from engine.midifile import read_tune
+        try:
+            notes = read_tune(bytes(v))
+        except ValueError as e:
+            raise WavebridgeError("bad_value", f"{address}: {e}") from None
+    except WavebridgeError as e:
+        e.slot = slot
+        raise
+    return Command("theme", slot=slot, theme_notes=tuple(notes))
+
+
+def _keys(args, nslots: int, address: str) -> Command:
+    """``/wb/keys i slot [, i note …]``: the keys a keyboard holds now (MIDI note numbers, at most
+    16), named as the slot's chord like a MIDI harmony channel's (none held: released) — what
+    the LV2 plugin forwards from its MIDI input and the web page from Web MIDI."""
+    _need(args, 1, 1 + MAX_KEYS, address)
+    slot = check_slot(args[0], nslots, address)
+    try:
+        notes = tuple(sorted({_int(v, "note", address) for v in args[1:]}))
+        if any(not 0 <= n <= 127 for n in notes):
+            raise WavebridgeError("bad_value", f"{address}: a note is 0..127")
+    except WavebridgeError as e:
+        e.slot = slot
+        raise
+    return Command("chord", slot=slot, notes=notes, source="keys")
+
+
 def parse_osc(address: str, args: list, nslots: int, params: dict | None = None) -> Command:
     """Validate one OSC message into a Command; raises ``WavebridgeError``. ``[control]``"""
     params = params or COMMON_PARAMS
@@ -254,6 +305,10 @@ def parse_osc(address: str, args: list, nslots: int, params: dict | None = None)
         return Command("param", slot=slot, name=name, value=value)
     if address == "/wb/chord":
         return _chord(args, nslots, address)
+    if address == "/wb/keys":
+        return _keys(args, nslots, address)
+    if address == "/wb/theme":
+        return _theme(args, nslots, address)
     if address == "/wb/tempo":
         _need(args, 1, 1, address)
         return Command("tempo", value=_float(args[0], "bpm", address, 20.0, 400.0))

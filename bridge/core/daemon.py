@@ -155,6 +155,8 @@ class Daemon:
         self.first_audio_ms: collections.deque = collections.deque(maxlen=1000)   # recent, for status
         self.retimes = 0                         # re-timed restarts: host tempo changes, relocates (bridge.core.hostlink)
         self.counters = {"commands": 0, "errors": 0}
+        #: slots recording a tune (/wb/theme SLOT record): their MIDI channel's keys are the phrase
+        self.theme_armed: set = set()
         self.errors_by_code: dict[str, int] = {}
         self.on_step = None           # metrics hook: callable(StepResult)
         self.on_apply = None          # metrics hook: callable(Command) as the engine takes it [engine]
@@ -337,8 +339,10 @@ class Daemon:
 
     def submit(self, cmd: Command) -> int:
         """Enqueue a command for the engine; returns the job id for ``play`` (else 0). ``[control]``"""
-        if cmd.kind in ("play", "stop", "param", "chord") and cmd.slot not in self.slots:
+        if cmd.kind in ("play", "stop", "param", "chord", "theme", "theme_key") and cmd.slot not in self.slots:
             raise WavebridgeError("bad_slot", f"slot {cmd.slot} does not exist")
+        if cmd.kind == "theme":
+            (self.theme_armed.add if cmd.chord == "record" else self.theme_armed.discard)(cmd.slot)
         job = 0
         if cmd.kind == "play":
             self._job_counter += 1
@@ -372,7 +376,7 @@ class Daemon:
                 "age_s": (now - s.job_started) if job is not None else 0.0,
                 "reader_alive": (time.monotonic_ns() - ring.reader_heartbeat_ns) < 1_000_000_000,
                 "splices_overtaken": ring.splices_overtaken, "dsp": self.dsp_path,
-                "chord": s.chord, "chord_key": s.chord_key,
+                "chord": s.chord, "chord_key": s.chord_key, "theme": s.theme,
             })
         return out
 

@@ -75,6 +75,10 @@ class CommandApplier:
             self.actions.handle(d.slots[cmd.slot], Param(cmd.name, cmd.value))
         elif cmd.kind == "chord":
             self.harmony.chord(cmd)
+        elif cmd.kind == "theme":
+            self.harmony.theme(cmd)
+        elif cmd.kind == "theme_key":
+            self.harmony.theme_key(cmd)
         elif cmd.kind == "tempo":
             d.backend.set_tempo(cmd.value)
         elif cmd.kind == "close_slot":          # a private slot: end its jobs now (no fade), then drop it

@@ -57,6 +57,7 @@ class Slot:
         self.private = False                         # a web stream's slot: privately named ring, read in-process
         self.chord = ""                              # the chord a player steers it with ("": composed)
         self.chord_key = ""                          # … and the key those chords imply
+        self.theme = ""                              # the tune it sings: "", "recording", "12 notes"
         self.reanchor: int | None = None             # job whose ring origin (bridge.core.hostlink) a rate switch moved
 
     # views for status, metrics and tests

@@ -331,6 +331,8 @@ def _render_parser(sub) -> None:
     p.add_argument("--sample-rate", type=int, default=48000)
     p.add_argument("--explain", action="store_true",
                    help="also print what the composer understood: style, tempo, meter, key, instruments")
+    p.add_argument("--theme", default=None, metavar="TUNE.mid",
+                   help="a tune (a MIDI file's top line, ≤ 4 bars) the lead takes as its motif")
 
 
 def _bench_parser(sub) -> None:

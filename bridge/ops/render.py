@@ -25,9 +25,16 @@ FORMATS = {".wav": ("WAV", "FLOAT"), ".flac": ("FLAC", "PCM_24")}
 
 def render_take(prompt: str, seconds: float, *, seed: int = 0, bpm: float | None = None,
                 soundfont: str | None = None, renderer: str | None = None, sample_rate: int = 48000,
-                chunk: int = 8192):
-    """(audio ``(n, 2)`` float32, score, backend description) for ``prompt``. ``[engine]``"""
-    b = SynthBackend(sample_rate=sample_rate, soundfont=soundfont, renderer=renderer, pool_size=1, workers=1)
+                chunk: int = 8192, theme=None):
+    """(audio ``(n, 2)`` float32, score, backend description) for ``prompt``; ``theme`` (an
+    :class:`engine.compose.theme.Theme`) is the lead's motif. ``[engine]``"""
+    composer = None
+    if theme is not None:
+        from engine.compose import compose
+
+        composer = lambda p, seed=0, bpm=None: compose(p, seed, bpm, theme)  # noqa: E731
+    b = SynthBackend(sample_rate=sample_rate, soundfont=soundfont, renderer=renderer, pool_size=1, workers=1,
+                     composer=composer)
     b.warmup()
     try:
         if bpm:
@@ -59,11 +66,18 @@ def run_render(args) -> int:
     if not args.prompt.strip():
         print("wavebridge render: the prompt is empty", file=sys.stderr)
         return 2
+    theme = None
+    if getattr(args, "theme", None):
+        try:
+            theme = load_theme(args.theme)
+        except (OSError, ValueError) as e:
+            print(f"wavebridge render: --theme {args.theme}: {e}", file=sys.stderr)
+            return 2
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         audio, score, what = render_take(args.prompt, args.seconds, seed=args.seed, bpm=args.bpm,
                                          soundfont=args.soundfont, renderer=args.renderer,
-                                         sample_rate=args.sample_rate)
+                                         sample_rate=args.sample_rate, theme=theme)
     except BackendError as e:
         print(f"wavebridge render: {e}", file=sys.stderr)
         return 1
@@ -85,6 +99,17 @@ def run_render(args) -> int:
     if getattr(args, "explain", False):
         print(explain_text(score))
     return 0
+
+
+def load_theme(path: str, meter: tuple[int, int] = (4, 4)):
+    """A tune from a MIDI file (its top line) as a cleaned :class:`engine.compose.theme.Theme`;
+    ``ValueError`` with one line for a file that is not one (``OSError`` if unreadable)."""
+    from engine.compose.theme import clean
+    from engine.midifile import read_tune
+
+    with open(path, "rb") as f:
+        data = f.read(1 << 20)
+    return clean(read_tune(data), meter)
 
 
 def explain_text(score) -> str:

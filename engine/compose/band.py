@@ -62,10 +62,16 @@ class Band:
     bar), ``key_root``/``mode``/``scale``, the progressions, swing and humanisation, the ``parts``
     with their :class:`PartPlan`, and the drum ``groove``. ``[engine]``"""
 
-    #: chords a player steers, ``(beat, Chord | None)`` in beat order (see :func:`engine.compose.composer.steer`)
+    #: chords a player steers, ``(beat, Chord | None, key)`` in beat order (see :func:`engine.compose.composer.steer`)
     harmony: tuple = ()
+    #: a player's tune as the lead's motif: per bar ``(position, duration, scale step from the
+    #: tonic)`` (:func:`engine.compose.theme.motif_of`), sung from bar ``theme_bar0`` on
+    theme_cells: tuple = ()
+    theme_bar0: int = 0
 
-    def __init__(self, prompt: str, seed: int, bpm: float | None):
+    def __init__(self, prompt: str, seed: int, bpm: float | None, home: tuple[int, str] | None = None):
+        """``home``: (tonic, "major" | "minor") of a tune the player gave — the key the piece is
+        in when the prompt names none (a tune played in G is accompanied in G)."""
         self.prompt, self.seed = prompt, int(seed)
         spec = self.spec = read_prompt(prompt)
         base = self.base = stable_hash(spec.text, self.seed)
@@ -88,14 +94,18 @@ class Band:
             tuple(float(b) for b in range(int(self.bpb)))
         self.bpm = _tempo(spec, g, bpm, rng, self.beat)
         mode = spec.mode or g.modes[rng.randrange(len(g.modes))]
+        if home is not None and not spec.mode:
+            mode = home[1]
         plain = "minor" if mode in ("dorian", "phrygian", "locrian") else "major" if mode in ("lydian", "mixolydian") \
             else None
-        if not spec.mode and plain in g.modes and stable_hash(base, "mode") % 3:
+        if not spec.mode and home is None and plain in g.modes and stable_hash(base, "mode") % 3:
             mode = plain           # unasked, a style's modal colour plays a third of the time, its plain key else
         if mode not in G.MODES:
             mode = "minor" if "min" in mode else "major"
         self.mode = mode
         self.key_root = spec.key_root if spec.key_root is not None else rng.randrange(12)
+        if home is not None and spec.key_root is None:
+            self.key_root = int(home[0]) % 12
         self.scale = tuple(sorted((self.key_root + i) % 12 for i in G.MODES[mode]))
         self.family = G.MODE_FAMILY[mode]
         self.progs, self.prog_scale = _progressions(g, self.family)

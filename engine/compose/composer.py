@@ -25,6 +25,7 @@ job start and while rendering (``compose`` ≈ a millisecond, a bar a fraction o
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import random
@@ -51,11 +52,44 @@ _PLAYERS: dict[str, Callable[[Band, int, PartPlan, Bar], None]] = {
 class Composer(Band):
     """Everything :func:`compose` decides (the :class:`Band`), and the bar generator. ``[engine]``"""
 
-    def __init__(self, prompt: str, seed: int, bpm: float | None):
-        super().__init__(prompt, seed, bpm)
+    def __init__(self, prompt: str, seed: int, bpm: float | None, theme=None):
+        super().__init__(prompt, seed, bpm, None if theme is None else theme.key())
         self._sections: dict[int, Section] = {}
         #: the intro is the last ``intro_bars`` bars of section 0: bar ``i`` is bar ``i + offset`` of the form
         self.offset = SECTION_BARS - max(0, min(SECTION_BARS, int(self.intro_bars)))
+        if theme is not None:
+            self.set_theme(theme, SECTION_BARS - self.offset)   # sung from the first bar after the intro
+
+    def set_theme(self, theme, bar0: int) -> None:
+        """Sing ``theme`` (an :class:`engine.compose.theme.Theme`) as the lead's motif from bar
+        ``bar0`` on, and harmonise under it. ``[engine]``"""
+        from engine.compose.theme import motif_of
+
+        self.theme_cells = tuple(tuple(row) for row in motif_of(theme, self.key_root, self.scale, self.bpb))
+        self.theme_bar0 = int(bar0)
+        self.theme = theme
+        self._sections = {}
+        if not any(pl.role == "lead" for pl in self.plans):
+            self._add_lead()
+
+    def _add_lead(self) -> None:
+        """A piece without a melody part gets one to sing the player's tune, on the band's own
+        keyboard or pad sound (a piano without one)."""
+        from engine.compose import genres as G
+        from engine.compose.band import _register
+        from engine.score import DRUM_CHANNEL, Part
+
+        used = {p.channel for p in self.parts}
+        free = [c for c in range(16) if c != DRUM_CHANNEL and c not in used]
+        if not free:
+            return
+        program = next((p.program for p in self.parts if p.role in ("chords", "pad", "arp")), 0)
+        lvl, pan, rvb, cho = G.ROLE_MIX["lead"]
+        part = Part(name="lead", role="lead", program=program, channel=free[0], level=lvl, pan=pan,
+                    reverb=round(min(1.0, self.g.reverb * rvb), 3), chorus=cho)
+        lo, hi, centre = _register("lead", "melody", program)
+        self.parts = list(self.parts) + [part]
+        self.plans = list(self.plans) + [PartPlan(part, "lead", "theme", lo, hi, centre, 0, True)]
 
     # --- the form ------------------------------------------------------------------------------
     def section_of(self, i: int) -> str:
@@ -122,8 +156,9 @@ class Composer(Band):
 
     def _write_bar(self, i, sec, s, bar, rng):
         early = i < SECTION_BARS + self.intro_bars          # the intro and the first section
+        sung = bool(self.theme_cells) and i >= self.theme_bar0     # a player's tune is never left out
         for j, pl in enumerate(self.plans):
-            if pl.named and early:
+            if pl.named and early or sung and pl.role == "lead":
                 pass                   # a named instrument is in from the first bar (and never rests early)
             elif j in sec.drop or not self._plays(pl, sec, s):
                 continue
@@ -266,22 +301,28 @@ class Composer(Band):
         return notes, controls
 
 
-def compose(prompt: str, seed: int = 0, bpm: float | None = None) -> Score:
-    """Prompt → :class:`Score` (bars generated on demand). ``bpm`` overrides the prompt's tempo.
+def compose(prompt: str, seed: int = 0, bpm: float | None = None, theme=None) -> Score:
+    """Prompt → :class:`Score` (bars generated on demand). ``bpm`` overrides the prompt's tempo;
+    ``theme`` (an :class:`engine.compose.theme.Theme`) is the lead's motif from the first bar
+    after the intro, developed over each phrase, with the harmony fitted under it.
 
-    Deterministic in ``(prompt, seed, bpm)``. Takes about a millisecond. ``[engine]``
+    Deterministic in ``(prompt, seed, bpm, theme)``. Takes about a millisecond. ``[engine]``
     """
     if not isinstance(prompt, str):
         raise TypeError("prompt must be a string")
     if bpm is not None and not (math.isfinite(float(bpm)) and float(bpm) > 0):
         raise ValueError(f"bpm must be a positive number, not {bpm!r}")
-    c = Composer(prompt, seed, bpm)
+    c = Composer(prompt, seed, bpm, theme)
     if log.isEnabledFor(logging.INFO):
         x = c.explain()
         log.info("composing %r (seed %d): %s (%s), %s, %s, %s, %s", prompt[:120], int(seed), x["style"], x["why"],
                  x["tempo"], x["meter"], x["key"],
                  ", ".join(f"{d['name']}:{d['program']}" for d in x["instruments"]))
-    return Score(prompt=prompt, seed=int(seed), bpm=c.bpm, meter=c.meter, key_root=c.key_root, mode=c.mode,
+    return _score_of(c)
+
+
+def _score_of(c: Composer) -> Score:
+    return Score(prompt=c.prompt, seed=int(c.seed), bpm=c.bpm, meter=c.meter, key_root=c.key_root, mode=c.mode,
                  genre=c.g.name, parts=list(c.parts), swing=c.swing, beat=c.beat,
                  groups=c.groups if not c.compound else (), tone=c.g.tone, make_bar=c.make_bar,
                  section_of=c.section_of, chord_of=c.chord_of)
@@ -295,8 +336,6 @@ def steer(score: Score, beat: float, chord, key: tuple[int, str] | None = None) 
     "minor"): the scale the lead and the bass walk in while a chord is held (the key the played
     chords imply); the score's own key comes back with ``chord=None``. Cheap (no bar is made
     until asked). ``[engine]``"""
-    import dataclasses
-
     from engine.compose.genres import MODES
 
     c = composer_of(score)
@@ -312,6 +351,27 @@ def steer(score: Score, beat: float, chord, key: tuple[int, str] | None = None) 
     n.harmony = tuple(e for e in c.harmony if e[0] < beat - 1e-9) + ((beat, chord, scale_key),)
     return dataclasses.replace(score, make_bar=n.make_bar, section_of=n.section_of, chord_of=n.chord_of,
                                _cache={})
+
+
+def with_theme(score: Score, theme, bar0: int | None = None) -> Score:
+    """``score`` whose lead sings ``theme`` from bar ``bar0`` on (the first bar after the intro
+    by default; everything before that bar as it was), with the harmony fitted under it — a
+    tune played in live. ``theme=None``: the composer's own motifs again. ``[engine]``"""
+    c = composer_of(score)
+    n = Composer.__new__(Composer)
+    n.__dict__.update(c.__dict__)
+    n._home = c.home_key
+    if bar0 is None:
+        bar0 = SECTION_BARS - c.offset
+    if theme is None:
+        n.theme_cells, n.theme = (), None
+        n._sections = {}
+    else:
+        n.set_theme(theme, max(0, int(bar0)))
+    if n.plans is c.plans:
+        return dataclasses.replace(score, make_bar=n.make_bar, section_of=n.section_of, chord_of=n.chord_of,
+                                   _cache={})
+    return dataclasses.replace(_score_of(n), prompt=score.prompt)
 
 
 def composer_of(score: Score) -> Composer:

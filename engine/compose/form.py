@@ -14,7 +14,8 @@ from typing import Callable
 
 from engine.compose import genres as G
 from engine.compose.band import Band, PartPlan, stable_hash
-from engine.compose.harmony import Chord, nearest, parse_chord, voice
+from engine.compose.chordread import make_chord
+from engine.compose.harmony import Chord, nearest, parse_chord, scale_step, voice
 
 SECTION_BARS = 8
 _V_RE = re.compile(r"^V(7|9)?$")
@@ -76,6 +77,8 @@ def plan_section(band: Band, k: int) -> Section:
     prog, tokens = _progression(band, kind, fam, r)
     bars_tokens = _cadences(band, kind, tokens, r)
     chords = [_bar_chords(band, tok, r) for tok in bars_tokens]
+    if band.theme_cells and kind != "intro":
+        chords = _under_theme(band, k, chords)
     if getattr(band, "harmony", ()):
         chords = steer_chords(band, k, chords)
     voicings = _voicings(band.plans, chords)
@@ -83,6 +86,71 @@ def plan_section(band: Band, k: int) -> Section:
     drop = _resting(band, kind, r, k)
     return Section(k, kind, var, chords, prog, voicings, motif, frozenset(drop),
                    fill_bar3=r.random() < 0.35, bass_var=r.randrange(4), comp_var=r.randrange(4))
+
+
+#: how a tune is developed over an 8-bar phrase, by its length in bars: per phrase bar, (bar of
+#: the tune, scale steps it is moved, rhythm varied); ``None`` is the held home note
+THEME_PLANS = {
+    1: ((0, 0, False), (0, 0, True), (0, 2, False), (0, -1, True), (0, 0, False), (0, 1, True), (0, 2, False), None),
+    2: ((0, 0, False), (1, 0, False), (0, 2, False), (1, -1, True), (0, 0, False), (1, 0, True), (0, 1, False), None),
+    3: ((0, 0, False), (1, 0, False), (2, 0, False), (0, 2, False), (1, 2, True), (2, 0, True), (0, 1, False), None),
+    4: ((0, 0, False), (1, 0, False), (2, 0, False), (3, 0, False), (0, 2, False), (1, 2, True), (2, 0, True), None),
+}
+
+
+def theme_bar(band: Band, i: int):
+    """What the tune sings in piece bar ``i``: ``(cells, shift, varied, verbatim)``, or ``None``
+    before the tune comes in or on the phrase's held last bar."""
+    cells = band.theme_cells
+    if not cells or i < band.theme_bar0:
+        return None
+    ph = (i - band.theme_bar0) % SECTION_BARS
+    plan = THEME_PLANS[min(len(cells), 4)][ph]
+    if plan is None:
+        return None
+    b, shift, varied = plan
+    return cells[b], shift, varied, shift == 0 and not varied
+
+
+def _under_theme(band: Band, k: int, chords: list) -> list:
+    """Harmony under a player's tune: a bar where it is sung as played gets the key's chord
+    that holds most of its notes (by length, the beat's notes counting double; a note a
+    semitone off a chord tone counts against), the progression's own chord winning ties."""
+    off = getattr(band, "offset", 0)
+    kind = section_kind(band, k)
+    sc = sorted(band.scale)
+    rel = sorted((x - band.key_root) % 12 for x in sc)
+    cands = []
+    for deg in range(len(rel)):
+        root = (band.key_root + rel[deg]) % 12
+        third = (band.key_root + rel[(deg + 2) % len(rel)]) % 12
+        fifth = (band.key_root + rel[(deg + 4) % len(rel)]) % 12
+        if (fifth - root) % 12 != 7:
+            continue                                   # diminished: not a chord to sit a tune on
+        q = (third - root) % 12
+        cands.append(make_chord(root, "" if q == 4 else "m"))
+    out = []
+    for b, ev in enumerate(chords):
+        i = k * SECTION_BARS + b - off
+        tb = theme_bar(band, i) if i >= 0 else None
+        if tb is None or not tb[3] or (kind == "solo" and i >= band.theme_bar0 + SECTION_BARS):
+            out.append(ev)
+            continue
+        w = [0.0] * 12
+        for t, d, step in tb[0]:
+            p = scale_step(band.key_root + 60, step, tuple(sc))
+            w[p % 12] += d * (2.0 if abs(t - round(t)) < 1e-6 else 1.0)
+        own = ev[0][2]
+
+        def fit(c: Chord) -> float:
+            pcs = set(c.pcs)
+            bad = sum(w[pc] for pc in range(12) if pc not in pcs and any((pc - x) % 12 in (1, 11) for x in pcs))
+            return sum(w[pc] for pc in pcs) - 0.5 * bad + (0.25 if c.root == own.root else 0.0) + \
+                (0.2 if c.root == band.key_root and b % 4 == 0 else 0.0)
+
+        best = max(cands + [own], key=fit)
+        out.append(ev if best == own or fit(best) <= fit(own) + 1e-9 else [(0.0, band.bpb, best)])
+    return out
 
 
 def steer_chords(band: Band, k: int, chords: list) -> list:

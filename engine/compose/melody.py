@@ -10,13 +10,17 @@ from __future__ import annotations
 import random
 
 from engine.compose.band import Band, PartPlan
-from engine.compose.form import Bar, Section
+from engine.compose.form import Bar, Section, theme_bar
 from engine.compose.harmony import Chord, chord_scale, nearest, scale_step
 
 
 def play_lead(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
-    """One bar of the lead in its style."""
-    if pl.style == "sparse":
+    """One bar of the lead in its style (a player's tune, whatever the style, where one is given)."""
+    if band.theme_cells and bar.i >= band.theme_bar0 and (bar.sec.kind != "solo" or bar.i < band.theme_bar0 + 8):
+        _theme_line(band, j, pl, bar)             # the tune (a jazz head before its solos)
+    elif pl.style == "theme":
+        return                                    # a lead added for a tune rests until it comes in
+    elif pl.style == "sparse":
         _sparse(band, j, pl, bar)
     elif pl.style == "riff":
         _riff(band, j, pl, bar)
@@ -115,6 +119,58 @@ def _line(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
             (10 if t == 0 and band.meter == (3, 4) else 0)
         bar.ev.append((j, t, t + d, p, vel, 0))
         prev = p
+
+
+def _theme_line(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
+    """A player's tune: as played where the phrase states it (from the tonic, every note kept),
+    moved along the scale and onto the chords where it is developed, its rhythm varied in some
+    bars (:data:`engine.compose.form.THEME_PLANS`), and the phrase's last bar a long home note."""
+    sec, s, bpb, kind = bar.sec, bar.s, band.bpb, bar.sec.kind
+    chords = sec.chords[s]
+    tb = theme_bar(band, bar.i)
+    mid = pl.centre - 2
+    home = nearest(band.key_root, mid)
+    if tb is None:
+        cells, shift, varied, verbatim = [(0.0, min(bpb, 2.5 if bpb >= 4 else bpb - 0.1), 0)], 0, False, True
+    else:
+        cells, shift, varied, verbatim = tb
+        if varied:
+            cells = _vary(cells, bpb)
+    prev = home
+    for q, (t, d, step) in enumerate(cells):
+        if t >= bpb:
+            continue
+        c = next((cc for a, b, cc in chords if a <= t < b), chords[-1][2])
+        sc = chord_scale(band.scale, c) if not verbatim else band.scale
+        p = scale_step(home, step + shift, sc)
+        if not verbatim and (t % 1 == 0 or d >= 1.0):
+            p = _chord_tone(p, prev, q, step, cells, c)     # developed: its strong notes onto the chords
+        while p > pl.hi:
+            p -= 12
+        while p < pl.lo:
+            p += 12
+        nt = cells[q + 1][0] if q + 1 < len(cells) else bpb
+        d = min(d, nt - t, bpb - t)
+        vel = (86 if t % 1 == 0 else 76) + (6 if kind in ("B", "drop") else 0)
+        bar.ev.append((j, t, t + d, p, vel, 0))
+        prev = p
+
+
+def _vary(cells: list, bpb: float) -> list:
+    """The tune's rhythm varied: a long note splits in two (the second a step up), two short
+    ones in a row become one dotted note."""
+    out, q = [], 0
+    while q < len(cells):
+        t, d, step = cells[q]
+        if d >= 1.0:
+            out += [(t, d / 2, step), (t + d / 2, d / 2, step + 1)]
+        elif d <= 0.5 and q + 1 < len(cells) and cells[q + 1][2] != step and cells[q + 1][1] <= 0.5:
+            out.append((t, d + cells[q + 1][1], step))
+            q += 1
+        else:
+            out.append((t, d, step))
+        q += 1
+    return [c for c in out if c[0] < bpb]
 
 
 def _bebop_step(pl: PartPlan, prev: int, t: float, c: Chord, sc: tuple[int, ...], rng: random.Random) -> int:

@@ -169,21 +169,18 @@ class SynthBackend(Backend):
         held notes nor cuts the reverb. ``[engine]``"""
         return self._continue(stream, frame, job, shift, stream.state.score)
 
-    def steer(self, stream: Stream, frame: int, job: int, beat: float, chord, key=None) -> Stream:
-        """A continuation of ``stream`` from its frame ``frame`` whose score has ``chord`` from
-        ``beat`` on (``None``: the composed progression again; :func:`engine.compose.composer.steer`),
-        for a chord change spliced at the read head. ``[engine]``"""
-        from engine.compose.composer import steer
+    def continue_with(self, stream: Stream, frame: int, job: int, change) -> Stream:
+        """A continuation of ``stream`` from its frame ``frame`` whose score is ``change(score)``
+        — the same music until the change's beat (a chord steered, a tune sung from a bar on:
+        :func:`engine.compose.composer.steer`, :func:`~engine.compose.composer.with_theme`),
+        spliced in at the read head. ``[engine]``"""
+        return self._continue(stream, frame, job, 0.0, change(stream.state.score))
 
-        return self._continue(stream, frame, job, 0.0, steer(stream.state.score, beat, chord, key))
-
-    def steer_start(self, stream: Stream, chord, key=None) -> None:
-        """A stream not yet rendered plays ``chord`` from its first beat (a chord held while a
-        new prompt starts). ``[engine]``"""
-        from engine.compose.composer import steer
-
+    def restart_with(self, stream: Stream, change) -> None:
+        """A stream not yet rendered plays ``change(score)`` from its start (a chord or a tune
+        carried into a new prompt). ``[engine]``"""
         old = stream.state
-        stream.state = self.performance(steer(old.score, 0.0, chord, key), stream.params)
+        stream.state = self.performance(change(old.score), stream.params)
         old.close()
 
     def _continue(self, stream: Stream, frame: int, job: int, shift: float, score) -> Stream:
