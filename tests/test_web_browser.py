@@ -3,6 +3,9 @@
 The page loads, lists the slots live, plays a prompt on a slot from its controls, and listens to a
 private stream — PCM over the WebSocket into an AudioWorklet, then Opus packets decoded by
 WebCodecs' AudioDecoder — and the page's own AnalyserNode must see non-silent audio both times.
+Its piano roll draws a playing slot's notes (those of the score's MIDI export) and moves with the
+read head; keys held on a Web MIDI keyboard (a fake input the test plays) become the slot's chord,
+heard in the ring's audio.
 A page of another origin, in the same browser, can neither play into a DAW slot, queue a track,
 read status, tracks, audio or the page's token, nor open a WebSocket (``bridge.web.guard``). ``WB_WEB_SCREENSHOT=docs/web.png`` also saves the screenshot there.
 """
@@ -310,4 +313,126 @@ def test_a_page_of_another_origin_can_drive_and_read_nothing_while_the_own_page_
     finally:
         if hostile is not None:
             hostile.shutdown()
+        srv.close()
+
+
+FAKE_MIDI = """
+(() => {
+  // a USB keyboard for the page's Web MIDI: one input whose messages the test plays
+  const input = { id: "kbd1", name: "Test Keys", manufacturer: "wavebridge tests", type: "input",
+                  state: "connected", connection: "open", onmidimessage: null };
+  const access = { inputs: new Map([["kbd1", input]]), outputs: new Map(), sysexEnabled: false, onstatechange: null };
+  Object.defineProperty(Navigator.prototype, "requestMIDIAccess", {
+    configurable: true, value: () => Promise.resolve(access) });
+  window.__fakeMidi = {
+    play(msgs) { for (const m of msgs) input.onmidimessage && input.onmidimessage({ data: new Uint8Array(m) }); },
+    bound: () => typeof input.onmidimessage === "function",
+  };
+})();
+"""
+
+
+def _midi_export(score, path, bars):
+    """{(part, tick, pitch)} of every note of ``score``'s MIDI export (``wavebridge render --midi``)."""
+    import mido
+
+    from engine.midifile import write_midi
+
+    write_midi(score, str(path), bars=bars)
+    out = set()
+    for k, track in enumerate(mido.MidiFile(str(path)).tracks[1:]):     # track 0: the conductor
+        t = 0
+        for msg in track:
+            t += msg.time
+            if msg.type == "note_on" and msg.velocity > 0:
+                out.add((k, t, msg.note))
+    return out
+
+
+def test_the_piano_roll_draws_the_slots_score_and_web_midi_keys_steer_the_slot(tmp_path, browser):
+    """A DAW slot plays (a host reads its ring in real time): the page's roll draws that slot's
+    notes — those of the MIDI export of its prompt and seed — and its playhead moves with the read head;
+    a chord held on a (fake) USB keyboard through Web MIDI becomes the slot's chord, in its status
+    and in the audio the host reads (chroma); letting go gives the song back."""
+    import json
+    import urllib.request
+
+    import numpy as np
+    from selenium.webdriver.common.by import By
+
+    from engine.compose import compose
+    from engine.compose.chordread import parse_symbol
+    from tests.test_chord_daemon import heard_from, share
+    from tests.test_web_roll import PROMPT, SEED, LiveReader
+
+    srv = InProcessServer(tmp_path / "state", slots=2)
+    rd = None
+    try:
+        name = srv.names[0]
+        browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FAKE_MIDI})
+        req = urllib.request.Request(srv.url + f"/v1/slots/{name}/play", method="POST",
+                                     headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"prompt": PROMPT, "seed": SEED}).encode())
+        assert json.loads(urllib.request.urlopen(req, timeout=10).read())["slot"] == name
+        rd = LiveReader(name, keep=True)
+        browser.get(srv.url + "/")
+        drawn = lambda: browser.execute_script(f"return window.__wbRoll[{json.dumps(name)}] || null")  # noqa: E731
+        first = _wait(lambda: (d := drawn()) and len(d["notes"]) > 10 and d)
+        assert first, browser.find_element(By.ID, "log").text[:500]
+        # the notes drawn are the score's, as its MIDI export has them (the prompt and seed the slot
+        # plays, 16 bars): none that the file lacks, none of the file's in the drawn window left out
+        score = compose(PROMPT, seed=SEED)
+        export = _midi_export(score, tmp_path / "score.mid", bars=16)
+        tick = lambda b: max(0, int(round(b * 480)))  # noqa: E731
+        got = {(n["part"], tick(n["start_beat"]), n["pitch"]) for n in first["notes"] if n["dur_beats"] > 0}
+        assert first["right"] < 16 * score.beats_per_bar
+        assert got <= export, sorted(got - export)[:5]
+        lo, hi = max(first["left"], first["from_beat"]), min(first["right"], first["to_beat"])
+        want = {(p, t, k) for p, t, k in export if tick(lo) <= t < tick(hi)}
+        assert len(want) > 10 and want <= got, sorted(want - got)[:5]
+        drums = {i for i, p in enumerate(score.parts) if p.is_drums}
+        assert {n[0] for n in got} & drums and {n[0] for n in got} - drums     # drums in their lane, and the rest
+        # it moves with the read head: the drawn playhead, and the read head's beat it was polled at
+        time.sleep(0.6)
+        later = drawn()
+        assert later["playhead_beat"] > first["playhead_beat"] and later["polled_beat"] > first["polled_beat"]
+        assert later["bpm"] == pytest.approx(score.bpm)
+        roll = browser.find_element(By.CSS_SELECTOR, f'.roll[data-slot="{name}"]')
+        assert roll.find_element(By.CSS_SELECTOR, ".rbar").text.startswith("bar ")
+        assert "composed" in roll.find_element(By.CSS_SELECTOR, ".rchord").text
+
+        # Web MIDI: the indicator names the keyboard and the slot; an F# major chord held on it
+        assert _wait(lambda: browser.execute_script("return window.__fakeMidi.bound()"))
+        assert _wait(lambda: browser.find_element(By.ID, "midi").text == f"MIDI: Test Keys → slot {name}"), \
+            browser.find_element(By.ID, "midi").text
+        assert _wait(lambda: rd.chunks and rd.read_index > rd.chunks[0][0] + 2 * rd.sr)   # 2 s of the song first
+        sent_at = rd.read_index
+        browser.execute_script("window.__fakeMidi.play([[0x90, 54, 96], [0x90, 58, 90], [0x90, 61, 90], [0x90, 66, 80]])")
+        slot = srv.daemon.slots[name]
+        assert _wait(lambda: slot.chord == "F#", timeout=5), slot.chord
+        sent = browser.execute_script("return window.__wbMidi.sent")
+        assert [s["notes"] for s in sent] == [[54, 58, 61, 66]], sent       # one POST for the chord (debounced)
+        status = json.loads(urllib.request.urlopen(srv.url + "/v1/status", timeout=5).read())
+        assert [r["chord"] for r in status["slots"] if r["slot"] == name] == ["F#"]
+        assert _wait(lambda: "F#" in roll.find_element(By.CSS_SELECTOR, ".rchord").text)
+        # … and the host hears it: F# A# C# from a beat or so after the keys
+        _wait(lambda: rd.read_index > sent_at + 3 * rd.sr, timeout=10)
+        released_at = rd.read_index
+        browser.execute_script("window.__fakeMidi.play([[0x80, 54, 0], [0x80, 58, 0], [0x90, 61, 0], [0x80, 66, 0]])")
+        assert _wait(lambda: slot.chord == "", timeout=5), slot.chord
+        _wait(lambda: rd.read_index > released_at + 3 * rd.sr, timeout=10)
+        audio, start = rd.take()
+        pcs = parse_symbol("F#").pcs
+        at, off = sent_at - start, released_at - start
+        heard = heard_from(audio, pcs, at)
+        assert heard is not None and heard - at < 1.5 * rd.sr, (heard, at)
+        c, v = share(audio, pcs)
+        assert np.median(v[(c > at - 2 * rd.sr) & (c < at)]) < 0.35               # C major before
+        assert np.median(v[(c > heard + rd.sr // 4) & (c < off)]) >= 0.6          # F# major while held
+        assert np.median(v[c > off + 1.5 * rd.sr]) < 0.35                         # the song's own after
+        assert [s["notes"] for s in browser.execute_script("return window.__wbMidi.sent")][-1] == []
+        assert not _console_errors(browser)
+    finally:
+        if rd is not None:
+            rd.close()
         srv.close()

@@ -9,6 +9,7 @@ family per module (``docs/http.md``):
 - ``bridge.web.live`` — ``GET /v1/stream``: a live WebSocket session.
 - ``bridge.web.tracks`` — ``POST /v1/tracks``, ``GET /v1/tracks[/{id}[/audio]]`` and the render queue.
 - ``bridge.web.slots`` — ``GET /v1/status``, ``GET /v1/status/ws``, ``POST /v1/slots/{slot}/play|stop``.
+- ``bridge.web.roll`` — ``GET /v1/slots/{slot}/roll`` (the piano roll), ``POST /v1/slots/{slot}/chord``.
 - ``bridge.web.auth`` — keys, tiers, admission, meters and ``GET /v1/usage``.
 - ``bridge.web.static`` — the web page at ``/`` (``bridge/web/static``) and ``/favicon.ico``;
   ``GET /healthz`` is here.
@@ -32,7 +33,7 @@ import sqlite3
 from aiohttp import web
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from bridge.web import conn, generate, live, slots, static, tracks
+from bridge.web import conn, generate, live, roll, slots, static, tracks
 from bridge.web.api import (CONFIG, DAEMON, DEFAULT_HOST, DEFAULT_PORT, MAX_BODY, ApiError, HttpConfig,
                             TIER, json_error)
 from bridge.web.auth import AUTH, Auth, usage
@@ -107,6 +108,7 @@ class HttpService:
         app[DAEMON], app[CONFIG], app[AUTH] = self.daemon, self.cfg, self.auth
         app[STREAMS], app[TRACKS] = self.hub, self.tracks
         slots.setup(app)
+        roll.setup(app)
         static.setup(app, self.guard.token)
         app.on_response_prepare.append(self.guard.on_response_prepare)
         r = app.router
@@ -121,6 +123,8 @@ class HttpService:
         r.add_get("/v1/status/ws", slots.status_ws)
         r.add_post("/v1/slots/{slot}/play", slots.slot_play)
         r.add_post("/v1/slots/{slot}/stop", slots.slot_stop)
+        r.add_get("/v1/slots/{slot}/roll", roll.roll)
+        r.add_post("/v1/slots/{slot}/chord", roll.slot_chord)
         r.add_get("/v1/usage", usage)
         r.add_post("/v1/tracks", tracks.track_add)
         r.add_get("/v1/tracks", tracks.track_list)

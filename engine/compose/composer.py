@@ -25,6 +25,7 @@ job start and while rendering (``compose`` ≈ a millisecond, a bar a fraction o
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 import math
@@ -102,12 +103,12 @@ class Composer(Band):
         if sec is None:
             if len(self._sections) > 32:
                 self._sections.clear()
-            steered = (self.key_root, self.scale)
-            self.key_root, self.scale = self.home_key      # the progression is the piece's, in its key
-            try:
-                sec = self._sections[k] = plan_section(self, k)
-            finally:
-                self.key_root, self.scale = steered
+            home = self.home_key
+            band = self
+            if (self.key_root, self.scale) != home:        # a steered bar's view: the progression is
+                band = copy.copy(self)                     # the piece's, in its own key
+                band.key_root, band.scale = home
+            sec = self._sections[k] = plan_section(band, k)
         return sec
 
     @property
@@ -147,11 +148,9 @@ class Composer(Band):
         bar = Bar(i, s, sec, rng, [], [], self.section)
         key = self._steered_key(i) if self.harmony else None
         if key is not None:
-            self.key_root, self.scale = key                # the lead and the bass walk the chords' key
-            try:
-                return self._write_bar(i, sec, s, bar, rng)
-            finally:
-                self.key_root, self.scale = self._home
+            band = copy.copy(self)                         # the lead and the bass walk the chords' key;
+            band.key_root, band.scale = key                # the composer itself never changes key
+            return band._write_bar(i, sec, s, bar, rng)
         return self._write_bar(i, sec, s, bar, rng)
 
     def _write_bar(self, i, sec, s, bar, rng):

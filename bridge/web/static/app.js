@@ -1,5 +1,7 @@
-// wavebridge web page: live slot status over /v1/status/ws, per-slot play/stop, and a private
-// stream played in the browser (PCM over /v1/stream into an AudioWorklet, metered by an AnalyserNode).
+// wavebridge web page: live slot status over /v1/status/ws, per-slot play/stop, a private stream
+// played in the browser (PCM over /v1/stream into an AudioWorklet, metered by an AnalyserNode), a
+// scrolling piano roll of every playing slot (/v1/slots/{slot}/roll), and chords from a USB keyboard
+// through Web MIDI (or typed) to a slot (/v1/slots/{slot}/chord).
 "use strict";
 const $ = (id) => document.getElementById(id);
 // this install's page token (served in the page, to this origin only): it makes the page the local
@@ -96,6 +98,8 @@ function renderStatus(msg) {
     tr.dataset.level = s.level_db;
   }
   for (const [id, r] of state.rows) if (!seen.has(id)) { r.tr.remove(); state.rows.delete(id); }
+  syncRolls(msg.slots);
+  syncMidiSlots(msg.slots);
 }
 
 function connectStatus(restart) {
@@ -208,9 +212,210 @@ function listenStop() {
   if (state.ws && state.ws.readyState === 1) state.ws.send(JSON.stringify({ type: "stop", fade_s: 0.2 }));
 }
 
+// ------------------------------------------------------------------ piano roll
+// One canvas per playing slot. The roll JSON is polled ~4×/s; between polls the playhead moves on
+// at the slot's tempo (while its reader plays), so the notes scroll smoothly past the red line.
+const ROLL_AHEAD_S = 8, ROLL_BEHIND_S = 4, ROLL_POLL_MS = 250;
+const PART_COLOURS = ["#4fc3f7", "#ffb74d", "#81c784", "#ba68c8", "#f06292", "#e4d33a", "#4db6ac", "#a1887f",
+                      "#7986cb", "#dce775", "#ff8a65", "#90a4ae"];
+const rolls = new Map();          // slot id → { el, canvas, head, data, t, busy, status }
+window.__wbRoll = {};             // slot id → what the last frame drew (for tests, too)
+
+function syncRolls(slots) {
+  const want = new Set();
+  for (const s of slots) if (s.state === "playing") want.add(String(s.slot));
+  for (const id of want) if (!rolls.has(id)) {
+    const el = document.createElement("div");
+    el.className = "roll"; el.dataset.slot = id;
+    el.innerHTML = `<div class="rhead"><span class="rslot"></span><span class="rbar"></span>
+      <span class="rchord"></span><span class="rkey"></span><span class="rbpm"></span></div><canvas height="180"></canvas>`;
+    el.querySelector(".rslot").textContent = "slot " + id;
+    $("rolls").appendChild(el);
+    rolls.set(id, { el, canvas: el.querySelector("canvas"), data: null, t: 0, busy: false, status: 0 });
+  }
+  for (const [id, r] of rolls) if (!want.has(id)) { r.el.remove(); rolls.delete(id); delete window.__wbRoll[id]; }
+}
+
+async function pollRoll(id, r) {
+  if (r.busy) return;
+  r.busy = true;
+  try {
+    // idle=ok: "not playing (yet)" is a 200 with playing: false (a 409 would be a console error)
+    const q = `?ahead=${ROLL_AHEAD_S}&behind=${ROLL_BEHIND_S}&idle=ok`;
+    const resp = await fetch(`/v1/slots/${encodeURIComponent(id)}/roll${q}`, { headers: authHeaders(), cache: "no-store" });
+    r.status = resp.status;
+    const j = resp.ok ? await resp.json() : null;
+    if (j && j.playing) { r.data = j; r.t = performance.now(); }
+    else if (!j) r.data = null;
+    else r.status = 409;                               // not playing yet / changing: keep what we had
+  } catch (e) { /* server away: the status socket says so */ }
+  finally { r.busy = false; }
+}
+setInterval(() => { for (const [id, r] of rolls) pollRoll(id, r); }, ROLL_POLL_MS);
+
+function drawRoll(id, r, now) {
+  const c = r.canvas, d = r.data;
+  const dpr = window.devicePixelRatio || 1;
+  const W = Math.max(100, Math.round(c.clientWidth * dpr)), H = Math.round(180 * dpr);
+  if (c.width !== W || c.height !== H) { c.width = W; c.height = H; }
+  const g = c.getContext("2d");
+  g.clearRect(0, 0, W, H);
+  if (!d) {
+    g.fillStyle = "#8893a0"; g.font = `${12 * dpr}px system-ui`;
+    g.fillText(r.status === 409 ? "waiting for the first audio…" : "no roll", 10 * dpr, 20 * dpr);
+    return;
+  }
+  const perS = d.bpm / 60;
+  // between polls: on at the tempo while the reader plays (at most a second past the last answer)
+  const dt = d.reader_alive ? Math.min((now - r.t) / 1000, 1.0) : 0;
+  const beat = d.playhead_beat + dt * perS;
+  const behind = ROLL_BEHIND_S * perS, ahead = ROLL_AHEAD_S * perS;
+  const ppb = W / (behind + ahead), x0 = behind * ppb;
+  const X = (b) => x0 + (b - beat) * ppb;
+  const drums = d.notes.filter((n) => d.parts[n.part] && d.parts[n.part].is_drums);
+  const tonal = d.notes.filter((n) => !(d.parts[n.part] && d.parts[n.part].is_drums));
+  const lane = drums.length ? Math.round(28 * dpr) : 0;
+  const top = Math.round(14 * dpr), bottom = H - lane;
+  let lo = 127, hi = 0;
+  for (const n of tonal) { if (n.pitch < lo) lo = n.pitch; if (n.pitch > hi) hi = n.pitch; }
+  if (lo > hi) { lo = 48; hi = 72; }
+  const span = Math.max(24, hi - lo + 4), mid = (lo + hi) / 2;
+  lo = Math.floor(mid - span / 2); hi = lo + span;
+  const rowH = (bottom - top) / (hi - lo + 1);
+  const Y = (p) => bottom - (p - lo + 1) * rowH;
+  // bars and beats
+  const bpb = d.beats_per_bar || 4;
+  g.font = `${10 * dpr}px system-ui`;
+  for (let b = Math.ceil(beat - behind); b <= beat + ahead; b++) {
+    const x = X(b), isBar = Math.abs(b / bpb - Math.round(b / bpb)) < 1e-6;
+    g.fillStyle = isBar ? "#3a4656" : "#222a35";
+    g.fillRect(Math.round(x), top, isBar ? dpr : 1, H - top);
+    if (isBar && b >= 0) { g.fillStyle = "#8893a0"; g.fillText(String(Math.round(b / bpb) + 1), x + 3 * dpr, 10 * dpr); }
+  }
+  if (lane) { g.fillStyle = "#1b2028"; g.fillRect(0, bottom, W, lane); }
+  const drawn = [];
+  const left = beat - behind, right = beat + ahead;
+  for (const n of d.notes) {
+    const x = X(n.start_beat), w = Math.max(2 * dpr, n.dur_beats * ppb);
+    if (x > W || x + w < 0) continue;
+    const part = d.parts[n.part] || {};
+    g.globalAlpha = 0.45 + 0.55 * (n.vel / 127);
+    g.fillStyle = PART_COLOURS[n.part % PART_COLOURS.length];
+    if (part.is_drums) {
+      const y = bottom + 2 * dpr + ((n.pitch - 35) / 47) * (lane - 6 * dpr);
+      g.fillRect(x, Math.max(bottom, Math.min(H - 4 * dpr, y)), 3 * dpr, 3 * dpr);
+    } else {
+      g.fillRect(x, Y(n.pitch), w, Math.max(2 * dpr, rowH - 1));
+    }
+    drawn.push({ part: n.part, start_beat: n.start_beat, dur_beats: n.dur_beats, pitch: n.pitch, vel: n.vel });
+  }
+  g.globalAlpha = 1;
+  g.fillStyle = "#ff5252";
+  g.fillRect(Math.round(x0) - dpr, 0, 2 * dpr, H);        // the playhead: what is heard now
+  const bar = Math.floor(Math.max(beat, 0) / bpb) + 1;
+  const h = r.el;
+  h.querySelector(".rbar").textContent = "bar " + bar;
+  h.querySelector(".rchord").textContent = d.chord ? "chord " + d.chord : "chord: composed";
+  h.querySelector(".rkey").textContent = d.key;
+  h.querySelector(".rbpm").textContent = d.bpm.toFixed(1) + " bpm";
+  window.__wbRoll[id] = { playhead_beat: beat, polled_beat: d.playhead_beat, bar, chord: d.chord, key: d.key,
+                          bpm: d.bpm, left, right, from_beat: d.from_beat, to_beat: d.to_beat, notes: drawn,
+                          job: d.job, frames: ((window.__wbRoll[id] || {}).frames || 0) + 1 };
+}
+
+function drawRolls(now) {
+  for (const [id, r] of rolls) {
+    try { drawRoll(id, r, now); } catch (e) { log("roll " + id + ": " + e.message); }
+  }
+  requestAnimationFrame(drawRolls);
+}
+requestAnimationFrame(drawRolls);
+
+// ------------------------------------------------------------------ chords: Web MIDI and typed
+// Every MIDI input's note on/off (any channel) → the keys held → after 15 ms without another key
+// (a chord's keys arrive a few ms apart) POST {"notes": [...]} to the selected slot; none held
+// releases. A chord symbol typed here is POSTed as {"chord": ...}.
+const midi = { access: null, held: new Set(), timer: null, sent: null, devices: [], error: "" };
+window.__wbMidi = { sent: [], held: () => [...midi.held].sort((a, b) => a - b) };
+
+function midiSlot() { return $("midislot").value; }
+function showMidi() {
+  const el = $("midi"), slot = midiSlot();
+  let text;
+  if (midi.error) text = "MIDI: " + midi.error;
+  else if (!midi.access) text = "MIDI: …";
+  else if (!midi.devices.length) text = "MIDI: no device";
+  else text = `MIDI: ${midi.devices.join(", ")} → ${slot ? "slot " + slot : "no slot"}`;
+  el.textContent = text;
+  el.className = "pill " + (midi.access && midi.devices.length && slot ? "on" : "off");
+}
+
+function syncMidiSlots(slots) {
+  const sel = $("midislot"), ids = slots.map((s) => String(s.slot));
+  const have = [...sel.options].map((o) => o.value);
+  if (have.join("\n") !== ids.join("\n")) {
+    const keep = sel.value;
+    sel.innerHTML = "";
+    for (const id of ids) { const o = document.createElement("option"); o.value = o.textContent = id; sel.appendChild(o); }
+    if (ids.includes(keep)) sel.value = keep;
+    showMidi();
+  }
+}
+
+function bindMidiInputs() {
+  midi.devices = [];
+  for (const input of midi.access.inputs.values()) {
+    input.onmidimessage = onMidiMessage;
+    if (input.state !== "disconnected") midi.devices.push(input.name || input.id || "input");
+  }
+  showMidi();
+}
+
+function onMidiMessage(e) {
+  const d = e.data;
+  if (!d || d.length < 2) return;
+  const st = d[0] & 0xf0;
+  if (st === 0x90 && d.length > 2 && d[2] > 0) midi.held.add(d[1]);
+  else if (st === 0x80 || st === 0x90) midi.held.delete(d[1]);
+  else if (st === 0xb0 && (d[1] === 123 || d[1] === 120)) midi.held.clear();     // all notes / sound off
+  else return;
+  clearTimeout(midi.timer);
+  midi.timer = setTimeout(sendKeys, 15);
+}
+
+async function sendKeys() {
+  const slot = midiSlot();
+  if (!slot) return;
+  const notes = [...midi.held].sort((a, b) => a - b).slice(0, 16);
+  const key = slot + ":" + notes.join(",");
+  if (key === midi.sent) return;
+  midi.sent = key;
+  const j = await api("POST", `/v1/slots/${encodeURIComponent(slot)}/chord`, { notes });
+  window.__wbMidi.sent.push({ slot, notes, reply: j });
+}
+
+async function setupMidi() {
+  if (!navigator.requestMIDIAccess) { midi.error = "not in this browser"; showMidi(); return; }
+  try {
+    midi.access = await navigator.requestMIDIAccess({ sysex: false });
+  } catch (e) { midi.error = "refused (" + (e.message || e.name || e) + ")"; showMidi(); return; }
+  midi.access.onstatechange = bindMidiInputs;
+  bindMidiInputs();
+}
+
+function sendChord(sym) {
+  const slot = midiSlot();
+  if (slot) api("POST", `/v1/slots/${encodeURIComponent(slot)}/chord`, { chord: sym });
+}
+
 window.wb = { play: listenPlay, stop: listenStop, level: () => window.wbLevel, state };
 
 loadKey();
 connectStatus(false);
 $("lplay").onclick = () => listenPlay().catch((e) => log("listen: " + e.message));
 $("lstop").onclick = listenStop;
+$("midislot").onchange = () => { midi.sent = null; showMidi(); };
+$("chordset").onclick = () => sendChord($("chordsym").value.trim());
+$("chordoff").onclick = () => sendChord("");
+$("chordsym").addEventListener("keydown", (e) => { if (e.key === "Enter") sendChord($("chordsym").value.trim()); });
+setupMidi();
