@@ -1,4 +1,4 @@
-"""``wavebridge`` command line: serve, play, status, demo, render, bench, install-service, keys.
+"""``wavebridge`` command line: serve, play, status, demo, render, theme, bench, install-service, keys.
 
 Every subcommand's flags live here; ``serve`` itself is ``bridge.ops.serve``.
 
@@ -287,8 +287,17 @@ def cmd_bench(args) -> int:
     return run_bench(args)
 
 
+def cmd_theme(args) -> int:
+    """``wavebridge theme --from-audio TAKE [--out theme.mid] [--send SLOT]``: the tune of a hummed
+    or sung take (basic-pitch, ``bridge.ops.transcribe``). ``[control]`` (the CLI process)"""
+    from bridge.ops.transcribe import main_theme_from_audio
+
+    return main_theme_from_audio(args)
+
+
 COMMANDS = {"serve": cmd_serve, "play": cmd_play, "status": cmd_status, "keys": cmd_keys,
-            "install-service": cmd_install_service, "demo": cmd_demo, "render": cmd_render, "bench": cmd_bench}
+            "install-service": cmd_install_service, "demo": cmd_demo, "render": cmd_render, "bench": cmd_bench,
+            "theme": cmd_theme}
 
 
 def _play_parser(sub) -> None:
@@ -333,6 +342,13 @@ def _render_parser(sub) -> None:
                    help="also print what the composer understood: style, tempo, meter, key, instruments")
     p.add_argument("--theme", default=None, metavar="TUNE.mid",
                    help="a tune (a MIDI file's top line, ≤ 4 bars) the lead takes as its motif")
+
+
+def _theme_parser(sub) -> None:
+    p = sub.add_parser("theme", help="a hummed or sung take → its tune: notes printed, and a MIDI file")
+    p.add_argument("--from-audio", required=True, metavar="TAKE",
+                   help="the take: WAV, FLAC, OGG, MP3 or AIFF, any rate, mono or stereo")
+    p.add_argument("--out", default=None, metavar="FILE", help="also write the notes as a Standard MIDI File")
 
 
 def _bench_parser(sub) -> None:
@@ -383,7 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
     """``wavebridge``'s parser, every subcommand in the order ``--help`` lists them."""
     ap = argparse.ArgumentParser(prog="wavebridge", description="Generated music, live, inside your DAW.")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for add in (_serve_parser, _play_parser, _status_parser, _demo_parser, _render_parser, _bench_parser,
+    for add in (_serve_parser, _play_parser, _status_parser, _demo_parser, _render_parser, _theme_parser, _bench_parser,
                 _install_service_parser, _keys_parser):
         add(sub)
     return ap
