@@ -288,8 +288,8 @@ def cmd_bench(args) -> int:
 
 
 def cmd_theme(args) -> int:
-    """``wavebridge theme --from-audio TAKE [--out theme.mid] [--send SLOT]``: the tune of a hummed
-    or sung take (basic-pitch, ``bridge.ops.transcribe``). ``[control]`` (the CLI process)"""
+    """``wavebridge theme --from-audio TAKE | --from-input S [--out theme.mid] [--send SLOT]``: the
+    tune of a hummed or sung take (basic-pitch, ``bridge.ops.transcribe``). ``[control]`` (the CLI process)"""
     from bridge.ops.transcribe import main_theme_from_audio
 
     return main_theme_from_audio(args)
@@ -345,10 +345,18 @@ def _render_parser(sub) -> None:
 
 
 def _theme_parser(sub) -> None:
-    p = sub.add_parser("theme", help="a hummed or sung take → its tune: notes printed, and a MIDI file")
-    p.add_argument("--from-audio", required=True, metavar="TAKE",
-                   help="the take: WAV, FLAC, OGG, MP3 or AIFF, any rate, mono or stereo")
+    p = sub.add_parser("theme", help="a hummed or sung take → its tune: notes printed, a MIDI file, a slot's melody")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--from-audio", metavar="TAKE", help="the take: WAV, FLAC, OGG, MP3 or AIFF, any rate, mono or stereo")
+    src.add_argument("--from-input", type=float, metavar="SECONDS",
+                     help="record SECONDS from the sound card's input (PortAudio) and transcribe that")
+    p.add_argument("--device", type=int, default=None, help="PortAudio input device index (with --from-input)")
     p.add_argument("--out", default=None, metavar="FILE", help="also write the notes as a Standard MIDI File")
+    p.add_argument("--send", type=int, default=None, metavar="SLOT",
+                   help="give the tune to a running daemon's slot (/wb/theme): its lead sings it from the next bar")
+    p.add_argument("--bpm", type=float, default=120.0, help="the tempo the take was sung at (with --send; default 120)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=9137)
 
 
 def _bench_parser(sub) -> None:

@@ -343,13 +343,64 @@ def write_theme_midi(notes: list[TNote], path, bpm: float = 120.0) -> None:
     mid.save(str(path))
 
 
+def record_input(seconds: float, sample_rate: int = 22050, device: int | None = None) -> np.ndarray:
+    """``seconds`` of mono audio from the sound card's input (PortAudio through pyaudio; with
+    JACK, PortAudio's JACK host API), as float32. Raises :class:`TranscribeError` (``no_input``)
+    with one line when there is no input to record from. CLI."""
+    try:
+        import pyaudio
+    except ImportError:
+        raise TranscribeError("no_input", "pyaudio is not installed (pip install 'wavebridge[audio]')") from None
+    pa = pyaudio.PyAudio()
+    try:
+        frames = int(round(seconds * sample_rate))
+        stream = pa.open(format=pyaudio.paFloat32, channels=1, rate=sample_rate, input=True,
+                         input_device_index=device, frames_per_buffer=1024)
+        chunks, got = [], 0
+        while got < frames:
+            n = min(1024, frames - got)
+            chunks.append(np.frombuffer(stream.read(n, exception_on_overflow=False), dtype=np.float32))
+            got += n
+        stream.stop_stream()
+        stream.close()
+    except OSError as e:
+        raise TranscribeError("no_input", f"no audio input to record from ({e})") from None
+    finally:
+        pa.terminate()
+    return np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
+
+
+def theme_file_bytes(notes: list[TNote], bpm: float) -> bytes:
+    """The notes as a Standard MIDI File in memory, a beat being ``60 / bpm`` s of the take (what
+    ``/wb/theme SLOT <blob>`` takes)."""
+    import io
+    import os
+    import tempfile
+
+    fd, path = tempfile.mkstemp(suffix=".mid")
+    os.close(fd)
+    try:
+        write_theme_midi(notes, path, bpm=bpm)
+        with open(path, "rb") as f:
+            return io.BytesIO(f.read()).getvalue()
+    finally:
+        os.unlink(path)
+
+
 def main_theme_from_audio(args) -> int:
-    """``wavebridge theme --from-audio TAKE [--out theme.mid]``: print the sung line's notes (and
-    write them as MIDI). Exit 0, or 2 with one line on stderr for a take that gives no tune."""
+    """``wavebridge theme --from-audio TAKE | --from-input SECONDS [--out theme.mid] [--send SLOT]``:
+    print the sung line's notes, write them as MIDI, and give them to a running daemon's slot
+    as its tune. Exit 0, 2 with one line on stderr for a take that gives no tune, 1 when the
+    file cannot be written or the daemon is not there."""
     import sys
 
     try:
-        notes = transcribe_file(args.from_audio)
+        if getattr(args, "from_input", None):
+            print(f"wavebridge theme: recording {args.from_input:g} s from the audio input — sing …", file=sys.stderr)
+            notes = transcribe(record_input(float(args.from_input), device=getattr(args, "device", None)), 22050,
+                               name="the input")
+        else:
+            notes = transcribe_file(args.from_audio)
     except TranscribeError as e:
         print(f"wavebridge theme: {e.message}", file=sys.stderr)
         return 2
@@ -363,4 +414,19 @@ def main_theme_from_audio(args) -> int:
             print(f"wavebridge theme: cannot write {out}: {e.strerror or e}", file=sys.stderr)
             return 1
         print(f"{len(notes)} notes → {out}")
+    slot = getattr(args, "send", None)
+    if slot is not None:
+        from bridge.control.osc import OscClient
+
+        bpm = float(getattr(args, "bpm", None) or 120.0)
+        c = OscClient(getattr(args, "host", "127.0.0.1"), int(getattr(args, "port", 9137)), timeout=1.0)
+        try:
+            c.send("/wb/theme", int(slot), theme_file_bytes(notes, bpm))
+            err = c.wait_for("/wb/error", 0.5)
+        finally:
+            c.close()
+        if err is not None:
+            print(f"wavebridge theme: the daemon refused the tune: {err[2]}", file=sys.stderr)
+            return 1
+        print(f"sent to slot {slot} at {bpm:g} bpm")
     return 0
