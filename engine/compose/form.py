@@ -232,7 +232,7 @@ def _cadences(band: Band, kind: str, tokens: list[str], r: random.Random) -> lis
             bars_tokens[b] = "-".join(last)
 
     is_v = [bool(_V_RE.match(t.split("-")[-1])) for t in bars_tokens]
-    if band.family == "minor" and g.cadence_v and kind != "break":
+    if band.family == "minor" and g.cadence_v and kind not in ("break", "intro"):   # an intro stays home
         if not any(is_v[4:7]):
             to_v(7)                                           # harmonic minor's V at the cadence
         if r.random() < 0.3 and not any(_V_RE.match(t) for t in bars_tokens[:7]):
@@ -241,7 +241,7 @@ def _cadences(band: Band, kind: str, tokens: list[str], r: random.Random) -> lis
         if kind in ("B", "drop") and r.random() < 0.5:
             bars_tokens = [t.replace("IV", "iv") if b == 6 and t.startswith("IV") and "maj" not in t else t
                            for b, t in enumerate(bars_tokens)]     # borrowed iv (minor plagal)
-        if g.form != "edm" and r.random() < 0.5 and band.family == "major":
+        if g.form != "edm" and r.random() < 0.5 and band.family == "major" and kind != "intro":
             bars_tokens[6], bars_tokens[7] = "V7" if g.name in ("jazz", "soul", "bossa nova") else "V", \
                 bars_tokens[0]                                 # an authentic cadence home
     return bars_tokens

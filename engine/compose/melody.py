@@ -39,7 +39,10 @@ def _sparse(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
     for q, t in enumerate(times):
         c = next((cc for a, b, cc in chords if a <= t < b), chords[-1][2])
         cands = [p for p in range(pl.lo, pl.hi + 1) if p % 12 in c.pcs]
-        p = min(cands, key=lambda x: abs(x - prev) + rng.random() * 4) if cands else prev
+        # near the last note; the chord's fifth less often (held long, it names the dominant key)
+        fifth = (c.root + 7) % 12
+        p = min(cands, key=lambda x: abs(x - prev) + rng.random() * 4 + (3 if x % 12 == fifth else 0)) \
+            if cands else prev
         t1 = times[q + 1] if q + 1 < len(times) else bpb
         bar.ev.append((j, t, t1, p, 70, 0))
         prev = p
