@@ -1,6 +1,6 @@
 /*
- * lv2host.c — a minimal LV2 host for tests/test_daw.py: what a DAW's generic UI does with the
- * stub's prompt parameter, without a DAW.
+ * lv2host.c — a minimal LV2 host for tests/test_daw.py and tests/test_lv2.py: what a DAW's generic
+ * UI does with the stub's prompt parameter (and a host's MIDI with its midi_in), without a DAW.
  *
  *   lv2host URI SAVE_DIR OSC_PORT SLOT PROMPT
  *
@@ -22,6 +22,22 @@
  * bar, barBeat, beatsPerBar, speed, frame), the prompt typed at the first block and play = 1;
  * from AT_S seconds on the tempo is BPM2 (the beat stays continuous). The plugin's stereo output
  * is written to OUT as interleaved float32, so a test knows the host's bar lines on every frame.
+ *
+ *   lv2host --keys URI OSC_PORT SLOT
+ *
+ * MIDI into midi_in (tests/test_lv2.py), with a deferred worker: schedule_work only queues, and
+ * the host runs the queue ("flush") when it chooses, as a worker thread that fell behind would.
+ * One run() per step, play off:
+ *   1. note on 60, flush                                    → /wb/keys SLOT 60
+ *   2. note on 64, note on 67, note off 60 in three blocks, then flush: only the newest set
+ *                                                           → /wb/keys SLOT 64 67
+ *   3. garbage (empty and short events, data bytes without status, a 2000-byte sysex, note-ons
+ *      with a bad data byte, MIDI bytes in an atom that is not a midi:MidiEvent), flush: nothing;
+ *      then note on 72, flush                               → /wb/keys SLOT 64 67 72
+ *   4. note on 76 (queued), note off 76 while the queue refuses, note on 76 again, flush: the
+ *      set queued first was replaced, so the last one must go → /wb/keys SLOT 64 67 72 76
+ *   5. CC 123 on channel 1, flush                           → /wb/keys SLOT
+ * Prints "keys done" on success; the test checks what arrived on OSC_PORT.
  */
 #include <math.h>
 #include <time.h>
@@ -33,6 +49,7 @@
 #include <lv2/atom/atom.h>
 #include <lv2/atom/forge.h>
 #include <lv2/atom/util.h>
+#include <lv2/midi/midi.h>
 #include <lv2/patch/patch.h>
 #include <lv2/state/state.h>
 #include <lv2/time/time.h>
@@ -72,10 +89,28 @@ static LV2_Worker_Status respond(LV2_Worker_Respond_Handle h, uint32_t size, con
     return worker->work_response(lilv_instance_get_handle(instance), size, data);
 }
 
+/* --keys: a deferred worker */
+#define QUEUE_MAX 64
+static int deferred, refusing;
+static uint32_t queue_size[QUEUE_MAX];
+static uint8_t queue_data[QUEUE_MAX][4096];
+static int queued;
+
 static LV2_Worker_Status schedule(LV2_Worker_Schedule_Handle h, uint32_t size, const void* data)
 {
     (void)h;
-    return worker->work(lilv_instance_get_handle(instance), respond, NULL, size, data);
+    if (!deferred) return worker->work(lilv_instance_get_handle(instance), respond, NULL, size, data);
+    if (refusing || queued == QUEUE_MAX || size > sizeof queue_data[0]) return LV2_WORKER_ERR_NO_SPACE;
+    memcpy(queue_data[queued], data, size);
+    queue_size[queued++] = size;
+    return LV2_WORKER_SUCCESS;
+}
+
+static void flush(void)
+{
+    for (int i = 0; i < queued; ++i)
+        worker->work(lilv_instance_get_handle(instance), respond, NULL, queue_size[i], queue_data[i]);
+    queued = 0;
 }
 
 /* Close the control input's object and sequence, hand the notify output over as an empty chunk
@@ -109,10 +144,109 @@ static const void* port_value(const char* symbol, void* user, uint32_t* size, ui
     return NULL;
 }
 
+static uint8_t* keys_notify;   /* --keys: the notify output, handed over empty each block */
+static LV2_URID keys_chunk;
+
+/* --keys: one block whose midi_in holds `n` raw events (sizes in `sizes`, bytes back to back);
+ * `types[i]` 0: midi:MidiEvent, else that URID. */
+static void midi_block(uint8_t* buf, LV2_URID seq_type, LV2_URID midi_type, int n, const uint32_t* sizes,
+                       const uint8_t* bytes, const LV2_URID* types)
+{
+    LV2_Atom_Sequence* seq = (LV2_Atom_Sequence*)buf;
+    seq->atom.type = seq_type;
+    seq->atom.size = sizeof(LV2_Atom_Sequence_Body);
+    seq->body.unit = seq->body.pad = 0;
+    for (int i = 0; i < n; ++i) {
+        uint8_t ev_buf[sizeof(LV2_Atom_Event) + 2048];
+        LV2_Atom_Event* ev = (LV2_Atom_Event*)ev_buf;
+        ev->time.frames = i;
+        ev->body.type = types && types[i] ? types[i] : midi_type;
+        ev->body.size = sizes[i];
+        memcpy(ev_buf + sizeof(LV2_Atom_Event), bytes, sizes[i]);
+        bytes += sizes[i];
+        if (!lv2_atom_sequence_append_event(seq, ATOM_BYTES - sizeof(LV2_Atom), ev)) {
+            fprintf(stderr, "midi_in buffer full\n");
+            exit(1);
+        }
+    }
+    LV2_Atom* notify = (LV2_Atom*)keys_notify;
+    notify->type = keys_chunk;
+    notify->size = ATOM_BYTES - sizeof(LV2_Atom);
+    lilv_instance_run(instance, FRAMES);
+}
+
+static void keys_block(uint8_t* buf, LV2_URID seq_type, LV2_URID midi_type, uint8_t status, uint8_t d1, uint8_t d2)
+{
+    const uint8_t m[3] = { status, d1, d2 };
+    const uint32_t size = 3;
+    midi_block(buf, seq_type, midi_type, 1, &size, m, NULL);
+}
+
+/* --keys: steps 1..5 of the header, on midi_in `in`. */
+static void play_keys(uint8_t* in, uint8_t* notify, LV2_URID atom_Sequence, LV2_URID atom_Chunk,
+                      LV2_URID atom_String)
+{
+    const LV2_URID midi = map_uri(NULL, LV2_MIDI__MidiEvent);
+    keys_notify = notify;
+    keys_chunk = atom_Chunk;
+    keys_block(in, atom_Sequence, midi, 0x90, 60, 100);                    /* 1 */
+    flush();
+    keys_block(in, atom_Sequence, midi, 0x90, 64, 100);                    /* 2 */
+    keys_block(in, atom_Sequence, midi, 0x90, 67, 100);
+    keys_block(in, atom_Sequence, midi, 0x80, 60, 0);
+    flush();
+    static uint8_t garbage[4096];                                          /* 3 */
+    uint32_t sizes[16];
+    LV2_URID types[16] = { 0 };
+    int n = 0;
+    uint32_t len = 0;
+#define EV(...)                                                                \
+    do {                                                                       \
+        const uint8_t b_[] = { __VA_ARGS__ };                                  \
+        memcpy(garbage + len, b_, sizeof b_);                                  \
+        len += sizes[n++] = sizeof b_;                                         \
+    } while (0)
+    sizes[n++] = 0;                                                        /* empty */
+    EV(0x90);
+    EV(0x90, 61);
+    EV(0x3C, 0x40, 0x3E);                                                  /* running status */
+    EV(0x91, 0x80, 0x40);
+    EV(0x92, 62, 0xC0);
+    EV(0xB0, 123);
+    EV(0xF7);
+    EV(0xFF, 0x90, 63);
+    garbage[len] = 0xF0;                                                   /* 2000-byte sysex */
+    memset(garbage + len + 1, 0x55, 1998);
+    garbage[len + 1999] = 0xF7;
+    len += sizes[n++] = 2000;
+    EV(0x90, 65, 100);                                                     /* not a MidiEvent */
+    types[n - 1] = atom_String;
+#undef EV
+    midi_block(in, atom_Sequence, midi, n, sizes, garbage, types);
+    flush();
+    keys_block(in, atom_Sequence, midi, 0x90, 72, 100);
+    flush();
+    keys_block(in, atom_Sequence, midi, 0x90, 76, 100);                    /* 4 */
+    refusing = 1;
+    keys_block(in, atom_Sequence, midi, 0x80, 76, 0);
+    refusing = 0;
+    keys_block(in, atom_Sequence, midi, 0x90, 76, 100);
+    flush();
+    keys_block(in, atom_Sequence, midi, 0xB0, 123, 0);                     /* 5 */
+    flush();
+}
+
 int main(int argc, char** argv)
 {
     const int play_mode = argc > 1 && !strcmp(argv[1], "--play");
-    if (play_mode) {
+    const int keys_mode = argc > 1 && !strcmp(argv[1], "--keys");
+    if (keys_mode) {
+        if (argc != 5) {
+            fprintf(stderr, "usage: lv2host --keys URI OSC_PORT SLOT\n");
+            return 2;
+        }
+        deferred = 1;
+    } else if (play_mode) {
         if (argc != 10 && argc != 12) {
             fprintf(stderr, "usage: lv2host --play URI OSC_PORT SLOT PROMPT BPM BEATS_PER_BAR SECONDS OUT [AT_S BPM2]\n");
             return 2;
@@ -120,6 +254,11 @@ int main(int argc, char** argv)
     } else if (argc != 6) {
         fprintf(stderr, "usage: lv2host URI SAVE_DIR OSC_PORT SLOT PROMPT\n");
         return 2;
+    }
+    if (keys_mode) {
+        static char* args[6];   /* as the session mode's: URI, (no SAVE_DIR), OSC_PORT, SLOT, no prompt */
+        args[0] = argv[0], args[1] = argv[2], args[2] = NULL, args[3] = argv[3], args[4] = argv[4], args[5] = "";
+        argv = args;
     }
     const char* uri = play_mode ? argv[2] : argv[1];
     const char* dir = play_mode ? NULL : argv[2];   /* only the session mode saves */
@@ -162,17 +301,20 @@ int main(int argc, char** argv)
     LilvNode* atom_port = lilv_new_uri(world, LV2_ATOM__AtomPort);
     LilvNode* audio_port = lilv_new_uri(world, LILV_URI_AUDIO_PORT);
     LilvNode* input = lilv_new_uri(world, LILV_URI_INPUT_PORT);
-    int control_in = -1, notify_out = -1;
+    int control_in = -1, notify_out = -1, midi_in = -1;
     for (uint32_t i = 0; i < n_ports; ++i) {
         const LilvPort* p = lilv_plugin_get_port_by_index(plugin, i);
         const char* sym = lilv_node_as_string(lilv_port_get_symbol(plugin, p));
         controls[i] = defs[i] == defs[i] ? defs[i] : 0.0f;
-        if (!strcmp(sym, "play")) controls[i] = 1.0f;
+        if (!strcmp(sym, "play")) controls[i] = keys_mode ? 0.0f : 1.0f;
         if (!strcmp(sym, "osc_port")) controls[i] = (float)atoi(osc_port);
         if (!strcmp(sym, "slot")) controls[i] = (float)atoi(slot_arg);
         if (lilv_port_is_a(plugin, p, atom_port)) {
-            if (lilv_port_is_a(plugin, p, input)) control_in = (int)i;
+            if (!strcmp(sym, "midi_in")) midi_in = (int)i;
+            else if (lilv_port_is_a(plugin, p, input)) control_in = (int)i;
             else notify_out = (int)i;
+            LV2_Atom_Sequence* empty = (LV2_Atom_Sequence*)atoms[i];   /* until a block fills it */
+            empty->atom.size = sizeof(LV2_Atom_Sequence_Body);
             lilv_instance_connect_port(instance, i, atoms[i]);
         } else if (lilv_port_is_a(plugin, p, audio_port)) {
             lilv_instance_connect_port(instance, i, audio[i]);
@@ -180,7 +322,7 @@ int main(int argc, char** argv)
             lilv_instance_connect_port(instance, i, &controls[i]);
         }
     }
-    if (control_in < 0 || notify_out < 0) {
+    if (control_in < 0 || notify_out < 0 || (keys_mode && midi_in < 0)) {
         fprintf(stderr, "no atom ports\n");
         return 1;
     }
@@ -194,7 +336,19 @@ int main(int argc, char** argv)
     const LV2_URID atom_String = map_uri(NULL, LV2_ATOM__String);
     const LV2_URID atom_Chunk = map_uri(NULL, LV2_ATOM__Chunk);
 
+    const LV2_URID atom_Sequence = map_uri(NULL, LV2_ATOM__Sequence);
+    for (uint32_t i = 0; i < n_ports; ++i)
+        if ((int)i == control_in || (int)i == midi_in) ((LV2_Atom*)atoms[i])->type = atom_Sequence;
+
     lilv_instance_activate(instance);
+    if (keys_mode) {
+        play_keys(atoms[midi_in], atoms[notify_out], atom_Sequence, atom_Chunk, atom_String);
+        lilv_instance_deactivate(instance);
+        lilv_instance_free(instance);
+        lilv_world_free(world);
+        printf("keys done\n");
+        return 0;
+    }
     if (play_mode) {
         const double bpm1 = atof(pa[3]), bpb = atof(pa[4]), seconds = atof(pa[5]);
         const double at_s = argc == 12 ? atof(pa[7]) : 1e30, bpm2 = argc == 12 ? atof(pa[8]) : bpm1;

@@ -4,7 +4,8 @@ lilv's ``lv2ls``/``lv2info`` must find the bundle and its ports; then the consol
 (headless; it reads commands such as ``set slot 58`` and ``monitors`` on stdin and quits on
 EOF) runs the plugin inside a private JACK server (dummy backend, its own server name), a
 thread of this process writes a ring through ``bridge.core.ring.RingWriter``, and ``jack_capture``
-records the plugin's outputs. The written signal encodes each frame's absolute index
+records the plugin's outputs (a JACK MIDI client of this process, python-rtmidi, plays keys into
+its ``midi_in``). The written signal encodes each frame's absolute index
 exactly (a float32 sawtooth of period ``PERIOD``; the right channel is the same sawtooth
 shifted by ``shift``), so a capture proves contiguity, channel order and which ring was read.
 
@@ -233,12 +234,14 @@ def wait_until(cond, timeout: float, what: str):
 class Jalv:
     """The console jalv running the stub as a JACK client; commands go to its stdin."""
 
-    def __init__(self, env, slot: int, tmp: Path):
+    def __init__(self, env, slot: int, tmp: Path, *controls: str):
+        """``controls``: more ``SYMBOL=VALUE`` control port settings (``osc_port=…``)."""
         self.env = env
         self.client = "wbstub_" + "".join(random.choices(string.ascii_lowercase, k=6))
         self.out_path = tmp / f"{self.client}.out"
         self._out = open(self.out_path, "wb")
-        self.proc = subprocess.Popen(["jalv", "-x", "-n", self.client, "-c", f"slot={slot}", URI],
+        sets = [a for c in controls for a in ("-c", c)]
+        self.proc = subprocess.Popen(["jalv", "-x", "-n", self.client, "-c", f"slot={slot}", *sets, URI],
                                      stdin=subprocess.PIPE, stdout=self._out,
                                      stderr=subprocess.STDOUT, env=env)
         try:
@@ -325,8 +328,8 @@ def host(jack_env, tmp_path):
     """Factory: start jalv on a slot; every jalv started is closed in teardown."""
     started = []
 
-    def start(slot):
-        j = Jalv(jack_env, slot, tmp_path)
+    def start(slot, *controls):
+        j = Jalv(jack_env, slot, tmp_path, *controls)
         started.append(j)
         return j
 
@@ -366,7 +369,7 @@ def test_lv2info_shows_ports_and_worker(lv2_env):
     for m in re.finditer(r"Port (\d+):(.*?)(?=\n\s*Port \d+:|\Z)", out, re.S):
         ports[re.search(r"Symbol:\s+(\S+)", m.group(2)).group(1)] = m.group(2)
     assert list(ports) == ["slot", "out_l", "out_r", "buffered_ms", "underruns", "control", "notify",
-                           "play", "seed", "quantize", "sync", "gain", "osc_port"]
+                           "play", "seed", "quantize", "sync", "gain", "osc_port", "midi_in"]
     assert "ControlPort" in ports["slot"] and "InputPort" in ports["slot"]
     assert re.search(r"Minimum:\s+1\.0+\b", ports["slot"]) and re.search(r"Maximum:\s+64\.0+", ports["slot"])
     assert re.search(r"Default:\s+1\.0+", ports["slot"]) and "lv2core#integer" in ports["slot"]
@@ -374,6 +377,7 @@ def test_lv2info_shows_ports_and_worker(lv2_env):
         assert "AudioPort" in ports[sym] and "OutputPort" in ports[sym]
     for sym in ("buffered_ms", "underruns"):
         assert "ControlPort" in ports[sym] and "OutputPort" in ports[sym]
+    assert "AtomPort" in ports["midi_in"] and "InputPort" in ports["midi_in"]
     assert "worker#interface" in out and "worker#schedule" in out
 
 
@@ -524,3 +528,218 @@ def test_jalv_plays_what_the_daemon_wrote(host, tmp_path, daemon_proc, osc_clien
     assert header(1)["underrun_frames"] == 0                       # no short block since it started
     c.send("/wb/stop", 1)
     assert c.wait_for("/wb/done", 3.0) is not None
+
+
+# ------------------------------------------------------------------------------ MIDI in → /wb/keys
+class Keys:
+    """A JACK MIDI output of this process (python-rtmidi, the private server's), connected to
+    jalv's ``midi_in``. ``send`` takes raw bytes: the plugin must also survive what a broken
+    device sends (rtmidi passes any 1..3 bytes, and sysex, through as one JACK event)."""
+
+    def __init__(self, env, j: Jalv, monkeypatch):
+        rtmidi = pytest.importorskip("rtmidi")
+        if rtmidi.API_UNIX_JACK not in rtmidi.get_compiled_api():
+            pytest.skip("python-rtmidi was built without JACK support")
+        _need("jack_connect")
+        monkeypatch.setenv("JACK_DEFAULT_SERVER", env["JACK_DEFAULT_SERVER"])   # this process's client
+        self.name = "wbkeys_" + "".join(random.choices(string.ascii_lowercase, k=6))
+        self.out = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, name=self.name)
+        try:
+            self.out.open_virtual_port("keys")
+            lines = subprocess.run(["jack_lsp", "-t"], env=env, capture_output=True, text=True,
+                                   timeout=10).stdout.splitlines()
+            dst = f"{j.client}:midi_in"
+            assert dst in lines and "midi" in lines[lines.index(dst) + 1], lines   # a JACK MIDI port
+            wait_until(lambda: f"{self.name}:keys" in j.ports(), 5, "the test's MIDI port")
+            subprocess.run(["jack_connect", f"{self.name}:keys", dst], env=env, check=True, timeout=10)
+        except BaseException:
+            self.close()
+            raise
+
+    def send(self, *messages):
+        for m in messages:
+            self.out.send_message(list(m))
+
+    def close(self):
+        self.out.close_port()
+        del self.out
+
+
+@pytest.fixture
+def keys(jack_env, monkeypatch):
+    made = []
+
+    def make(j):
+        k = Keys(jack_env, j, monkeypatch)
+        made.append(k)
+        return k
+
+    yield make
+    for k in made:
+        k.close()
+
+
+def on(*notes, ch=1, vel=90):
+    return [(0x90 | (ch - 1), n, vel) for n in notes]
+
+
+def off(*notes, ch=1):
+    return [(0x80 | (ch - 1), n, 0) for n in notes]
+
+
+@pytest.mark.jack
+@pytest.mark.timeout(90)
+def test_keys_held_on_midi_in_are_sent_as_keys(host, keys, tmp_path):
+    """What the plugin's worker sends for the keys held on its MIDI input: every change, as
+    ``/wb/keys slot, note…`` (the held set, ascending, the lowest 16), on any channel, a key held
+    while any channel holds it; note-on velocity 0 and CC 120/123 let go; garbage is ignored; a
+    slot change lets go on the old slot first. Each datagram is decoded by python-osc and by
+    the daemon's own parser."""
+    from bridge.core.commands import parse_osc
+    from test_daw import OscSink
+
+    sink = OscSink()
+    try:
+        a, b = free_slots(2)
+        j = host(a, f"osc_port={sink.port}")
+        k = keys(j)
+        time.sleep(0.3)
+        assert sink.messages() == [], "sent something before a key"
+        seen = 0
+
+        def expect(*sets):
+            """The next /wb/keys are ``sets``, in order, ending with the last; any but the last
+            may be skipped (the worker sends only the newest of the sets queued)."""
+            nonlocal seen
+            want = [list(s) for s in sets]
+            got = lambda: [p for _, _, p in sink.messages("/wb/keys")]  # noqa: E731
+            wait_until(lambda: want[-1] in got()[seen:], 5, f"/wb/keys {want[-1]}; got {got()[seen:]}")
+            new = got()[seen:]
+            new = new[:new.index(want[-1]) + 1]
+            seen += len(new)
+            it = iter(want)
+            assert all(p in it for p in new), f"{new} are not (in order) among {want}"
+            for p in new:
+                c = parse_osc("/wb/keys", p, 64)
+                assert c.kind == "chord" and c.slot == p[0] and list(c.notes) == p[1:]
+
+        k.send(on(54)[0])
+        time.sleep(0.05)
+        k.send(*on(58, 61))                                   # F# A# C#, the second two together
+        expect([a, 54], [a, 54, 58], [a, 54, 58, 61])
+        k.send(*on(54, ch=2), *off(54, ch=1), *on(66))        # 54 is still held, on channel 2
+        expect([a, 54, 58, 61, 66])
+        k.send((0x90, 66, 0))                                 # note on, velocity 0: off
+        expect([a, 54, 58, 61])
+
+        # garbage: sysex (also unterminated), lone data bytes (running status without its
+        # status byte), truncated note-ons, a data byte with its top bit set, system messages
+        k.send([0xF0, 0x7E, 0x7F, 0x06, 0x01, 0xF7], [0xF0, 0x43, 0x10, 0x4C, 0x00, 0x00, 0x7E, 0x00],
+               (0x3C, 0x40), (0x3E,), (0x90,), (0x90, 60), (0x90, 0x80, 0x40), (0x80, 0xC0, 0),
+               (0xB0, 123), (0xF7,), (0xFF,), (0xF8,), (0xF2, 1, 2), (0xE0, 0, 64), (0xD0, 10))
+        time.sleep(0.3)
+        assert j.proc.poll() is None, j.close()
+        assert [p for _, _, p in sink.messages("/wb/keys")][seen:] == [], "garbage changed the keys"
+        k.send(*on(69, ch=16))
+        expect([a, 54, 58, 61, 69])
+
+        k.send((0xB1, 123, 0))                                # all notes off on channel 2: 54
+        expect([a, 58, 61, 69])
+        k.send((0xBF, 120, 0), (0xB0, 123, 0))                # all sound off (16), all notes off (1)
+        expect([a, 69], [a])
+
+        k.send(*on(*range(40, 60)))                           # 20 keys: the lowest 16 are sent
+        expect(*[[a, *range(40, n + 1)] for n in range(40, 56)])
+        time.sleep(0.2)
+        assert [p for _, _, p in sink.messages("/wb/keys")][seen:] == [], "keys above the lowest 16 sent"
+        j.command(f"set slot {b}")                            # the keys move with the slot
+        expect([a], [b, *range(40, 56)])
+        k.send(*off(*range(40, 60)))
+        expect(*[[b, *range(n, min(n + 16, 60))] for n in range(41, 60)], [b])
+        assert j.proc.poll() is None
+        assert not [m for m in sink.messages() if m[1] != "/wb/keys"], "play is off: only keys"
+    finally:
+        sink.close()
+    assert not sink.errors, sink.errors
+
+
+@pytest.mark.jack
+@pytest.mark.timeout(120)
+def test_keys_played_into_jalv_steer_the_daemons_slot(host, keys, tmp_path, daemon_proc, osc_client):
+    """jalv hosting the stub on slot 1 of a real daemon: F# major held on its MIDI input is heard
+    in the plugin's output (a chroma of the capture), in a song in C major; letting go gives the
+    song's own chords back."""
+    from test_chord_daemon import PROMPT, share
+
+    from engine.compose.chordread import parse_symbol
+
+    d = daemon_proc("--slots", "1", "--metrics-port", "off", "--log-level", "INFO")
+    c = osc_client(d.host, d.port)
+    j = host(1, f"osc_port={d.port}")
+    k = keys(j)
+    wait_until(lambda: j.attached(1), 10, "the plugin to attach slot 1")
+    c.send("/wb/play", 1, PROMPT, 0.0, 3)
+    assert c.wait_for("/wb/first_audio", 5.0) is not None
+    pcs = parse_symbol("F#").pcs
+
+    def chord_share(seconds):
+        cap = j.capture(seconds, tmp_path)
+        assert np.isfinite(cap).all() and np.abs(cap).max() > 0.05, "nothing audible"
+        centres, v = share(cap, pcs)
+        return float(np.median(v[centres > RATE // 2]))
+
+    def logged(what):
+        wait_until(lambda: any(f"slot 1: chord {what} " in line for line in d.err_lines), 10,
+                   f"the daemon to splice chord {what}: {d.err_lines[-5:]}")
+
+    assert chord_share(2.0) < 0.35                         # C major: none of F# major's notes
+    k.send(*on(54, 58, 61, 66))                            # F# A# C# F#
+    logged("F#")
+    assert chord_share(2.5) >= 0.55
+    k.send(*off(54, 58, 61, 66))
+    logged("composed")
+    assert chord_share(2.5) < 0.35
+    assert j.proc.poll() is None
+    assert not [line for line in d.err_lines if "ERROR" in line or "Traceback" in line], d.err_lines[-10:]
+    c.send("/wb/stop", 1)
+    assert c.wait_for("/wb/done", 3.0) is not None
+
+
+@pytest.fixture(scope="module")
+def keys_host(lv2_env, tmp_path_factory):
+    """tests/lv2host.c (built against lilv), for its ``--keys`` mode: MIDI into ``midi_in`` with a
+    worker that runs its queue only when the host says."""
+    _need("cc")
+    if subprocess.run(["pkg-config", "--exists", "lilv-0"]).returncode != 0:
+        pytest.skip("liblilv-dev is not installed (make setup installs it)")
+    exe = tmp_path_factory.mktemp("lv2host") / "lv2host"
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "lilv-0"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    subprocess.run(["cc", "-std=gnu11", "-O1", "-Wall", "-o", str(exe),
+                    str(Path(__file__).with_name("lv2host.c")), *flags, "-lm"], check=True, timeout=120)
+    return exe
+
+
+@pytest.mark.timeout(60)
+def test_only_the_newest_keys_are_sent_and_garbage_changes_nothing(keys_host, lv2_env):
+    """Held keys with a worker that falls behind (lv2host --keys, see its header): of the sets
+    queued before the worker runs, only the newest is sent; one the host's queue refused is
+    posted again even when the keys went back to the set queued before it (else that set,
+    skipped for the newer one, would never be sent); malformed events (empty, short, lone data
+    bytes, a bad data byte, a 2000-byte sysex, MIDI bytes in another atom type) change nothing."""
+    from bridge.core.commands import parse_osc
+    from test_daw import OscSink
+
+    sink = OscSink()
+    try:
+        out = subprocess.run([str(keys_host), "--keys", URI, str(sink.port), "9"], env=lv2_env,
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0 and "keys done" in out.stdout, out.stderr
+        want = [[9, 60], [9, 64, 67], [9, 64, 67, 72], [9, 64, 67, 72, 76], [9]]
+        wait_until(lambda: len(sink.messages()) >= len(want), 5, "the datagrams")
+        time.sleep(0.1)
+        assert [(a, p) for _, a, p in sink.messages()] == [("/wb/keys", p) for p in want]
+        assert [parse_osc("/wb/keys", p, 64).notes for p in want] == [tuple(p[1:]) for p in want]
+    finally:
+        sink.close()
+    assert not sink.errors, sink.errors

@@ -10,7 +10,8 @@
  *        5 control (atom in: patch:Set / patch:Get of the prompt, time:Position from the host),
  *        6 notify (atom out: patch:Set of the prompt, answering patch:Get and after changes),
  *        7 play (toggle), 8 seed, 9 quantize (0 off, 1 beat, 2 bar), 10 sync (toggle: follow
- *        the host's tempo and transport when it sends them), 11 gain, 12 osc_port.
+ *        the host's tempo and transport when it sends them), 11 gain, 12 osc_port,
+ *        13 midi_in (atom in: midi:MidiEvent; the keys held become the slot's chord).
  * Parameter: <urn:wavebridge:stub#prompt> (patch:writable, atom:String), saved with the LV2
  * state extension; the control ports' values are saved by the host in the same state.
  *
@@ -21,6 +22,16 @@
  *   gain change (and before each play)                          → /wb/param i slot, s gain, f v
  *   host position changed, and every 250 ms while rolling        → /wb/transport i slot, f speed,
  *        f bpm, f beats_per_bar, i bar, f bar_beat, h read_index, h host_frame
+ *   the set of MIDI keys held on midi_in changed                  → /wb/keys i slot [, i note …]
+ *        (ascending, the lowest KEYS_MAX; none: released), whatever play says — the daemon keeps
+ *        a chord for an idle slot until its next play. A slot or port change releases the keys
+ *        on the old one first. Only the newest set is sent: work() skips a queued set that a
+ *        newer one (keys_latest) has replaced.
+ * Held keys: note on (velocity > 0) adds the key on its channel, note off or note on with
+ * velocity 0 removes it, CC 120 (all sound off) / CC 123 (all notes off) clears that channel;
+ * a key is held while any channel holds it. Anything else on midi_in (system messages, sysex,
+ * data bytes without a status, short messages) is ignored; activate() forgets the keys (the host
+ * dropped the note-offs of a stopped graph), so the next run() releases them.
  * Following the host (sync on and the host sends bars and beats): the job plays while play is on
  * AND the transport rolls; without a host transport, play alone decides.
  *
@@ -75,6 +86,7 @@
 #include <lv2/core/lv2.h>
 #include <lv2/log/log.h>
 #include <lv2/log/logger.h>
+#include <lv2/midi/midi.h>
 #include <lv2/patch/patch.h>
 #include <lv2/state/state.h>
 #include <lv2/time/time.h>
@@ -99,9 +111,11 @@
 #define TRANSPORT_EVERY_NS 250000000LL /* /wb/transport at 4 Hz while rolling */
 #define TRANSPORT_MIN_NS 20000000LL    /* and at most 50 Hz for changes (a host's tempo ramp) */
 #define OSC_MAX 1400                   /* one datagram */
+#define KEYS_MAX 16                    /* notes in one /wb/keys (the daemon's limit) */
 
 enum { PORT_SLOT, PORT_OUT_L, PORT_OUT_R, PORT_BUFFERED_MS, PORT_UNDERRUNS, PORT_CONTROL,
-       PORT_NOTIFY, PORT_PLAY, PORT_SEED, PORT_QUANTIZE, PORT_SYNC, PORT_GAIN, PORT_OSC_PORT };
+       PORT_NOTIFY, PORT_PLAY, PORT_SEED, PORT_QUANTIZE, PORT_SYNC, PORT_GAIN, PORT_OSC_PORT,
+       PORT_MIDI_IN };
 
 static const char* const QUANTIZE_NAMES[3] = { "off", "beat", "bar" };
 
@@ -114,7 +128,7 @@ typedef struct {
     ino_t ino;
 } Ring;
 
-typedef enum { MSG_ATTACH, MSG_FREE, MSG_PLAY, MSG_STOP, MSG_PARAM, MSG_TRANSPORT } MsgType;
+typedef enum { MSG_ATTACH, MSG_FREE, MSG_PLAY, MSG_STOP, MSG_PARAM, MSG_TRANSPORT, MSG_KEYS } MsgType;
 
 typedef struct {            /* run() -> work(): ATTACH, FREE */
     MsgType type;
@@ -141,7 +155,7 @@ typedef struct {
     int64_t read_index;     /* the ring frame this block started to play; -1 without a ring */
 } Transport;
 
-typedef struct {            /* run() -> work(): PLAY, STOP, PARAM, TRANSPORT (OSC intents) */
+typedef struct {            /* run() -> work(): PLAY, STOP, PARAM, TRANSPORT, KEYS (OSC intents) */
     MsgType type;
     int32_t slot;
     int32_t osc_port;
@@ -150,6 +164,9 @@ typedef struct {            /* run() -> work(): PLAY, STOP, PARAM, TRANSPORT (OS
     float value;            /* STOP: fade seconds; PARAM: gain */
     bool with_transport;    /* PLAY: send /wb/transport first */
     Transport tp;
+    uint32_t keys_gen;      /* KEYS: 0 always sent; else skipped once keys_latest moved past it */
+    uint32_t n_keys;        /* KEYS: notes[0..n_keys), ascending */
+    uint8_t keys[KEYS_MAX];
     uint32_t prompt_len;
     char prompt[PROMPT_MAX];   /* only prompt_len bytes travel */
 } Intent;
@@ -158,7 +175,7 @@ typedef struct {
     LV2_URID atom_Object, atom_Blank, atom_String, atom_Float, atom_Double, atom_Int, atom_Long,
         atom_URID, atom_Sequence, patch_Set, patch_Get, patch_property, patch_value, time_Position,
         time_speed, time_bar, time_barBeat, time_beatsPerBar, time_beatsPerMinute, time_frame,
-        wb_prompt;
+        midi_MidiEvent, wb_prompt;
 } Urids;
 
 typedef struct {
@@ -174,6 +191,7 @@ typedef struct {
     const float* sync_port;
     const float* gain_port;
     const float* osc_port_port;
+    const LV2_Atom_Sequence* midi_in;
 
     LV2_Worker_Schedule* schedule;   /* NULL: host has no worker */
     LV2_URID_Map* map;               /* NULL: atom ports ignored */
@@ -211,6 +229,15 @@ typedef struct {
     uint32_t sent_gen;
     float sent_gain;
     bool sent_gain_valid;
+
+    /* held MIDI keys [audio-thread] ([instantiation] in activate, while run() does not run) */
+    uint16_t key_channels[128];   /* bit c: the key is held on MIDI channel c + 1 */
+    uint64_t held[2];             /* keys held on any channel: bit k of held[k >> 6] */
+    uint64_t keys_posted[2];      /* the set last queued for the daemon (the lowest KEYS_MAX) */
+    int32_t keys_slot, keys_port; /* where it went (0: nowhere yet) */
+    uint32_t keys_gen;            /* the generation last posted */
+    bool keys_force;              /* the last post was refused: post the next set even if unchanged */
+    uint32_t keys_latest;         /* the same, atomic: stored by run(), loaded by work() */
 } Stub;
 
 static int64_t mono_ns(void)
@@ -423,6 +450,15 @@ static int osc_encode(const Intent* in, uint8_t out[2][OSC_MAX], size_t len[2])
         osc_i32(&b, in->slot);
         osc_f32(&b, in->value);
         if (b.ok) len[k++] = b.len;
+    } else if (in->type == MSG_KEYS) {
+        char tags[2 + 1 + KEYS_MAX + 1] = ",i";
+        const uint32_t n = in->n_keys <= KEYS_MAX ? in->n_keys : KEYS_MAX;
+        memset(tags + 2, 'i', n);
+        tags[2 + n] = 0;
+        osc_begin(&b, out[k], OSC_MAX, "/wb/keys", tags);
+        osc_i32(&b, in->slot);
+        for (uint32_t i = 0; i < n; ++i) osc_i32(&b, in->keys[i]);
+        if (b.ok) len[k++] = b.len;
     } else if (in->type == MSG_PARAM) {
         osc_begin(&b, out[k], OSC_MAX, "/wb/param", ",isf");
         osc_i32(&b, in->slot);
@@ -478,6 +514,10 @@ static LV2_Worker_Status work(LV2_Handle instance, LV2_Worker_Respond_Function r
         if (size < offsetof(Intent, prompt) || size > sizeof in) return LV2_WORKER_ERR_UNKNOWN;
         memcpy(&in, data, size);
         if (in.prompt_len > size - offsetof(Intent, prompt)) return LV2_WORKER_ERR_UNKNOWN;
+        /* coalesce: a newer set of keys is queued behind this one, only that one is sent */
+        if (in.type == MSG_KEYS && in.keys_gen
+            && (int32_t)(__atomic_load_n(&self->keys_latest, __ATOMIC_ACQUIRE) - in.keys_gen) > 0)
+            return LV2_WORKER_SUCCESS;
         send_intent(self, &in);
         return LV2_WORKER_SUCCESS;
     }
@@ -759,6 +799,84 @@ static void drive_daemon(Stub* self, int64_t now)
     }
 }
 
+/* ------------------------------------------------------------------ [audio-thread]: MIDI in */
+
+static void key_set(Stub* self, uint32_t key, uint32_t channel, bool on)
+{
+    const uint16_t was = self->key_channels[key];
+    const uint16_t now = on ? (uint16_t)(was | (1u << channel)) : (uint16_t)(was & ~(1u << channel));
+    self->key_channels[key] = now;
+    if (now) self->held[key >> 6] |= 1ull << (key & 63);
+    else self->held[key >> 6] &= ~(1ull << (key & 63));
+}
+
+/* One event of midi_in: its first message only, checked byte by byte; anything that is not a
+ * complete channel message of the kinds used is ignored (LV2 carries no running status). */
+static void midi_event(Stub* self, const uint8_t* m, uint32_t size)
+{
+    if (size < 3 || m[0] < 0x80 || m[0] >= 0xF0 || (m[1] | m[2]) & 0x80) return;
+    const uint32_t channel = m[0] & 0x0F;
+    switch (m[0] & 0xF0) {
+    case 0x90: key_set(self, m[1], channel, m[2] > 0); break;
+    case 0x80: key_set(self, m[1], channel, false); break;
+    case 0xB0:
+        if (m[1] == 120 || m[1] == 123)
+            for (uint32_t k = 0; k < 128; ++k)
+                if (self->key_channels[k] & (1u << channel)) key_set(self, k, channel, false);
+        break;
+    default: break;
+    }
+}
+
+static void midi_events(Stub* self)
+{
+    if (!self->midi_in || !self->map) return;
+    LV2_ATOM_SEQUENCE_FOREACH (self->midi_in, ev) {
+        if (ev->body.type == self->u.midi_MidiEvent)
+            midi_event(self, (const uint8_t*)LV2_ATOM_BODY_CONST(&ev->body), ev->body.size);
+    }
+}
+
+/* The held keys changed since the daemon was last told (or the slot / port moved): post them.
+ * Retried on the next cycle when the host's queue refuses. */
+static void drive_keys(Stub* self)
+{
+    if (!self->schedule) return;
+    const int32_t slot = slot_of(self->slot_port);
+    const int32_t port = int_of(self->osc_port_port, 1, 65535, OSC_PORT_DEFAULT);
+    Intent in;
+    memset(&in, 0, offsetof(Intent, prompt));
+    in.type = MSG_KEYS;
+    if (self->keys_slot != slot || self->keys_port != port) {
+        if (self->keys_posted[0] | self->keys_posted[1]) {
+            in.slot = self->keys_slot;         /* let go on the old slot; never coalesced away */
+            in.osc_port = self->keys_port;
+            if (!post(self, &in)) return;
+            self->keys_posted[0] = self->keys_posted[1] = 0;
+        }
+        self->keys_slot = slot;
+        self->keys_port = port;
+    }
+    uint64_t send[2] = { 0, 0 };              /* the lowest KEYS_MAX held: what the daemon gets */
+    for (uint32_t k = 0; k < 128 && in.n_keys < KEYS_MAX; ++k)
+        if (self->held[k >> 6] >> (k & 63) & 1) {
+            in.keys[in.n_keys++] = (uint8_t)k;
+            send[k >> 6] |= 1ull << (k & 63);
+        }
+    if (!self->keys_force && send[0] == self->keys_posted[0] && send[1] == self->keys_posted[1]) return;
+    in.slot = slot;
+    in.osc_port = port;
+    if (++self->keys_gen == 0) self->keys_gen = 1;   /* 0 is "always send" */
+    in.keys_gen = self->keys_gen;
+    /* before scheduling: the worker skips every set older than this one — so when the host
+     * refuses it, the set posted last may never be sent: post again even if it is the same */
+    __atomic_store_n(&self->keys_latest, in.keys_gen, __ATOMIC_RELEASE);
+    self->keys_force = !post(self, &in);
+    if (self->keys_force) return;
+    self->keys_posted[0] = send[0];
+    self->keys_posted[1] = send[1];
+}
+
 static void connect_port(LV2_Handle instance, uint32_t port, void* data)
 {
     Stub* self = (Stub*)instance;
@@ -776,6 +894,7 @@ static void connect_port(LV2_Handle instance, uint32_t port, void* data)
     case PORT_SYNC: self->sync_port = (const float*)data; break;
     case PORT_GAIN: self->gain_port = (const float*)data; break;
     case PORT_OSC_PORT: self->osc_port_port = (const float*)data; break;
+    case PORT_MIDI_IN: self->midi_in = (const LV2_Atom_Sequence*)data; break;
     default: break;
     }
 }
@@ -785,6 +904,7 @@ static void run(LV2_Handle instance, uint32_t n)
     Stub* self = (Stub*)instance;
     const int64_t now = mono_ns();
     control_events(self);     /* host position now refers to this block's first frame */
+    midi_events(self);
     const Ring* ring = self->ring;
     float buffered = 0.0f, underruns = 0.0f;
     self->host.read_index = -1;
@@ -806,6 +926,7 @@ static void run(LV2_Handle instance, uint32_t n)
     if (self->underruns) *self->underruns = underruns;
     notify_prompt(self);
     drive_daemon(self, now);
+    drive_keys(self);
     /* the next block starts n frames later on the host's clock */
     if (self->host_bbt) transport_advance(&self->host, (double)n * beats_per_frame(self, &self->host));
     self->host.frame += (int64_t)((double)n * self->host.speed);
@@ -838,6 +959,7 @@ static void map_urids(Stub* self)
     u->time_beatsPerBar = m->map(m->handle, LV2_TIME__beatsPerBar);
     u->time_beatsPerMinute = m->map(m->handle, LV2_TIME__beatsPerMinute);
     u->time_frame = m->map(m->handle, LV2_TIME__frame);
+    u->midi_MidiEvent = m->map(m->handle, LV2_MIDI__MidiEvent);
     u->wb_prompt = m->map(m->handle, PROMPT_URI);
     lv2_atom_forge_init(&self->forge, m);
 }
@@ -886,6 +1008,8 @@ static void activate(LV2_Handle instance)
 {
     Stub* self = (Stub*)instance;
     self->cur.resync = true;
+    memset(self->key_channels, 0, sizeof self->key_channels);   /* run() then releases them */
+    self->held[0] = self->held[1] = 0;
     if (self->schedule) return;            /* the worker attaches */
     const int slot = slot_of(self->slot_port);
     /* same slot: keep the mapping unless the segment was replaced (a new inode) */
