@@ -106,13 +106,23 @@ def share(audio, pcs, win=0.1, hop=0.025):
     return np.array(centres), np.array(vals)
 
 
-def heard_from(audio, pcs, after, hold_s=1.0, level=0.6):
-    """The first window centre after ``after`` from which the chord's share stays ≥ ``level``
-    (median over the next ``hold_s``), or None."""
+def heard_from(audio, pcs, after, level=None, hold_s=0.25):
+    """The frame from which the chord's share of the chroma has changed: the first window after
+    ``after`` whose share, and the median of the next ``hold_s``, reach halfway from the level
+    before (the second before ``after``) to the level it settles at (the 0.75 s from 0.75 s
+    after); ``level`` (if given) is a floor the settled share must reach. None: no clear change."""
     c, v = share(audio, pcs)
+    before = np.median(v[(c > after - SR) & (c < after)])
+    settled = v[(c > after + 0.75 * SR) & (c < after + 1.5 * SR)]
+    if not len(settled):
+        return None
+    plateau = np.median(settled)
+    if plateau - before < 0.25 or (level is not None and plateau < level):
+        return None
+    mid = before + 0.5 * (plateau - before)
+    n = max(1, int(hold_s / 0.025))
     for k in np.nonzero(c > after)[0]:
-        nxt = v[k:k + int(hold_s / 0.025)]
-        if v[k] >= level and np.median(nxt) >= level:
+        if v[k] >= mid and np.median(v[k:k + n]) >= mid:
             return int(c[k])
     return None
 
@@ -142,19 +152,27 @@ def no_click(audio, k, xf):
         assert win.max() < max(0.05, 20 * np.median(d1[k - SR // 2:k + SR // 2])), (c, win.max())
 
 
-def test_a_chord_is_heard_from_the_next_beat_with_no_click_and_the_groove_goes_on(daemon):
+def test_each_chord_is_heard_from_the_next_beat_with_no_click_and_the_groove_goes_on(daemon):
+    """Three chord changes, each far from what sounds before it (C major → F# → E → B♭m)."""
     d = daemon
-    chord = parse_symbol("F#")                                   # far from C major: easy to hear
-    parsed = parse_osc("/wb/chord", [1, "f#"], 1)                # as it comes over OSC, for slot 1 …
-    parsed.slot = d.name                                         # … which is the test's own ring here
-    origin = {}
+    symbols = ["F#", "E", "Bbm"]
+    times = [3.0, 5.0, 7.0]
+    origin, splices = {}, []
 
-    def change(_ri):
-        origin["frame"] = d.engine.hostlink.start_at[d.name][1]  # where the job's frame 0 is in the ring
-        d.submit(parsed)
+    def change(k):
+        def act(_ri):
+            st = d.engine.hostlink.start_at[d.name][1]
+            if k == 0:
+                origin["frame"] = st                              # where the job's frame 0 is in the ring
+            else:
+                splices.append(st)                                # the previous change's splice
+            cmd = parse_osc("/wb/chord", [1, symbols[k].lower()], 1)   # as it comes over OSC, for slot 1 …
+            cmd.slot = d.name                                     # … which is the test's own ring here
+            d.submit(cmd)
+        return act
 
-    audio, at, r = play_live(d, 8.0, [(4.0, change)])
-    sent = at[4.0]
+    audio, at, r = play_live(d, 9.0, [(t, change(k)) for k, t in enumerate(times)])
+    splices.append(d.engine.hostlink.start_at[d.name][1])
     slot = d.slots[d.name]
     guard, xf = d.engine.writer.guard(slot), d.engine.writer.xfade_frames(slot)
     beat = 60.0 / 120.0 * SR
@@ -162,29 +180,33 @@ def test_a_chord_is_heard_from_the_next_beat_with_no_click_and_the_groove_goes_o
     ev = _events(d)
     assert not [e for e in ev if e.kind == "error"], ev
     assert [e.kind for e in ev].count("first_audio") == 1
-    # before: the chord's tones are a small part of what sounds; after: nearly all of it
-    c, v = share(audio, chord.pcs)
-    assert np.median(v[(c > SR) & (c < sent)]) < 0.35
-    heard = heard_from(audio, chord.pcs, sent)
-    assert heard is not None, "the chord was never heard"
-    # within one beat plus the splice guard and the crossfade (and half the analysis window)
-    assert heard - sent <= beat + guard + xf + 0.05 * SR + 0.025 * SR, (heard - sent) / SR
-    assert np.median(v[c > heard + SR // 4]) >= 0.7
-    # the splice: its crossfade ends on the beat, with no click
-    splice = d.engine.hostlink.start_at[d.name][1] - r.start
-    assert sent < splice < heard
-    no_click(audio, splice, xf)
-    # the groove goes on: after the change the take's onsets are those of the same job never
-    # steered (the stream is deterministic: render_stream is what the daemon played), on the
-    # same frames — a continuation one hop (5 ms) early or late would show as a lag
     ref = render_stream(PROMPT, 3, len(audio) + SR)
-    o = origin["frame"] - r.start                              # the take's frame of the job's frame 0
-    lag, corr = groove_lag(audio[heard + SR // 4:], ref[heard + SR // 4 - o:])
-    assert lag == 0 and corr > 0.9, (lag, corr)
-    lag, corr = groove_lag(audio[SR:sent], ref[SR - o:sent - o])
+    o = origin["frame"] - r.start                                 # the take's frame of the job's frame 0
+    ends = [at[t] for t in times[1:]] + [len(audio)]
+    for k, sym in enumerate(symbols):
+        chord = parse_symbol(sym)
+        sent = at[times[k]]
+        c, v = share(audio, chord.pcs)
+        # before: the chord's tones are a small part of what sounds; after: nearly all of it
+        assert np.median(v[(c > sent - SR) & (c < sent)]) < 0.35, sym
+        heard = heard_from(audio, chord.pcs, sent, level=0.4)
+        assert heard is not None, f"{sym} was never heard"
+        # within one beat plus the splice guard and the crossfade (and half the analysis window)
+        assert heard - sent <= beat + guard + xf + 0.05 * SR + 0.025 * SR, (sym, (heard - sent) / SR)
+        assert np.median(v[(c > heard + SR // 4) & (c < ends[k])]) >= 0.45, sym
+        # the splice: its crossfade ends on the beat, with no click
+        splice = splices[k] - r.start
+        assert sent < splice < heard, sym
+        no_click(audio, splice, xf)
+        # the groove goes on: the take's onsets are those of the same job never steered (the
+        # stream is deterministic: render_stream is what the daemon played), on the same frames
+        # — a continuation one hop (5 ms) early or late would show as a lag
+        lag, corr = groove_lag(audio[heard + SR // 4:ends[k]], ref[heard + SR // 4 - o:ends[k] - o])
+        assert lag == 0 and corr > 0.9, (sym, lag, corr)
+    lag, corr = groove_lag(audio[SR:at[times[0]]], ref[SR - o:at[times[0]] - o])
     assert lag == 0 and corr > 0.99
-    assert slot.chord == "F#" and d.engine.commands.harmony.changes == 1
-    assert [s["chord"] for s in d.status()] == ["F#"]
+    assert slot.chord == "Bbm" and d.engine.commands.harmony.changes == 3
+    assert [s["chord"] for s in d.status()] == ["Bbm"]
 
 
 def test_keys_on_the_harmony_channel_steer_the_slot_and_letting_go_gives_the_song_back(daemon):

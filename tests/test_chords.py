@@ -241,6 +241,17 @@ def test_wb_chord_is_validated_on_arrival():
         assert e.value.code == code, (args, e.value.code)
 
 
+def test_wb_keys_is_the_keys_held_now():
+    c = parse_osc("/wb/keys", [2, 64, 60, 67, 60], 2)
+    assert (c.kind, c.slot, c.notes, c.source, c.quantize) == ("chord", 2, (60, 64, 67), "keys", "beat")
+    assert parse_osc("/wb/keys", [1], 2).notes == ()                    # none held: let go
+    for args, code in [([1, 128], "bad_value"), ([1, -1], "bad_value"), ([1, "C"], "bad_type"),
+                       ([1] + list(range(40, 57)), "bad_args"), ([], "bad_args"), ([9, 60], "bad_slot")]:
+        with pytest.raises(WavebridgeError) as e:
+            parse_osc("/wb/keys", args, 2)
+        assert e.value.code == code, (args, e.value.code)
+
+
 def test_a_waiting_chord_takes_the_newer_one_in_the_inbox():
     q = CommandQueue(8)
     q.put_nowait(Command("chord", slot=1, notes=(60,)))
@@ -278,13 +289,14 @@ def test_keys_on_the_harmony_channel_are_the_slots_chord():
 
 
 def test_a_map_file_sets_the_harmony_channels_and_latch():
-    mm = MidiMap.from_dict({"harmony": {"3": 2, "16": 1}, "harmony_latch": True})
-    assert mm.harmony == {3: 2, 16: 1} and mm.harmony_latch
+    assert MidiMapper(MidiMap.default(), 2).translate(on(60, 16))[0].quantize == "beat"
+    mm = MidiMap.from_dict({"harmony": {"3": 2, "16": 1}, "harmony_latch": True, "harmony_quantize": "bar"})
+    assert mm.harmony == {3: 2, 16: 1} and mm.harmony_latch and mm.harmony_quantize == "bar"
     m = MidiMapper(mm, 2)
     c = m.translate(on(57, 3))[0]
-    assert (c.slot, c.notes, c.latch) == (2, (57,), True)
+    assert (c.slot, c.notes, c.latch, c.quantize) == (2, (57,), True, "bar")
     assert "harmony.5: slot 9 does not exist (1..4)" in MidiMap.from_dict({"harmony": {"5": 9}}).check(4, {})
     assert MidiMap.from_dict({"harmony": {}}).harmony == {}              # none: channel 16 plays prompts
-    for bad in ({"harmony": {"17": 1}}, {"harmony": {"2": 0}}, {"harmony_latch": "yes"}):
+    for bad in ({"harmony": {"17": 1}}, {"harmony": {"2": 0}}, {"harmony_latch": "yes"}, {"harmony_quantize": "soon"}):
         with pytest.raises(Exception):
             MidiMap.from_dict(bad)

@@ -170,6 +170,7 @@ class _MapFile(msgspec.Struct, forbid_unknown_fields=True):
     clock_tempo: bool = False
     harmony: dict[Channel, Slot] = msgspec.field(default_factory=lambda: {16: 1})
     harmony_latch: bool = False
+    harmony_quantize: Literal["off", "beat", "bar"] = "beat"
 
 
 @dataclass
@@ -215,6 +216,7 @@ class MidiMap:
     #: harmony channels: channel → slot; the keys held there are the slot's chord (/wb/chord)
     harmony: dict[int, int] = field(default_factory=lambda: {16: 1})
     harmony_latch: bool = False       # all keys up: hold the last chord (else the composed progression)
+    harmony_quantize: str = "beat"    # where a chord change lands: the next beat, bar, or at once (off)
     source: str = "(defaults)"
 
     @classmethod
@@ -241,7 +243,8 @@ class MidiMap:
         d = cls.default()
         m = cls(mode=f.mode, fade_s=f.fade_s, seconds=f.seconds, base_note=note_number(f.base_note, "base_note"),
                 channels=dict(f.channels), unmapped_notes=f.unmapped_notes, clock_tempo=f.clock_tempo,
-                cc=list(d.cc), banks=list(d.banks), harmony=dict(f.harmony), harmony_latch=f.harmony_latch)
+                cc=list(d.cc), banks=list(d.banks), harmony=dict(f.harmony), harmony_latch=f.harmony_latch,
+                harmony_quantize=f.harmony_quantize)
         if isinstance(f.velocity, bool):
             m.velocity = f.velocity
         else:
@@ -402,7 +405,8 @@ class MidiMapper:
             keys.discard(note)
         if keys == before:
             return []
-        return [Command("chord", slot=slot, notes=tuple(sorted(keys)), latch=self.map.harmony_latch)]
+        return [Command("chord", slot=slot, notes=tuple(sorted(keys)), latch=self.map.harmony_latch,
+                        quantize=self.map.harmony_quantize)]
 
     def _recording(self, channel: int, note: int, velocity: int):
         """A key on the channel of a slot recording a tune: to the recording, not a prompt."""

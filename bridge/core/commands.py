@@ -258,7 +258,7 @@ def _keys(args, nslots: int, address: str) -> Command:
     except WavebridgeError as e:
         e.slot = slot
         raise
-    return Command("chord", slot=slot, notes=notes, source="keys")
+    return Command("chord", slot=slot, notes=notes, source="keys", quantize="beat")
 
 
 def parse_osc(address: str, args: list, nslots: int, params: dict | None = None) -> Command:
