@@ -137,6 +137,11 @@ def test_the_key_is_inferred_from_the_chords_played():
         assert infer_key(minor)[:2] == (tonic, "minor"), NAMES[tonic]
     tonic, mode, conf = infer_key([parse_symbol(s) for s in ("Dm7", "G7", "Cmaj7")])
     assert (tonic, mode) == (0, "major") and 0.5 < conf <= 1.0
+    # the chord being played belongs to the key: F#m7 then Bbmaj7/D is not F# minor
+    two = [parse_symbol("F#m7"), parse_symbol("Bbmaj7/D")]
+    tonic, mode, _ = infer_key(two, holds=two[-1])
+    steps = (0, 2, 4, 5, 7, 9, 11) if mode == "major" else (0, 2, 3, 5, 7, 8, 10, 11)
+    assert all((pc - tonic) % 12 in steps for pc in (10, 2, 5)), (tonic, mode)
 
 
 # ------------------------------------------------------------------ the steered score

@@ -140,7 +140,7 @@ class HarmonyLink:
         st.history.append(chord)
         home = self._score_key(slot)
         if len(set(st.history)) >= 2:
-            tonic, mode, _ = infer_key(st.history)
+            tonic, mode, _ = infer_key(st.history, holds=chord)
             return tonic, mode
         if home is not None:
             tonic, mode = home

@@ -160,10 +160,11 @@ def _diatonic(root: int, key: tuple[int, str] | None) -> str:
     return "dim" if third else ""
 
 
-def infer_key(chords: Iterable[Chord]) -> tuple[int, str, float]:
+def infer_key(chords: Iterable[Chord], holds: Chord | None = None) -> tuple[int, str, float]:
     """The key chords imply: ``(tonic, "major"|"minor", confidence 0..1)`` (the correlation of
     the best Krumhansl–Kessler profile against the chords' pitch-class weights; roots and the
-    first and last chord count more)."""
+    first and last chord count more). ``holds``: only keys whose scale (natural or harmonic
+    minor) holds that chord's triad — the chord being played — are candidates, when any is."""
     cs = [c for c in chords if c is not None]
     w = [0.0] * 12
     for k, c in enumerate(cs):
@@ -173,14 +174,20 @@ def infer_key(chords: Iterable[Chord]) -> tuple[int, str, float]:
         w[c.root % 12] += weight
     if not any(w):
         return 0, "major", 0.0
-    best = (-2.0, 0, "major")
+    triad = set() if holds is None else {(holds.root + i) % 12 for i in holds.intervals[:3]}
+    ranked = []
     for tonic in range(12):
         for mode, prof in (("major", _KK_MAJOR), ("minor", _KK_MINOR)):
             p = [prof[(pc - tonic) % 12] for pc in range(12)]
-            r = _corr(w, p)
-            if r > best[0] + 1e-9:
-                best = (r, tonic, mode)
-    r, tonic, mode = best
+            ranked.append((_corr(w, p), -tonic, mode, tonic))
+    ranked.sort(reverse=True)
+
+    def holds_it(tonic, mode) -> bool:
+        steps = {0, 2, 4, 5, 7, 9, 11} if mode == "major" else {0, 2, 3, 5, 7, 8, 10, 11}
+        return all((pc - tonic) % 12 in steps for pc in triad)
+
+    fit = [k for k in ranked if holds_it(k[3], k[2])] or ranked
+    r, _, mode, tonic = fit[0]
     return tonic, mode, max(0.0, r)
 
 
