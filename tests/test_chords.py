@@ -18,6 +18,7 @@ from bridge.core.inbox import CommandQueue
 from engine.compose import compose
 from engine.compose.chordread import QUALITIES, infer_key, make_chord, name_chord, parse_symbol
 from engine.compose.composer import composer_of, steer
+from engine.compose.form import SECTION_BARS
 from plugin_stub.protocol import WavebridgeError
 
 NAMES = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B")
@@ -218,6 +219,20 @@ def test_the_composed_progression_comes_back_when_the_chord_is_released():
     # steering again from an earlier beat replaces what was planned after it
     z = steer(y, 8 * bpb, parse_symbol("Dm"))
     assert [(b, c) for b, c, _ in composer_of(z).harmony] == [(4 * bpb, parse_symbol("F#")), (8 * bpb, parse_symbol("Dm"))]
+
+
+def test_a_long_session_of_chord_changes_keeps_the_steering_small():
+    sc = compose(*PROMPTS[0])
+    names = ["C", "F", "G", "Am", "Dm", "E7"]
+    for k in range(2000):                                # a chord every beat for 2000 beats
+        sc = steer(sc, 8.0 + k, parse_symbol(names[k % 6]))
+    h = composer_of(sc).harmony
+    assert len(h) <= 2 * SECTION_BARS * 4 + 2
+    last = 8.0 + 1999
+    c = composer_of(sc)
+    assert c.chords_of_bar(int(last // 4))[-1][2] == parse_symbol(names[1999 % 6])
+    i = int(last // 4) - 4                               # a recent bar: a chord on every beat, as played
+    assert [cc for _, _, cc in c.chords_of_bar(i)] == [parse_symbol(names[(4 * i + t - 8) % 6]) for t in range(4)]
 
 
 def test_steering_is_deterministic_and_leaves_the_original_score_alone():

@@ -347,7 +347,13 @@ def steer(score: Score, beat: float, chord, key: tuple[int, str] | None = None) 
     if chord is not None and key is not None:
         tonic, mode = int(key[0]) % 12, ("minor" if key[1] == "minor" else "major")
         scale_key = (tonic, tuple(sorted((tonic + i) % 12 for i in MODES[mode])))
-    n.harmony = tuple(e for e in c.harmony if e[0] < beat - 1e-9) + ((beat, chord, scale_key),)
+    kept = [e for e in c.harmony if e[0] < beat - 1e-9]
+    # what lies two sections back is never played again (a continuation starts near its beat):
+    # keep the steering in force there and everything after, so a long session stays O(1) a bar
+    cutoff = beat - 2 * SECTION_BARS * c.bpb
+    old = [e for e in kept if e[0] <= cutoff]
+    kept = old[-1:] + [e for e in kept if e[0] > cutoff]
+    n.harmony = tuple(kept) + ((beat, chord, scale_key),)
     return dataclasses.replace(score, make_bar=n.make_bar, section_of=n.section_of, chord_of=n.chord_of,
                                _cache={})
 
