@@ -21,8 +21,9 @@ from bridge.core.commands import Command, parse_osc
 from bridge.core.daemon import Config, Daemon
 from engine.backend import Backend
 from engine.compose.chordread import parse_symbol
-from engine.synth.backend import SynthBackend, render_stream
+from engine.synth.backend import render_stream
 from plugin_stub.reader import RingReader
+from coredaemon import core_daemon, drain
 from polling import wait
 
 SR = 48000
@@ -32,22 +33,11 @@ PROMPT = "pop with piano chords, bass, a warm pad and drums in C major at 120 bp
 
 @pytest.fixture
 def daemon():
-    events = queue.Queue()
-    name = "ch" + secrets.token_hex(5)
-    d = Daemon(Config(slot_names=[name], slots=1, target_s=1.0), emit=events.put,
-               backend=SynthBackend(pool_size=4, workers=1)).open()
-    d.name, d.events = name, events
-    yield d
-    d.close(linger_s=0)
+    yield from core_daemon("ch")
 
 
 def _events(d):
-    out = []
-    while True:
-        try:
-            out.append(d.events.get_nowait())
-        except queue.Empty:
-            return out
+    return drain(d)
 
 
 def play_live(d, seconds, actions, prompt=PROMPT, seed=3):

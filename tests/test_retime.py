@@ -8,19 +8,17 @@ ring frames.
 """
 from __future__ import annotations
 
-import queue
-import secrets
 import time
 
 import numpy as np
 import pytest
 
 from bridge.core.commands import Command, HostTransport
-from bridge.core.daemon import Config, Daemon
 from engine.hostsync import stream_frame
 from engine.synth.perform import Performance
 from engine.synth.backend import SynthBackend
 from plugin_stub.reader import RingReader
+from coredaemon import core_daemon, drain
 from polling import wait
 
 SR = 48000
@@ -216,22 +214,11 @@ def wait_until(cond, timeout=10.0, what="condition"):
 
 @pytest.fixture
 def daemon():
-    events = queue.Queue()
-    name = "rt" + secrets.token_hex(5)
-    d = Daemon(Config(slot_names=[name], slots=1, target_s=1.0), emit=events.put,
-               backend=SynthBackend(pool_size=4, workers=1)).open()
-    d.name, d.events = name, events
-    yield d
-    d.close(linger_s=0)
+    yield from core_daemon("rt")
 
 
 def _events(d):
-    out = []
-    while True:
-        try:
-            out.append(d.events.get_nowait())
-        except queue.Empty:
-            return out
+    return drain(d)
 
 
 def _audible_bpm(d, name, ring_frame):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import queue
-import secrets
 import time
 from types import SimpleNamespace
 
@@ -18,14 +17,13 @@ import pytest
 
 from bridge.control.midi import MidiMap, MidiMapper
 from bridge.core.commands import Command, parse_osc
-from bridge.core.daemon import Config, Daemon
 from engine.compose import compose
 from engine.compose.composer import composer_of, with_theme
 from engine.compose.form import SECTION_BARS
 from engine.compose.theme import ThemeError, clean, from_seconds, motif_of
 from engine.midifile import read_tune
-from engine.synth.backend import SynthBackend
 from plugin_stub.protocol import WavebridgeError
+from coredaemon import core_daemon, drain
 from polling import wait
 
 # "Twinkle, twinkle" in G: two bars of four beats each, then two more
@@ -251,13 +249,7 @@ def test_render_theme_writes_the_tune_into_the_lead_of_the_midi_file(tmp_path):
 # ------------------------------------------------------------------ a running daemon
 @pytest.fixture
 def daemon():
-    events = queue.Queue()
-    name = "th" + secrets.token_hex(5)
-    d = Daemon(Config(slot_names=[name], slots=1, target_s=1.0), emit=events.put,
-               backend=SynthBackend(pool_size=4, workers=1)).open()
-    d.name, d.events = name, events
-    yield d
-    d.close(linger_s=0)
+    yield from core_daemon("th")
 
 
 def _playing(d, prompt="pop with piano chords, bass and drums in D major at 120 bpm"):
@@ -303,12 +295,7 @@ def test_a_tune_sent_as_a_midi_file_is_sung_from_the_next_bar(daemon):
 
 
 def _drain(d):
-    out = []
-    while True:
-        try:
-            out.append(d.events.get_nowait())
-        except queue.Empty:
-            return out
+    return drain(d)
 
 
 def test_a_tune_played_on_the_slots_channel_while_recording_becomes_its_theme(daemon):

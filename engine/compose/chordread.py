@@ -175,20 +175,26 @@ def infer_key(chords: Iterable[Chord], holds: Chord | None = None) -> tuple[int,
     if not any(w):
         return 0, "major", 0.0
     triad = set() if holds is None else {(holds.root + i) % 12 for i in holds.intervals[:3]}
-    ranked = []
-    for tonic in range(12):
-        for mode, prof in (("major", _KK_MAJOR), ("minor", _KK_MINOR)):
-            p = [prof[(pc - tonic) % 12] for pc in range(12)]
-            ranked.append((_corr(w, p), -tonic, mode, tonic))
-    ranked.sort(reverse=True)
 
     def holds_it(tonic, mode) -> bool:
         steps = {0, 2, 4, 5, 7, 9, 11} if mode == "major" else {0, 2, 3, 5, 7, 8, 10, 11}
         return all((pc - tonic) % 12 in steps for pc in triad)
 
-    fit = [k for k in ranked if holds_it(k[3], k[2])] or ranked
-    r, _, mode, tonic = fit[0]
+    ranked = rank_keys(w)
+    fit = [k for k in ranked if holds_it(k[1], k[2])] or ranked
+    r, tonic, mode = fit[0]
     return tonic, mode, max(0.0, r)
+
+
+def rank_keys(weights) -> list[tuple[float, int, str]]:
+    """Every key ``(correlation, tonic, mode)`` against 12 pitch-class weights (Krumhansl–Kessler
+    profiles), best first (a lower tonic first on a tie)."""
+    ranked = []
+    for tonic in range(12):
+        for mode, prof in (("major", _KK_MAJOR), ("minor", _KK_MINOR)):
+            ranked.append((_corr(list(weights), [prof[(pc - tonic) % 12] for pc in range(12)]), -tonic, mode, tonic))
+    ranked.sort(reverse=True)
+    return [(r, tonic, mode) for r, _, mode, tonic in ranked]
 
 
 def _corr(a: list[float], b: list[float]) -> float:

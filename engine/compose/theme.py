@@ -15,15 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.compose.chordread import rank_keys
+
 MAX_BARS = 4
 MAX_NOTES = 64
 MIN_NOTE_BEATS = 0.12
 MIN_RAW_BEATS = 0.1            # shorter is a bounce or a transcription's sliver
 FRAGMENT_GAP_BEATS = 0.08      # a short piece of the same pitch this soon after is the same note
 
-# Krumhansl–Kessler profiles (tonic first), to hear which key a tune is in
-_KK_MAJOR = (6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88)
-_KK_MINOR = (6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17)
 
 
 class ThemeError(ValueError):
@@ -48,22 +47,8 @@ class Theme:
         w = [0.0] * 12
         for k, (_t, d, p, _v) in enumerate(self.notes):
             w[p % 12] += d + (0.5 if k in (0, len(self.notes) - 1) else 0.0)   # first and last notes lean home
-        best = (-2.0, 0, "major")
-        for tonic in range(12):
-            for mode, prof in (("major", _KK_MAJOR), ("minor", _KK_MINOR)):
-                r = _corr(w, [prof[(pc - tonic) % 12] for pc in range(12)])
-                if r > best[0] + 1e-9:
-                    best = (r, tonic, mode)
-        return best[1], best[2]
-
-
-def _corr(a, b) -> float:
-    n = len(a)
-    ma, mb = sum(a) / n, sum(b) / n
-    num = sum((x - ma) * (y - mb) for x, y in zip(a, b))
-    da = sum((x - ma) ** 2 for x in a) ** 0.5
-    db = sum((y - mb) ** 2 for y in b) ** 0.5
-    return num / (da * db) if da and db else 0.0
+        _r, tonic, mode = rank_keys(w)[0]
+        return tonic, mode
 
 
 def grid_of(meter: tuple[int, int]) -> float:
