@@ -18,11 +18,11 @@ import urllib.request
 import numpy as np
 import pytest
 
-ray = pytest.importorskip("ray")       # installed by make setup (pyproject's cluster extra)
-from ray import serve  # noqa: E402
+import ray                              # installed by make setup (pyproject's cluster extra)
+from ray import serve
 
-from bridge.cluster.replica import build  # noqa: E402
-from engine.synth.backend import render_stream  # noqa: E402
+from bridge.cluster.replica import build
+from engine.synth.backend import render_stream
 
 PROMPT = "house with piano, bass and drums"
 
