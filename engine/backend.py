@@ -77,6 +77,11 @@ class Backend:
         cannot (a model's state cannot be rewound). ``[engine]``"""
         return None
 
+    def ready_frames(self, stream: Stream) -> int | None:
+        """Frames ``generate`` can give ``stream`` now without waiting (a remote stream: what has
+        arrived); ``None``: any number (the scheduler plans only what is ready). ``[engine]``"""
+        return None
+
     def continue_with(self, stream: Stream, frame: int, job: int, change) -> Stream | None:
         """A new stream that plays what ``stream`` would from its frame ``frame`` on, with its
         score changed by ``change`` (score → score: a chord a player steers to, a tune sung from

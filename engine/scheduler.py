@@ -179,9 +179,14 @@ class Scheduler:
         out = []
         live = [(s, j) for s, j in self.jobs.items() if not j.done and (j.remaining is None or j.remaining > 0)]
         active = sum(1 for s, _ in live if buffered.get(s, 0) < self.target_frames)
+        ready = getattr(self.backend, "ready_frames", None)
         for slot, job in live:
             b = buffered.get(slot, 0)
             n = self.chunk_size(job, b, free.get(slot, 0), active)
+            if n > 0 and ready is not None:
+                have = ready(job.stream)          # a remote stream: only what has arrived (never wait for it)
+                if have is not None and have < n:
+                    n = _pow2_floor(have) if have >= 256 else 0
             if n > 0:
                 out.append([b / self.rate, job.job, job, n])
         out.sort(key=lambda t: (t[0], t[1]))

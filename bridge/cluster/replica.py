@@ -11,6 +11,9 @@ stream from the cluster is bit for bit the stream the daemon plays (tested):
 - from outside it: ``GET /?prompt=…&seed=…&seconds=…`` on the Serve HTTP address (a streaming
   HTTP response, ``application/octet-stream``, with the rate and channels in its headers).
 
+A stream runs at most :data:`LEAD_S` ahead of real time (``lead_s=None``, or ``realtime=0`` over
+HTTP: as fast as the replica renders, for whole tracks).
+
 :func:`build` makes the application with its replica count (or autoscaling on ongoing streams),
 CPUs or fractional GPUs per replica; ``docs/SCALE.md`` has the matching ``serve deploy`` config.
 Ray and Serve are imported here only: nothing else in wavebridge needs them. ``[cluster]``
@@ -22,6 +25,7 @@ import math
 from ray import serve
 
 CHUNK_S = 0.1                 # a stream's chunk: 100 ms (Serve's own cost is ~0.5 ms a chunk)
+LEAD_S = 3.0                  # a live stream runs at most this far ahead of real time
 MAX_SECONDS = 3600.0
 
 
@@ -39,17 +43,20 @@ class _Engine:
         self.backend.warmup()
         self.capacity = int(capacity)
         self.served = 0
+        self.open = 0                  # streams being served now
 
     def info(self) -> dict:
         import os
 
         b = self.backend
         return {"backend": b.name, "sample_rate": b.sample_rate, "channels": b.channels, "pid": os.getpid(),
-                "capacity": self.capacity, "served": self.served}
+                "capacity": self.capacity, "served": self.served, "open": self.open}
 
     def stream(self, prompt: str, seed: int = 0, seconds: float = 10.0, params: dict | None = None,
-               chunk_frames: int | None = None):
-        """The stream's chunks: raw float32 PCM, ``chunk_frames`` frames each (the last may be shorter)."""
+               chunk_frames: int | None = None, start_frame: int = 0):
+        """The stream's chunks: raw float32 PCM, ``chunk_frames`` frames each (the last may be
+        shorter); from the stream's frame ``start_frame`` on (a stream resumed on another replica:
+        the backend's continuation, sought there, the same music)."""
         from bridge.core.commands import clean_prompt, check_seed
 
         prompt = clean_prompt(prompt, "cluster stream")
@@ -59,9 +66,19 @@ class _Engine:
             raise ValueError(f"seconds must be in (0, {MAX_SECONDS:g}]")
         b = self.backend
         n = max(1, int(chunk_frames or round(CHUNK_S * b.sample_rate)))
-        total = int(round(seconds * b.sample_rate))
+        total = int(round(seconds * b.sample_rate)) - max(0, int(start_frame))
+        if total <= 0:
+            raise ValueError("start_frame is past the stream's end")
         self.served += 1
         s = b.start(self.served, prompt, seed, params)
+        start_frame = max(0, int(start_frame))
+        if start_frame:
+            c = b.continuation(s, start_frame, self.served)
+            b.end(s)
+            if c is None:
+                raise ValueError(f"the {b.name} backend cannot resume a stream at frame {start_frame}")
+            s = c
+        self.open += 1
         try:
             done = 0
             while done < total:
@@ -69,26 +86,48 @@ class _Engine:
                 yield b.generate([s], k)[0].astype("<f4", copy=False).tobytes()
                 done += k
         finally:
+            self.open -= 1
             b.end(s)
 
 
 @serve.deployment
 class EngineReplica(_Engine):
-    """The Serve deployment: :class:`_Engine` plus the HTTP route for callers outside the cluster."""
+    """The Serve deployment: :class:`_Engine`'s streams paced to real time (at most ``lead_s``
+    ahead: a live stream never fills the object store with an hour of audio, and a stalled
+    caller costs the replica nothing), and the HTTP route for callers outside the cluster."""
+
+    async def stream(self, prompt: str, seed: int = 0, seconds: float = 10.0, params: dict | None = None,
+                     chunk_frames: int | None = None, start_frame: int = 0, lead_s: float | None = LEAD_S):
+        import asyncio
+        import time
+
+        sr = self.backend.sample_rate
+        t0, done = time.monotonic(), 0
+        for chunk in _Engine.stream(self, prompt, seed, seconds, params, chunk_frames, start_frame):
+            yield chunk
+            done += len(chunk) // (4 * self.backend.channels)
+            if lead_s is not None:
+                ahead = done / sr - (time.monotonic() - t0)
+                if ahead > lead_s:
+                    await asyncio.sleep(ahead - lead_s)
+            else:
+                await asyncio.sleep(0)
 
     async def __call__(self, request):
         from starlette.responses import JSONResponse, StreamingResponse
 
         q = request.query_params
         try:
-            gen = self.stream(q.get("prompt", ""), int(q.get("seed", "0")), float(q.get("seconds", "10")))
-            first = next(gen)                      # validation errors surface here, as a 400
+            gen = self.stream(q.get("prompt", ""), int(q.get("seed", "0")), float(q.get("seconds", "10")),
+                              lead_s=None if q.get("realtime", "1") == "0" else LEAD_S)
+            first = await gen.__anext__()          # validation errors surface here, as a 400
         except Exception as e:  # noqa: BLE001 — bad input is an answer, never a dead replica
             return JSONResponse({"error": "bad_request", "message": str(getattr(e, "message", e))}, status_code=400)
 
-        def body():
+        async def body():
             yield first
-            yield from gen
+            async for c in gen:
+                yield c
 
         b = self.backend
         return StreamingResponse(body(), media_type="application/octet-stream",
