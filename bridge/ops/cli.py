@@ -101,6 +101,8 @@ def _serve_parser(sub):
                    help="API keys, usage and the track queue (default ~/.local/state/wavebridge)")
     p.add_argument("--storage", default=None, metavar="DIR|s3://BUCKET/PREFIX",
                    help="where finished tracks go (default <state-dir>/tracks)")
+    p.add_argument("--queue", default=None, metavar="redis://HOST:PORT/DB",
+                   help="a track queue shared by several gateways, in Redis (default: SQLite in <state-dir>)")
     p.add_argument("--allow-origin", dest="allowed_origins", action="append", default=None, metavar="ORIGIN",
                    help="let pages of this origin (scheme://host[:port]) call the HTTP API (repeatable); "
                         "default: only the server's own page")

@@ -15,6 +15,7 @@ Sections (``examples/config.toml`` shows every key)::
     [midi]     enabled, port, map  # map: relative to the config file
     [metrics]  enabled, host, port # port 0 = a free port
     [http]     listen ("HOST:PORT" | "off"), state_dir, storage ("DIR" | "s3://bucket/prefix"),
+               queue ("redis://host:port/db", shared by several gateways),
                track_workers, allowed_hosts, allowed_origins, keepalive_timeout_s, head_timeout_s,
                body_timeout_s, body_min_rate, max_connections, max_connections_per_host;
                [http.tiers.NAME] audio_s_per_day, concurrent, max_request_s
@@ -82,6 +83,7 @@ class Settings:
     http: str = "127.0.0.1:8137"                     # HOST:PORT of the HTTP API, or "off"
     state_dir: str | None = None                     # keys, usage, track queue (~/.local/state/wavebridge)
     storage: str | None = None                       # finished tracks: a directory or s3://bucket/prefix
+    queue: str | None = None                         # the track queue: None = SQLite; redis://host:port/db
     track_workers: int = 2
     tiers: dict = field(default_factory=dict)        # tier name → limits (over bridge.web.store.DEFAULT_TIERS)
     allowed_hosts: list | None = None                # Host names the HTTP API answers beyond loopback/its address
@@ -155,6 +157,7 @@ class _Http(_Table):
     listen: str = None
     state_dir: str = None
     storage: str = None
+    queue: str = None                           # redis://host:port/db[?reclaim_s=N] (bridge.web.redisqueue)
     track_workers: int = None
     tiers: dict = None                          # checked by bridge.web.store.validate_tiers
     allowed_hosts: list[str] = None             # checked by bridge.web.guard (names, name:port, .suffix, *)
@@ -198,7 +201,7 @@ SCHEMA = {
     "midi": {"enabled": "midi", "port": "midi_port", "map": "midi_map"},
     "metrics": {"enabled": "metrics", "host": "metrics_host", "port": "metrics_port", "allow": "metrics_allow"},
     "log": {"level": "log_level"},
-    "http": {"listen": "http", "state_dir": "state_dir", "storage": "storage",
+    "http": {"listen": "http", "state_dir": "state_dir", "storage": "storage", "queue": "queue",
              "track_workers": "track_workers", "tiers": "tiers", "allowed_hosts": "allowed_hosts",
              "allowed_origins": "allowed_origins", "keepalive_timeout_s": "keepalive_timeout_s",
              "head_timeout_s": "head_timeout_s", "body_timeout_s": "body_timeout_s", "body_min_rate": "body_min_rate",

@@ -34,7 +34,7 @@ log = logging.getLogger("wavebridge")
 
 _CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "soundfont", "slots", "target_s", "xfade_ms",
                "first_chunk", "max_chunk", "splice", "price_per_hour", "allow", "midi", "midi_port", "midi_map",
-               "metrics_host", "metrics_allow", "resume", "log_level", "http", "state_dir", "storage",
+               "metrics_host", "metrics_allow", "resume", "log_level", "http", "state_dir", "storage", "queue",
                "allowed_hosts", "allowed_origins")
 
 

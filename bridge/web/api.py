@@ -30,6 +30,7 @@ class HttpConfig:
     port: int = DEFAULT_PORT
     state_dir: str = ""
     storage: str | None = None          # None: <state_dir>/tracks; s3://bucket/prefix
+    queue: str | None = None            # None: the SQLite queue in state_dir; redis://host:port/db (shared)
     tiers: dict = field(default_factory=dict)   # name → {audio_s_per_day, concurrent, max_request_s}
     price_per_hour: float = 1.0
     track_workers: int = 2

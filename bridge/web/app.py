@@ -39,6 +39,7 @@ from bridge.web.api import (CONFIG, DAEMON, DEFAULT_HOST, DEFAULT_PORT, MAX_BODY
 from bridge.web.auth import AUTH, Auth, usage
 from bridge.web.guard import Guard
 from bridge.web.lease import STREAMS, StreamHub
+from bridge.web.redisqueue import QueueError, RedisQueue
 from bridge.web.storage import make_storage
 from bridge.web.store import Store, default_state_dir
 from bridge.web.tracks import TRACKS, TrackWorker
@@ -88,7 +89,8 @@ class HttpService:
         self.storage = make_storage(config.storage, self.state_dir)
         self.hub = StreamHub(daemon, config.max_streams)
         self.streams = self.hub.streams               # private slot name → PrivateStream
-        self.tracks = TrackWorker(self.hub, self.auth, self.store, self.storage, config.track_workers)
+        self.tracks = TrackWorker(self.hub, self.auth, self.store, self.storage, config.track_workers,
+                                  queue=RedisQueue(config.queue) if config.queue else None)
         self.runner: web.AppRunner | None = None
         self.gate: conn.ConnectionGate | None = None   # the listener's connections (set by start)
         self.warmed: dict = {}                         # what warm_up did (bridge.web.warm)
@@ -136,6 +138,7 @@ class HttpService:
     async def start(self) -> tuple[str, int]:
         """Bind and serve; start the track worker. Returns the bound (host, port). Raises OSError. ``[control]``"""
         cfg = self.cfg
+        await self.tracks.open()                      # a shared queue that does not answer: QueueError
         # a short linger: a refused or timed-out body is not read for long (bridge.web.conn)
         handler_kw = dict(access_log=None, keepalive_timeout=cfg.keepalive_timeout_s, lingering_time=2.0)
         self.runner = web.AppRunner(self.make_app(), handle_signals=False, shutdown_timeout=1.0, **handler_kw)
@@ -279,6 +282,7 @@ async def serve(daemon, settings, metrics=None) -> HttpService | None:
     if where is None:
         return None
     cfg = HttpConfig(host=where[0], port=where[1], state_dir=settings.state_dir or "", storage=settings.storage,
+                     queue=getattr(settings, "queue", None) or None,
                      tiers=settings.tiers, price_per_hour=settings.price_per_hour,
                      track_workers=settings.track_workers,
                      allowed_hosts=tuple(getattr(settings, "allowed_hosts", None) or ()),
@@ -290,6 +294,10 @@ async def serve(daemon, settings, metrics=None) -> HttpService | None:
         raise OSError(f"state database in {cfg.state_dir or 'the default state dir'}: {e}") from None
     except ImportError as e:              # --storage s3://… without boto3
         raise OSError(f"{e.name or e} is not installed (pip install 'wavebridge[s3]')") from None
+    except ValueError as e:               # a bad --queue: not optional like the port, serve stops (exit 2)
+        if cfg.queue:
+            raise QueueError(str(e)) from None
+        raise
     try:
         await svc.start()
     except BaseException:

@@ -12,6 +12,14 @@ written to the row about twice a second. A daemon that dies mid-render leaves th
 the next start puts it back in the queue (:meth:`Store.requeue_running`) and it is rendered again
 from the start with the seed stored at queue time, so the result is the same. The endpoints queue
 a track (admitted against the key's tier like any request), show its row and stream the stored file.
+
+With ``queue`` (``--queue redis://…``, :class:`bridge.web.redisqueue.RedisQueue`) the rows and the jobs
+are in Redis, shared by every gateway: the worker takes jobs from the stream's consumer group instead
+of ``queued`` rows, touches the ones it renders, and acks a job once its row is final (``done``, or
+``error`` for a render that failed); a job whose storing failed is not acked, and is taken over and
+rendered again when it has been idle for the queue's ``reclaim_s``. A gateway that dies leaves its
+jobs pending; another one takes them over (no requeue at start, no kept-file retries: those are the
+SQLite path's).
 """
 from __future__ import annotations
 
@@ -41,8 +49,10 @@ class TrackWorker:
 
     RETRY_S = 60.0            # how often a finished track that storage refused is offered again
 
-    def __init__(self, hub: StreamHub, auth: Auth, store: Store, storage, workers: int = 2):
+    def __init__(self, hub: StreamHub, auth: Auth, store: Store, storage, workers: int = 2, queue=None):
         self.hub = hub
+        self.queue = queue          # None: the SQLite rows of ``store``; else a RedisQueue (its rows, its jobs)
+        self.entries: dict[str, str] = {}     # track id → its stream entry (with ``queue``)
         self.auth = auth
         self.store = store
         self.storage = storage
@@ -55,8 +65,17 @@ class TrackWorker:
         self.rendered = 0
         self.render_s: list[float] = []
 
+    async def open(self) -> None:
+        """Connect the shared queue, if any (raises QueueError when it does not answer). ``[control]``"""
+        if self.queue is not None:
+            await self.queue.open()
+
     def start(self) -> None:
         """Re-queue interrupted renders and start the worker loop. ``[control]``"""
+        if self.queue is not None:
+            self._task = asyncio.get_running_loop().create_task(self._queue_loop())
+            self._retry_task = asyncio.get_running_loop().create_task(self._touch_loop())
+            return
         n = self.store.requeue_running()
         if n:
             log.info("tracks: %d interrupted render(s) back in the queue", n)
@@ -78,6 +97,99 @@ class TrackWorker:
                     await t
                 except (asyncio.CancelledError, Exception):  # noqa: BLE001
                     pass
+        if self.queue is not None:
+            await self.queue.close()
+
+    # ------------------------------------------------------------------ the rows, in SQLite or in the shared queue
+    async def add_track(self, key_id: str, prompt: str, seconds: float, fmt: str, seed: int) -> str:
+        if self.queue is not None:
+            return await self.queue.add_track(key_id, prompt, seconds, fmt, seed)
+        return self.store.add_track(key_id, prompt, seconds, fmt, seed)
+
+    async def track(self, tid: str) -> dict | None:
+        if self.queue is not None:
+            return await self.queue.track(tid)
+        return self.store.track(tid)
+
+    async def tracks_of(self, key_id: str) -> list[dict]:
+        if self.queue is not None:
+            return await self.queue.tracks_of(key_id)
+        return self.store.tracks_of(key_id)
+
+    async def _set(self, tid: str, **fields) -> None:
+        if self.queue is not None:
+            await self.queue.set_track(tid, **fields)
+        else:
+            self.store.set_track(tid, **fields)
+
+    # ------------------------------------------------------------------ the shared queue's worker
+    async def _queue_loop(self) -> None:
+        from bridge.web.redisqueue import QueueError
+
+        while True:
+            free = self.workers - len(self.running)
+            if free <= 0:
+                self._wake.clear()
+                try:
+                    await asyncio.wait_for(self._wake.wait(), 1.0)
+                except asyncio.TimeoutError:
+                    pass
+                continue
+            try:
+                jobs = await self.queue.take(free, block_s=1.0)
+            except QueueError as e:
+                log.warning("tracks: %s; trying again in 1 s", e)
+                await asyncio.sleep(1.0)
+                continue
+            for eid, row in jobs:
+                tid = row["id"]
+                if tid in self.running:
+                    continue
+                try:
+                    await self.queue.set_track(tid, state="running", started=time.time(), progress=0.0,
+                                               attempts=int(row["attempts"] or 0) + 1, worker=self.queue.consumer)
+                except QueueError as e:      # not acked: taken over later
+                    log.warning("tracks: %s", e)
+                    continue
+                self.entries[tid] = eid
+                t = asyncio.get_running_loop().create_task(self._job(eid, row))
+                self.running[tid] = t
+                t.add_done_callback(lambda _t, tid=tid: (self.running.pop(tid, None), self.entries.pop(tid, None),
+                                                         self._wake.set()))
+
+    async def _job(self, eid: str, row: dict) -> None:
+        """One job of the shared queue: render, store, mark the row, then ack. ``[control]``"""
+        from bridge.web.redisqueue import QueueError
+
+        try:
+            if await self._render(row):
+                await self.queue.ack(eid)
+            else:                       # storing failed: not acked, so rendered again once taken over
+                self._discard(self.storage.kept_path(row["id"], row["format"]))
+                cur = await self.queue.track(row["id"]) or {}
+                reason = (cur.get("error") or "storage: failed").split(" — ")[0]
+                await self.queue.set_track(row["id"], location=None,
+                                           error=(f"{reason} — rendered and stored again when its job is "
+                                                  f"taken over (in {self.queue.reclaim_s:g} s)")[:500])
+        except QueueError as e:
+            log.warning("tracks: track %s: %s; its job stays pending and is taken over", row["id"], e)
+
+    async def _touch_loop(self) -> None:
+        """Every ``reclaim_s / 4``: the jobs this worker renders are touched (it is alive); a render
+        whose job another gateway took over (this one stalled) stops. ``[control]``"""
+        while True:
+            await asyncio.sleep(self.queue.reclaim_s / 4)
+            try:
+                lost = await self.queue.touch(self.entries.values())
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 — the touches go on
+                log.warning("tracks: touching the running jobs failed: %s", e)
+                continue
+            for tid, eid in list(self.entries.items()):
+                if eid in lost and tid in self.running:
+                    log.warning("tracks: track %s was taken over by another gateway; stopping its render here", tid)
+                    self.running[tid].cancel()
 
     async def _loop(self) -> None:
         while True:
@@ -103,7 +215,9 @@ class TrackWorker:
         except OSError:
             pass
 
-    async def _render(self, row: dict) -> None:
+    async def _render(self, row: dict) -> bool:
+        """Render, store and mark the row; True when the row is final (done, or a failed render),
+        False when storing failed and the file is kept to be stored again. ``[control]``"""
         tid, fmt = row["id"], row["format"]
         t0 = time.perf_counter()
         part = self.storage.part_path(tid, fmt)
@@ -112,26 +226,27 @@ class TrackWorker:
         except asyncio.CancelledError:
             raise                       # shutdown: the row stays 'running' and is re-queued at start
         except StreamError as e:
-            self.store.set_track(tid, state="error", error=f"{e.reason}: {e.message}"[:500], finished=time.time())
             self._discard(part)
-            return
+            await self._set(tid, state="error", error=f"{e.reason}: {e.message}"[:500], finished=time.time())
+            return True
         except Exception as e:  # noqa: BLE001 — one track's failure never stops the queue
             log.exception("track %s failed", tid)
-            self.store.set_track(tid, state="error", error=f"internal: {type(e).__name__}: {e}"[:500],
-                                 finished=time.time())
             self._discard(part)
-            return
+            await self._set(tid, state="error", error=f"internal: {type(e).__name__}: {e}"[:500],
+                            finished=time.time())
+            return True
         audio_s = info.pop("audio_s")
         try:
             location = await self.storage.commit(tid, fmt, part)
         except StorageError as e:
             info["render_s"] = time.perf_counter() - t0
-            self._kept(row, part, e, info)
-            return
+            await self._kept(row, part, e, info)
+            return False
         info["render_s"] = time.perf_counter() - t0
-        self._stored(row, location, info, audio_s)
+        await self._stored(row, location, info, audio_s)
         self.rendered += 1
         self.render_s.append(info["render_s"])
+        return True
 
     async def _render_to(self, row: dict, part: str) -> dict:
         """Render the track into ``part`` (0600); returns the row's figures. ``[control]``"""
@@ -154,7 +269,7 @@ class TrackWorker:
                 now = time.monotonic()
                 if now - last > 0.5:
                     last = now
-                    self.store.set_track(tid, progress=min(0.99, stream.frames_read / max(1, total)))
+                    await self._set(tid, progress=min(0.99, stream.frames_read / max(1, total)))
             f.write(await loop.run_in_executor(self.hub.pool, enc.finish))
             f.close()
             f = None
@@ -169,28 +284,28 @@ class TrackWorker:
             if stream is not None:
                 self.hub.close(stream)
 
-    def _stored(self, row: dict, location: str, info: dict, audio_s: float) -> None:
+    async def _stored(self, row: dict, location: str, info: dict, audio_s: float) -> None:
         """The track is in storage: the row is ``done`` and its key is billed. ``[control]``"""
-        self.store.set_track(row["id"], state="done", progress=1.0, finished=time.time(), location=location,
-                             error=None, **info)
+        await self._set(row["id"], state="done", progress=1.0, finished=time.time(), location=location,
+                        error=None, **info)
         self.auth.meter(row["key_id"], None, audio_s, info["compute_s"], info["cost_usd"])
         log.info("track %s: %.1f s of audio stored in %s", row["id"], audio_s, self.storage.kind)
 
-    def _kept(self, row: dict, part: str, e: StorageError, info: dict) -> None:
+    async def _kept(self, row: dict, part: str, e: StorageError, info: dict) -> None:
         """Storing failed: keep the finished file here, say so in the row, retry later. ``[control]``"""
         tid = row["id"]
         try:
             kept = self.storage.keep(tid, row["format"], part)
         except OSError as oe:
             log.warning("track %s: storing failed (%s) and the file could not be kept: %s", tid, e, oe)
-            self.store.set_track(tid, state="error", finished=time.time(), error=f"storage: {e}"[:500], **info)
             self._discard(part)
+            await self._set(tid, state="error", finished=time.time(), error=f"storage: {e}"[:500], **info)
             return
         log.warning("track %s: storing failed (%s); the audio is kept in %s and retried every %g s",
                     tid, e, kept, self.retry_s)
-        self.store.set_track(tid, state="error", finished=time.time(), location=kept, **info,
-                             error=(f"storage: {e} — the rendered audio is kept on the server and storing "
-                                    f"it is retried")[:500])
+        await self._set(tid, state="error", finished=time.time(), location=kept, **info,
+                        error=(f"storage: {e} — the rendered audio is kept on the server and storing "
+                               f"it is retried")[:500])
 
     async def _retry_loop(self) -> None:
         while True:
@@ -219,7 +334,7 @@ class TrackWorker:
                 log.info("tracks: storage still refuses %s: %s", tid, e)
                 return n
             info = {k: row[k] for k in ("bytes", "compute_s", "cost_usd", "render_s")}
-            self._stored(row, location, info, float(row["seconds"]))
+            await self._stored(row, location, info, float(row["seconds"]))
             n += 1
         return n
 
@@ -240,15 +355,28 @@ async def track_add(request: web.Request) -> web.Response:
     fmt = format_of(body.get("format", "opus"))
     seed = seed_of(body)
     auth.admit(p, seconds, stream=False)
-    tid = worker.store.add_track(p.key_id, prompt, seconds, fmt, secrets.randbelow(2 ** 31) if seed is None else seed)
+    tid = await _queue(worker.add_track(p.key_id, prompt, seconds, fmt,
+                                        secrets.randbelow(2 ** 31) if seed is None else seed))
     worker.kick()
-    return web.json_response(_track_view(worker.store.track(tid)), status=202,
+    return web.json_response(_track_view(await _queue(worker.track(tid))), status=202,
                              headers={"Location": f"/v1/tracks/{tid}"})
 
 
-def _track_of(request: web.Request, store: Store, p: Principal) -> dict:
+async def _queue(coro):
+    """A row operation; the shared queue not answering is a 503 with ``Retry-After``. ``[control]``"""
+    from bridge.web.redisqueue import QueueError
+
+    try:
+        return await coro
+    except QueueError as e:
+        log.warning("%s", e)
+        raise ApiError(503, "busy", "the track queue is not answering; try again shortly",
+                       {"Retry-After": "10"}) from None
+
+
+async def _track_of(request: web.Request, worker: TrackWorker, p: Principal) -> dict:
     tid = request.match_info["id"]
-    row = store.track(tid) if TRACK_ID_RE.match(tid) else None
+    row = await _queue(worker.track(tid)) if TRACK_ID_RE.match(tid) else None
     if row is None or (row["key_id"] != p.key_id and p.key_id != "local"):
         raise ApiError(404, "bad_request", "no such track")
     return row
@@ -266,21 +394,22 @@ async def track_get(request: web.Request) -> web.Response:
     """``GET /v1/tracks/{id}``: state, progress and the download URL. ``[control]``"""
     auth = request.app[AUTH]
     p = auth.principal(request)
-    return web.json_response(_track_view(_track_of(request, auth.store, p)))
+    return web.json_response(_track_view(await _track_of(request, request.app[TRACKS], p)))
 
 
 async def track_list(request: web.Request) -> web.Response:
     """``GET /v1/tracks``: the key's tracks, newest first. ``[control]``"""
     auth = request.app[AUTH]
     p = auth.principal(request)
-    return web.json_response({"tracks": [_track_view(r) for r in auth.store.tracks_of(p.key_id)]})
+    rows = await _queue(request.app[TRACKS].tracks_of(p.key_id))
+    return web.json_response({"tracks": [_track_view(r) for r in rows]})
 
 
 async def track_audio(request: web.Request) -> web.StreamResponse:
     """``GET /v1/tracks/{id}/audio``: the stored file, streamed from storage. ``[control]``"""
     auth, storage = request.app[AUTH], request.app[TRACKS].storage
     p = auth.principal(request)
-    row = _track_of(request, auth.store, p)
+    row = await _track_of(request, request.app[TRACKS], p)
     if row["state"] != "done":
         raise ApiError(409, "bad_request", f"track is {row['state']}, not done")
     try:
