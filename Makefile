@@ -2,7 +2,7 @@
 PY      := .venv/bin/python
 STAMP   := .venv/.setup-done
 
-.PHONY: setup demo test plugin bench clean serve
+.PHONY: setup demo test plugin bench clean serve mutate
 
 setup: $(STAMP)
 
@@ -18,6 +18,11 @@ demo: setup
 
 test: setup plugin
 	bash scripts/run-tests
+
+# mutation testing of the core modules against their fast tests (minutes; not part of test):
+# scores per module, equivalent mutants and the must-kill list in docs/TESTING.md
+mutate: setup
+	$(PY) scripts/mutate $(MUTATE_ARGS)
 
 bench: setup
 	$(PY) -m bridge bench
