@@ -112,16 +112,9 @@ def _line(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
                 p = anchor                                 # the phrase ends at home
             elif t % 1 == 0 or d >= 1.0 or ph == 7:       # strong notes on chord tones, keeping the motion
                 p = _chord_tone(p, prev, q, step, cells, c)
-        while p > pl.hi:
-            p -= 12
-        while p < pl.lo:
-            p += 12
-        nt = cells[q + 1][0] if q + 1 < len(cells) else bpb
-        d = min(d, nt - t, bpb - t)
         vel = (84 if t % 1 == 0 else 74) + (6 if kind in ("B", "drop") else 0) + \
             (10 if t == 0 and band.meter == (3, 4) else 0)
-        bar.ev.append((j, t, t + d, p, vel, 0))
-        prev = p
+        prev = _sing(bar, j, pl, cells, q, d, p, vel, bpb)
 
 
 def _theme_line(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
@@ -148,15 +141,20 @@ def _theme_line(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
         p = scale_step(home, step + shift, sc)
         if not verbatim and (t % 1 == 0 or d >= 1.0):
             p = _chord_tone(p, prev, q, step, cells, c)     # developed: its strong notes onto the chords
-        while p > pl.hi:
-            p -= 12
-        while p < pl.lo:
-            p += 12
-        nt = cells[q + 1][0] if q + 1 < len(cells) else bpb
-        d = min(d, nt - t, bpb - t)
-        vel = (86 if t % 1 == 0 else 76) + (6 if kind in ("B", "drop") else 0)
-        bar.ev.append((j, t, t + d, p, vel, 0))
-        prev = p
+        prev = _sing(bar, j, pl, cells, q, d, p, (86 if t % 1 == 0 else 76) + (6 if kind in ("B", "drop") else 0), bpb)
+
+
+def _sing(bar: Bar, j: int, pl: PartPlan, cells: list, q: int, d: float, p: int, vel: float, bpb: float) -> int:
+    """Cell ``q`` sung at pitch ``p`` (folded into the part's register), held until the next cell
+    or the bar's end; the pitch sung."""
+    while p > pl.hi:
+        p -= 12
+    while p < pl.lo:
+        p += 12
+    t = cells[q][0]
+    nt = cells[q + 1][0] if q + 1 < len(cells) else bpb
+    bar.ev.append((j, t, t + min(d, nt - t, bpb - t), p, vel, 0))
+    return p
 
 
 def _vary(cells: list, bpb: float) -> list:

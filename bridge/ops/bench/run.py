@@ -94,6 +94,42 @@ class HostReaders:
         return sum(r.underrun_frames for r in self.readers)
 
 
+class ReadHeadWatch:
+    """When a reader's read head reaches a ring frame: armed with the frame, read on the host's
+    ticks (``on_tick``), waited for by the bench thread."""
+
+    def __init__(self, reader):
+        self.r = reader
+        self.target: int | None = None
+        self.heard: float | None = None
+
+    def on_tick(self, _k) -> None:
+        if self.target is not None and self.heard is None and self.r.read_index >= self.target:
+            self.heard = time.monotonic()
+
+    def clear(self) -> None:
+        self.target = self.heard = None
+
+    def arm_from_meta(self, frame_of, timeout: float = 5.0) -> bool:
+        """Poll the ring's metadata until ``frame_of(meta)`` gives the frame to wait for."""
+        end = time.monotonic() + timeout
+        while True:                                 # at least once
+            f = frame_of(self.r.meta())
+            if f is not None:
+                self.target = int(f)
+                return True
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.001)
+
+    def ms_since(self, t: float, timeout: float = 5.0) -> float | None:
+        """Milliseconds from ``t`` until the read head got there, or None."""
+        end = time.monotonic() + timeout
+        while self.heard is None and time.monotonic() < end:
+            time.sleep(0.002)
+        return None if self.heard is None else (self.heard - t) * 1000.0
+
+
 def bench_first_audio(d, client, trials: int) -> list[float]:
     out = []
     slot = 1
@@ -114,51 +150,34 @@ def bench_prompt_change(d, client, trials: int, settle_s: float = 1.3, stops: li
     stops = [] if stops is None else stops
     host = HostReaders([2]).start()
     r = host.readers[0]
+    watch = ReadHeadWatch(r)
+    host.on_tick = watch.on_tick
     lat, buf = [], []
-    state = {}
-
-    def on_tick(_k):
-        sp = state.get("splice")
-        if sp is not None and "heard" not in state and r.read_index > sp:
-            state["heard"] = time.monotonic()
-
-    host.on_tick = on_tick
     try:
         client.send("/wb/play", 2, "steady house groove with piano")
         client.wait_for("/wb/first_audio", 5.0)
         for i in range(trials):
             time.sleep(settle_s)
-            state.clear()
+            watch.clear()
             buf.append(r.buffered() / r.sample_rate)
             t = client.send("/wb/play", 2, f"prompt change {i}: ambient pads in D major", 0.0, i)
             started = client.wait_for("/wb/started", 5.0)
             client.wait_for("/wb/first_audio", 5.0)
-            # the splice point (or, without splice, where the new job's audio begins)
-            end = time.monotonic() + 5.0
-            while time.monotonic() < end:
-                m = r.meta()
-                if started and m.get("job") == started[1] and "start_at" in m:
-                    state["splice"] = m["start_at"]      # where the new job's first frame lies
-                    break
-                time.sleep(0.001)
-            end = time.monotonic() + 5.0
-            while "heard" not in state and time.monotonic() < end:
-                time.sleep(0.002)
-            if "heard" in state:
-                lat.append((state["heard"] - t) * 1000.0)
+            # the splice point (or, without splice, where the new job's audio begins): heard past it
+            if started and watch.arm_from_meta(
+                    lambda m: m["start_at"] + 1 if m.get("job") == started[1] and "start_at" in m else None):
+                ms = watch.ms_since(t)
+                if ms is not None:
+                    lat.append(ms)
         # and a stop with the ring deep: until the fade-out reaches the read head
         time.sleep(settle_s)
-        state.clear()
+        watch.clear()
         t = client.send("/wb/stop", 2, 0.05)
         client.wait_for("/wb/done", 5.0)
-        m = r.meta()
-        if "stop_at" in m:
-            state["splice"] = m["stop_at"]
-            end = time.monotonic() + 5.0
-            while "heard" not in state and time.monotonic() < end:
-                time.sleep(0.002)
-            if "heard" in state:
-                stops.append((state["heard"] - t) * 1000.0)
+        if watch.arm_from_meta(lambda m: m["stop_at"] + 1 if "stop_at" in m else None, timeout=0.0):
+            ms = watch.ms_since(t)
+            if ms is not None:
+                stops.append(ms)
     finally:
         host.stop()
     return lat, buf
@@ -173,37 +192,25 @@ def bench_chord_change(d, client, trials: int, xfade_ms: float = 50.0, bpm: floa
     At ``bpm`` a chord waits up to a beat for its line, so the figures spread over ~0..beat."""
     host = HostReaders([3]).start()
     r = host.readers[0]
+    watch = ReadHeadWatch(r)
+    host.on_tick = watch.on_tick
     lat = []
-    state = {}
-
-    def on_tick(_k):
-        at = state.get("beat_at")
-        if at is not None and "heard" not in state and r.read_index >= at:
-            state["heard"] = time.monotonic()
-
-    host.on_tick = on_tick
     try:
         client.send("/wb/play", 3, f"steady pop groove with piano chords, bass and a pad at {bpm:g} bpm")
         client.wait_for("/wb/first_audio", 5.0)
         time.sleep(1.3)
         rng = np.random.default_rng(7)
+        lead = int(r.sample_rate * (xfade_ms + 4.0) / 1000.0)
         for i in range(trials):
             time.sleep(0.6 + float(rng.uniform(0.0, 60.0 / bpm)))   # anywhere in the beat
-            state.clear()
+            watch.clear()
             before = r.meta().get("splice_at")
             t = client.send("/wb/chord", 3, CHORDS[i % len(CHORDS)])
-            end = time.monotonic() + 5.0
-            while time.monotonic() < end:
-                sp = r.meta().get("splice_at")
-                if sp is not None and sp != before:
-                    state["beat_at"] = sp + int(r.sample_rate * (xfade_ms + 4.0) / 1000.0)
-                    break
-                time.sleep(0.001)
-            end = time.monotonic() + 5.0
-            while "heard" not in state and time.monotonic() < end:
-                time.sleep(0.002)
-            if "heard" in state:
-                lat.append((state["heard"] - t) * 1000.0)
+            if watch.arm_from_meta(lambda m: m["splice_at"] + lead
+                                   if m.get("splice_at") not in (None, before) else None):
+                ms = watch.ms_since(t)
+                if ms is not None:
+                    lat.append(ms)
         client.send("/wb/stop", 3, 0.05)
         client.wait_for("/wb/done", 5.0)
     finally:
