@@ -25,7 +25,7 @@ import pytest
 from bridge.core.commands import parse_osc
 from plugin_stub.protocol import WavebridgeError
 
-from test_lv2 import (BUILD, RATE, URI, SignalWriter, _need, _stop, free_slots, header,  # noqa: F401
+from test_lv2 import (BUILD, RATE, URI, SignalWriter, _need, _stop, build_lv2host, free_slots, header,  # noqa: F401
                       jack_env, lv2_env, wait_until)
 
 PROMPT_URI = URI + "#prompt"
@@ -428,14 +428,7 @@ def _transport_scenario(jalv, jack_env, tmp_path, sink, master, slot):
 @pytest.fixture(scope="module")
 def lv2host(lv2_env, tmp_path_factory):
     """tests/lv2host.c built against lilv: a host that types a prompt and saves a session."""
-    if subprocess.run(["pkg-config", "--exists", "lilv-0"]).returncode != 0:
-        pytest.skip("liblilv-dev is not installed (make setup installs it)")
-    exe = tmp_path_factory.mktemp("lv2host") / "lv2host"
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "lilv-0"], capture_output=True, text=True,
-                           check=True).stdout.split()
-    subprocess.run(["cc", "-std=gnu11", "-O1", "-Wall", "-o", str(exe),
-                    str(Path(__file__).with_name("lv2host.c")), *flags, "-lm"], check=True, timeout=120)
-    return exe
+    return build_lv2host(tmp_path_factory)
 
 
 @pytest.mark.lv2

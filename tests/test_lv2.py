@@ -710,6 +710,11 @@ def keys_host(lv2_env, tmp_path_factory):
     """tests/lv2host.c (built against lilv), for its ``--keys`` mode: MIDI into ``midi_in`` with a
     worker that runs its queue only when the host says."""
     _need("cc")
+    return build_lv2host(tmp_path_factory)
+
+
+def build_lv2host(tmp_path_factory) -> Path:
+    """tests/lv2host.c compiled against lilv, in a fresh temp dir (skips without liblilv-dev)."""
     if subprocess.run(["pkg-config", "--exists", "lilv-0"]).returncode != 0:
         pytest.skip("liblilv-dev is not installed (make setup installs it)")
     exe = tmp_path_factory.mktemp("lv2host") / "lv2host"
