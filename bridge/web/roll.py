@@ -23,7 +23,6 @@ backend without a score (musicgen) is 409 ``no_score``. ``[control]``
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 
@@ -73,19 +72,11 @@ def private_score(score):
     """``score`` with bars made by a copy of its composer (own section plans, own bar cache), so
     that reading it from the control thread never touches the engine's composer; a score that is
     not the composer's (a test's, a file's) is returned as it is. ``[control]``"""
-    try:
-        from engine.compose.composer import Composer
+    from engine.compose.composer import Composer, detached
 
-        c = getattr(score.make_bar, "__self__", None)
-        if not isinstance(c, Composer):
-            return score
-        n = Composer.__new__(Composer)
-        n.__dict__.update(c.__dict__)                # one C-level copy: atomic under the GIL
-        n._sections = {}
-        return dataclasses.replace(score, make_bar=n.make_bar, section_of=n.section_of, chord_of=n.chord_of,
-                                   _cache={})
-    except Exception:  # noqa: BLE001 — an unknown composer: its score as it is
+    if not isinstance(getattr(score.make_bar, "__self__", None), Composer):
         return score
+    return detached(score)
 
 
 # ---------------------------------------------------------------------- which slot

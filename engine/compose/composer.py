@@ -339,10 +339,7 @@ def steer(score: Score, beat: float, chord, key: tuple[int, str] | None = None) 
 
     c = composer_of(score)
     beat = max(0.0, float(beat))
-    n = Composer.__new__(Composer)
-    n.__dict__.update(c.__dict__)
-    n._sections = {}
-    n._home = c.home_key
+    n = _fork(c)
     scale_key = None
     if chord is not None and key is not None:
         tonic, mode = int(key[0]) % 12, ("minor" if key[1] == "minor" else "major")
@@ -354,8 +351,7 @@ def steer(score: Score, beat: float, chord, key: tuple[int, str] | None = None) 
     old = [e for e in kept if e[0] <= cutoff]
     kept = old[-1:] + [e for e in kept if e[0] > cutoff]
     n.harmony = tuple(kept) + ((beat, chord, scale_key),)
-    return dataclasses.replace(score, make_bar=n.make_bar, section_of=n.section_of, chord_of=n.chord_of,
-                               _cache={})
+    return _rebound(score, n)
 
 
 def with_theme(score: Score, theme, bar0: int | None = None) -> Score:
@@ -363,20 +359,36 @@ def with_theme(score: Score, theme, bar0: int | None = None) -> Score:
     by default; everything before that bar as it was), with the harmony fitted under it — a
     tune played in live. ``theme=None``: the composer's own motifs again. ``[engine]``"""
     c = composer_of(score)
-    n = Composer.__new__(Composer)
-    n.__dict__.update(c.__dict__)
-    n._home = c.home_key
+    n = _fork(c)
     if bar0 is None:
         bar0 = SECTION_BARS - c.offset
     if theme is None:
         n.theme_cells, n.theme = (), None
-        n._sections = {}
     else:
         n.set_theme(theme, max(0, int(bar0)))
     if n.plans is c.plans:
-        return dataclasses.replace(score, make_bar=n.make_bar, section_of=n.section_of, chord_of=n.chord_of,
-                                   _cache={})
+        return _rebound(score, n)
     return dataclasses.replace(_score_of(n), prompt=score.prompt)
+
+
+def detached(score: Score) -> Score:
+    """``score`` with its bars made by a copy of its composer (its own section plans and bar
+    cache): read from another thread, it never touches the engine's. ``[control]`` or ``[engine]``"""
+    return _rebound(score, _fork(composer_of(score)))
+
+
+def _fork(c: Composer) -> Composer:
+    """A copy of the composer with its own section plans (one C-level dict copy: atomic under the GIL)."""
+    n = Composer.__new__(Composer)
+    n.__dict__.update(c.__dict__)
+    n._sections = {}
+    n._home = c.home_key
+    return n
+
+
+def _rebound(score: Score, n: Composer) -> Score:
+    """``score`` whose bars composer ``n`` makes (a fresh bar cache)."""
+    return dataclasses.replace(score, make_bar=n.make_bar, section_of=n.section_of, chord_of=n.chord_of, _cache={})
 
 
 def composer_of(score: Score) -> Composer:
