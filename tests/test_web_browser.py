@@ -126,10 +126,15 @@ def test_page_lists_slots_plays_and_its_analyser_hears_the_stream(tmp_path, brow
         Select(browser.find_element(By.ID, "ltransport")).select_by_value("opus_packets")
         browser.execute_script("window.wbPeakMax = -120; window.wbEvents = [];")
         browser.find_element(By.ID, "lplay").click()
-        level = _wait(lambda: (browser.execute_script("return window.wbPeakMax") or -120) > -40 and
-                      browser.execute_script("return window.wbPeakMax"), timeout=25)
+        kinds = "return window.wbEvents.map(e => e.type)"
+        # the new socket's ready and first audio first (the level then is this stream's, not a tail of the last)
+        assert _wait(lambda: "first_audio" in browser.execute_script(kinds), timeout=25), \
+            browser.execute_script(kinds)
         ready = browser.execute_script("return window.wbEvents.filter(e => e.type === 'ready')")
         assert ready and ready[0]["container"] == "none", ready
+        browser.execute_script("window.wbPeakMax = -120;")
+        level = _wait(lambda: (browser.execute_script("return window.wbPeakMax") or -120) > -40 and
+                      browser.execute_script("return window.wbPeakMax"), timeout=25)
         assert level and level > -40, (level, browser.find_element(By.ID, "log").text[:500])
         browser.find_element(By.ID, "lstop").click()
         assert not _console_errors(browser)

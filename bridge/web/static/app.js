@@ -170,7 +170,7 @@ function opusDecoder() {
 function openStream() {
   const fmt = $("ltransport").value;
   if (state.ws && state.ws.readyState <= 1 && state.wsFormat === fmt) return state.wsReady;
-  if (state.ws && state.ws.readyState <= 1) { state.ws.onclose = null; state.ws.close(); }
+  if (state.ws && state.ws.readyState <= 1) { state.ws.onclose = null; state.ws.onmessage = null; state.ws.close(); }
   if (fmt === "opus_packets" && !("AudioDecoder" in window)) {
     log("this browser has no WebCodecs AudioDecoder: using PCM");
     $("ltransport").value = "pcm_s16le";
