@@ -58,6 +58,13 @@ class Backend:
         """Prepare a stream for ``prompt`` (text encoding happens here). ``[engine]``"""
         raise NotImplementedError
 
+    def start_for(self, job: int, prompt: str, seed: int, params: dict[str, float] | None = None, *,
+                  seconds: float = 0.0, priority: bool = True) -> Stream:
+        """:meth:`start` told what the caller knows of the stream: its length (``0``: endless) and
+        whether a DAW slot waits on it (``priority``; a web stream: no) — a remote backend asks its
+        cluster for just that much, the DAW's streams first. ``[engine]``"""
+        return self.start(job, prompt, seed, params)
+
     def generate(self, streams: list[Stream], frames: int) -> list[np.ndarray]:
         """The next ``frames`` frames (rounded up to ``granularity``) of every stream, as one batch.
 

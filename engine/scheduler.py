@@ -104,10 +104,15 @@ class Scheduler:
 
     # ----------------------------------------------------------------- jobs
     def start(self, slot: int, job_id: int, prompt: str, seed: int, seconds: float = 0.0,
-              params: dict | None = None) -> Job:
-        """Create the slot's new job (the backend encodes the prompt here). Does not end the old one."""
+              params: dict | None = None, priority: bool = True) -> Job:
+        """Create the slot's new job (the backend encodes the prompt here). Does not end the old one.
+        ``priority``: a DAW slot waits on it (a web stream's job: False)."""
         t0 = self.clock()
-        stream = self.backend.start(job_id, prompt, seed, params)
+        start_for = getattr(self.backend, "start_for", None)
+        if start_for is not None:
+            stream = start_for(job_id, prompt, seed, params, seconds=seconds, priority=priority)
+        else:                                   # a duck-typed backend of a test
+            stream = self.backend.start(job_id, prompt, seed, params)
         dt = self.clock() - t0
         total = max(1, int(round(seconds * self.rate))) if seconds > 0 else 0   # 0 < seconds < ½ frame: one frame
         job = Job(job=job_id, slot=slot, prompt=prompt, seed=seed, seconds=seconds, stream=stream,

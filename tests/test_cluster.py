@@ -36,6 +36,7 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     port = free_port()
+    os.environ["RAY_worker_niceness"] = "0"      # Ray's default 15 starves the replicas under load
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
              _temp_dir=str(tmp_path_factory.mktemp("ray")))
     serve.start(http_options={"host": "127.0.0.1", "port": port})

@@ -9,7 +9,9 @@ stream from the cluster is bit for bit the stream the daemon plays (tested):
 
 - inside the cluster: ``handle.options(stream=True).stream.remote(prompt, seed, seconds)``;
 - from outside it: ``GET /?prompt=…&seed=…&seconds=…`` on the Serve HTTP address (a streaming
-  HTTP response, ``application/octet-stream``, with the rate and channels in its headers).
+  HTTP response, ``application/octet-stream``, with the rate and channels in its headers; also
+  ``chunk_frames``, ``start_frame``, ``priority=0`` for a stream no DAW slot waits on, and
+  ``params`` as a JSON object), and ``GET /info``.
 
 A stream runs at most :data:`LEAD_S` ahead of real time (``lead_s=None``, or ``realtime=0`` over
 HTTP: as fast as the replica renders, for whole tracks).
@@ -26,6 +28,7 @@ from ray import serve
 
 CHUNK_S = 0.1                 # a stream's chunk: 100 ms (Serve's own cost is ~0.5 ms a chunk)
 LEAD_S = 3.0                  # a live stream runs at most this far ahead of real time
+LOW_LEAD_S = 1.0              # … and a stream that is not a DAW slot's (priority=False) this far
 MAX_SECONDS = 3600.0
 
 
@@ -94,32 +97,72 @@ class _Engine:
 class EngineReplica(_Engine):
     """The Serve deployment: :class:`_Engine`'s streams paced to real time (at most ``lead_s``
     ahead: a live stream never fills the object store with an hour of audio, and a stalled
-    caller costs the replica nothing), and the HTTP route for callers outside the cluster."""
+    caller costs the replica nothing), and the HTTP route for callers outside the cluster.
+
+    A DAW slot's stream comes first (``priority=True``, the default): while one of them is less
+    than half its lead ahead of real time, the others (web streams, ``priority=False``) wait
+    before their next chunk, and they run at most :data:`LOW_LEAD_S` ahead (a burst of new web
+    streams fills less at once)."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.urgent = 0                  # priority streams now behind half their lead
 
     async def stream(self, prompt: str, seed: int = 0, seconds: float = 10.0, params: dict | None = None,
-                     chunk_frames: int | None = None, start_frame: int = 0, lead_s: float | None = LEAD_S):
+                     chunk_frames: int | None = None, start_frame: int = 0, lead_s: float | None = LEAD_S,
+                     priority: bool = True):
         import asyncio
         import time
 
-        sr = self.backend.sample_rate
-        t0, done = time.monotonic(), 0
-        for chunk in _Engine.stream(self, prompt, seed, seconds, params, chunk_frames, start_frame):
-            yield chunk
-            done += len(chunk) // (4 * self.backend.channels)
-            if lead_s is not None:
+        sr, ch = self.backend.sample_rate, self.backend.channels
+        gen = _Engine.stream(self, prompt, seed, seconds, params, chunk_frames, start_frame)
+        t0, done, urgent = time.monotonic(), 0, False
+        lead = lead_s if priority or lead_s is None else min(lead_s, LOW_LEAD_S)
+        try:
+            while True:
+                while not priority and self.urgent > 0:
+                    await asyncio.sleep(0.005)
+                chunk = next(gen, None)
+                if chunk is None:
+                    return
+                yield chunk
+                done += len(chunk) // (4 * ch)
+                if lead is None:
+                    await asyncio.sleep(0)
+                    continue
                 ahead = done / sr - (time.monotonic() - t0)
-                if ahead > lead_s:
-                    await asyncio.sleep(ahead - lead_s)
-            else:
-                await asyncio.sleep(0)
+                if priority and (ahead < lead / 2) != urgent:
+                    urgent = not urgent
+                    self.urgent += 1 if urgent else -1
+                if ahead > lead:
+                    await asyncio.sleep(ahead - lead)
+                else:
+                    await asyncio.sleep(0)       # let the other streams' chunks go out
+        finally:
+            if urgent:
+                self.urgent -= 1
+            gen.close()
 
     async def __call__(self, request):
         from starlette.responses import JSONResponse, StreamingResponse
 
+        import json
+
         q = request.query_params
+        if request.url.path.rstrip("/").endswith("/info"):
+            return JSONResponse(self.info())
         try:
+            params = json.loads(q["params"]) if q.get("params") else None
+            if params is not None and not (isinstance(params, dict) and
+                                           all(isinstance(v, (int, float)) for v in params.values())):
+                raise ValueError("params must be a JSON object of numbers")
+            chunk = int(q["chunk_frames"]) if q.get("chunk_frames") else None
+            if chunk is not None and not 256 <= chunk <= 1 << 20:
+                raise ValueError("chunk_frames must be 256..1048576")
             gen = self.stream(q.get("prompt", ""), int(q.get("seed", "0")), float(q.get("seconds", "10")),
-                              lead_s=None if q.get("realtime", "1") == "0" else LEAD_S)
+                              params, chunk, int(q.get("start_frame", "0")),
+                              lead_s=None if q.get("realtime", "1") == "0" else LEAD_S,
+                              priority=q.get("priority", "1") != "0")
             first = await gen.__anext__()          # validation errors surface here, as a 400
         except Exception as e:  # noqa: BLE001 — bad input is an answer, never a dead replica
             return JSONResponse({"error": "bad_request", "message": str(getattr(e, "message", e))}, status_code=400)

@@ -147,7 +147,7 @@ class CommandApplier:
         sched = d.scheduler
         try:
             job = sched.start(cmd.slot, cmd.job_id, cmd.prompt, 0 if cmd.seed is None else cmd.seed, cmd.seconds,
-                              dict(slot.params))
+                              dict(slot.params), priority=not slot.private)
         except Exception as e:  # noqa: BLE001
             code = getattr(e, "code", "backend")
             d.emit(Event("error", slot=cmd.slot, job=cmd.job_id, code=code if isinstance(code, str) else "backend",

@@ -64,6 +64,11 @@ class EngineThread(threading.Thread):
         self.duty = 0.0
         self._duty_busy = 0.0
         self._duty_t0 = time.perf_counter()
+        #: DAW slots whose job failed because the engine's cluster went away: slot → the play that
+        #: brings them back when the backend says it is available again (a play or stop of the
+        #: slot in the meantime forgets it)
+        self.lost: dict = {}
+        self._lost_check = 0.0
         self.hostlink = HostLink(self)           # the DAW's transport: tempo/bar lock, quantize
         self.writer = WritePipeline(owner, self.hostlink)
         self.actions = SlotActions(owner, self.writer, self.offer)
@@ -93,6 +98,8 @@ class EngineThread(threading.Thread):
         # a burst of plays (each one encodes a prompt) must not starve the slots already playing
         t_cmd = time.perf_counter()
         while cmd is not None:
+            if self.lost and cmd.kind in ("play", "stop"):
+                self.lost.pop(cmd.slot, None)
             self.commands.apply_safely(cmd)
             if time.perf_counter() - t_cmd > 0.002:
                 break
@@ -103,6 +110,8 @@ class EngineThread(threading.Thread):
         if self._halt.is_set():
             return
         try:
+            if self.lost:
+                self._bring_back()
             self.commands.harmony.turn()
             self._progress_all()
             t_fill = time.perf_counter()
@@ -114,6 +123,23 @@ class EngineThread(threading.Thread):
             log.exception("engine step failed")
             d.emit(Event("error", code="internal", message=f"engine step failed: {e}"))
             time.sleep(0.01)
+
+    def _bring_back(self) -> None:
+        """Play the slots lost with the engine again once it answers (asked at most twice a second)."""
+        now = time.monotonic()
+        if now - self._lost_check < 0.5:
+            return
+        self._lost_check = now
+        available = getattr(self.owner.backend, "available", None)
+        if available is None or not available():
+            return
+        lost, self.lost = self.lost, {}
+        for name, cmd in lost.items():
+            log.info("slot %s: the engine is back; playing %r again", name, cmd.prompt[:60])
+            try:
+                self.owner.submit(cmd)
+            except Exception as e:  # noqa: BLE001 — a full queue: that slot stays stopped, the user plays it
+                log.warning("slot %s: could not play again: %s", name, e)
 
     def _meter_duty(self, t_fill: float) -> None:
         """Add one step's time to the duty meter; every 0.5 s of wall time the meter's window
@@ -315,6 +341,9 @@ class EngineThread(threading.Thread):
                          reply_to=job.tag or slot.reply_to))
             if job is slot.sm.job:
                 slot.held = []
+                if f.code == "engine_unavailable" and not slot.private:
+                    self.lost[job.slot] = Command("play", slot=job.slot, prompt=job.prompt, seed=job.seed,
+                                                  seconds=job.seconds, source="engine", reply_to=slot.reply_to)
                 self.actions.handle(slot, Failed(job, self.view(slot)))
             if not job.done:
                 sched.end(job)

@@ -63,6 +63,12 @@ def _serve_parser(sub):
     p.add_argument("--osc-host", default=None, help="address to listen on (default 127.0.0.1)")
     p.add_argument("--osc-port", type=int, default=None, help="UDP port (default 9137); 0 takes a free one and logs it")
     p.add_argument("--backend", default=None, help="synth (default) or musicgen")
+    p.add_argument("--engine", default=None, metavar="ray://HOST:PORT|http://HOST:PORT",
+                   help="the engine on a Ray Serve cluster (docs/SCALE.md); rings, crossfades, OSC, MIDI and "
+                        "HTTP stay here. Default: the local --backend")
+    p.add_argument("--engine-fallback", action=argparse.BooleanOptionalAction, default=None,
+                   help="with --engine: the cluster unreachable at start → play on the local --backend instead "
+                        "of exiting")
     p.add_argument("--model", default=None, help="local model directory (musicgen)")
     p.add_argument("--device", default=None, help="backend device override (cpu, cuda)")
     p.add_argument("--dtype", default=None, help="backend dtype override (float32, float16, bfloat16)")

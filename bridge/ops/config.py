@@ -11,7 +11,8 @@ Sections (``examples/config.toml`` shows every key)::
     resume = true                  # restart: carry on what a crashed daemon was playing
     tempo = 122                    # /wb/tempo at start and on reload
     [osc]      host, port, allow
-    [engine]   backend, model, device, dtype, soundfont, slots, slot_names, target_s, xfade_ms, first_chunk, max_chunk, splice
+    [engine]   backend, model, device, dtype, soundfont, slots, slot_names, target_s, xfade_ms, first_chunk, max_chunk, splice,
+               remote ("ray://host:port" | "http://host:port" — the engine on a Ray Serve cluster), fallback
     [midi]     enabled, port, map  # map: relative to the config file
     [metrics]  enabled, host, port # port 0 = a free port
     [http]     listen ("HOST:PORT" | "off"), state_dir, storage ("DIR" | "s3://bucket/prefix"),
@@ -56,6 +57,8 @@ class Settings:
     osc_port: int = 9137
     allow: list | None = None
     backend: str = "synth"
+    engine: str | None = None                        # the engine on a cluster (bridge.cluster.remote); None = local
+    engine_fallback: bool = False                    # cluster unreachable at start: the local backend instead
     model: str | None = None
     device: str | None = None
     dtype: str | None = None
@@ -124,6 +127,9 @@ class _Osc(_Table):
 
 class _Engine(_Table):
     backend: str = None
+    remote: Annotated[str, msgspec.Meta(pattern=r"^(ray://|https?://)\S+$|^auto$|^local$", extra={
+        "expect": "ray://HOST:PORT, http://HOST:PORT[/PREFIX], auto or local"})] = None
+    fallback: bool = None
     model: str = None
     device: str = None
     dtype: str = None
@@ -194,7 +200,7 @@ class _Config(_Table):
 SCHEMA = {
     "": {"resume": "resume", "tempo": "tempo"},
     "osc": {"host": "osc_host", "port": "osc_port", "allow": "allow"},
-    "engine": {"backend": "backend", "model": "model", "device": "device", "dtype": "dtype",
+    "engine": {"backend": "backend", "remote": "engine", "fallback": "engine_fallback", "model": "model", "device": "device", "dtype": "dtype",
                "soundfont": "soundfont", "slots": "slots", "target_s": "target_s", "xfade_ms": "xfade_ms",
                "first_chunk": "first_chunk", "max_chunk": "max_chunk", "splice": "splice",
                "price_per_hour": "price_per_hour", "slot_names": "slot_names"},

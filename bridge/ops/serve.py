@@ -32,7 +32,7 @@ from bridge.ops.systemd import Notifier, Watchdog, interrupted_jobs
 
 log = logging.getLogger("wavebridge")
 
-_CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "model", "device", "dtype", "soundfont", "slots", "target_s", "xfade_ms",
+_CLI_FIELDS = ("config", "osc_host", "osc_port", "backend", "engine", "engine_fallback", "model", "device", "dtype", "soundfont", "slots", "target_s", "xfade_ms",
                "first_chunk", "max_chunk", "splice", "price_per_hour", "allow", "midi", "midi_port", "midi_map",
                "metrics_host", "metrics_allow", "resume", "log_level", "http", "state_dir", "storage", "queue",
                "allowed_hosts", "allowed_origins")
@@ -289,7 +289,7 @@ class _Startup:
 
     def create_daemon(self) -> None:
         s, loop = self.s, self.loop
-        self.daemon = Daemon(self.cfg)
+        self.daemon = Daemon(self.cfg, backend=self.remote_engine())
         self.server = OscServer(self.daemon, s.osc_host, s.osc_port, allow=s.allow)
         self.svc.daemon, self.svc.osc = self.daemon, self.server
         self.stop = asyncio.Event()
@@ -301,8 +301,29 @@ class _Startup:
         self.after_daemon = contextlib.ExitStack()
         self.stack.callback(self.after_daemon.close)
 
+    def remote_engine(self):
+        """``--engine``: the cluster's backend, connected (one line and exit when it is not there,
+        or with ``--engine-fallback`` one warning and the local backend); ``None``: the local one."""
+        s = self.s
+        if not s.engine:
+            return None
+        from bridge.cluster.remote import RemoteBackend
+        from engine.backend import BackendError
+
+        self.step = f"connecting to the engine at {s.engine}"
+        self.notifier.status(self.step)
+        try:
+            backend = RemoteBackend(s.engine)
+            backend.warmup()
+        except BackendError as e:
+            if not s.engine_fallback:
+                raise ValueError(f"{e} (--engine-fallback plays on the local {s.backend} backend instead)") from None
+            log.warning("%s; playing on the local %s backend (--engine-fallback)", e, s.backend)
+            return None
+        return backend
+
     async def warm_up(self) -> None:
-        self.step = f"claiming the slots and warming up the {self.s.backend} backend"
+        self.step = f"claiming the slots and warming up the {self.daemon.backend.name if self.daemon.backend else self.s.backend} backend"
         self.notifier.status(self.step)
         await self.loop.run_in_executor(None, self.daemon.open)
         self.stack.push_async_callback(self.loop.run_in_executor, None, _quietly, "the daemon", self.daemon.close)
