@@ -1,4 +1,4 @@
-"""The daemon's engine on a Ray Serve cluster: ``wavebridge serve --engine ray://HOST:PORT``.
+"""The daemon's engine on a Ray Serve cluster: ``wavebridge serve --engine http://HOST:PORT``.
 
 :class:`RemoteBackend` is a :class:`engine.backend.Backend` whose streams are streams of the
 cluster's :class:`~bridge.cluster.replica.EngineReplica`. Everything else stays in the daemon:
@@ -15,10 +15,12 @@ the DAW hears the music go on. A backend that cannot resume (musicgen) starts ov
 
 Three ways to the cluster (``--engine``):
 
-- ``ray://HOST:PORT``: Ray Client (the head's client server, port 10001 by default);
 - ``http://HOST:PORT[/PREFIX]``: the application's streaming HTTP route on Serve's proxy — the
   daemon then needs neither Ray nor a Ray version that matches the cluster's (a laptop DAW);
-- ``auto``, ``local`` or a GCS ``HOST:PORT``: this process joins the cluster as a Ray driver.
+- ``auto``, ``local`` or a GCS ``HOST:PORT``: this process joins the cluster as a Ray driver
+  (on a node of the cluster; with the cluster's token where it asks for one);
+- ``ray://HOST:PORT`` (Ray Client) is refused with the reason: Ray 2.60's client cannot stream
+  from a Serve deployment ("Streaming DeploymentHandles are not currently supported").
 
 When the cluster is gone for longer than a stream's buffer, its streams fail with
 :class:`EngineUnavailable` (``/wb/error engine_unavailable``): the daemon fades those slots out and
@@ -171,7 +173,7 @@ class _RemoteStream:
 
 class RemoteBackend(Backend):
     """Streams from a Ray Serve application of :class:`~bridge.cluster.replica.EngineReplica`,
-    through Ray (``ray://``, ``auto``, ``HOST:PORT``) or its HTTP route (``http://``)."""
+    through Ray (``auto``, ``HOST:PORT``: a driver of the cluster) or its HTTP route (``http://``)."""
 
     name = "remote"
     max_batch = 256
@@ -182,6 +184,10 @@ class RemoteBackend(Backend):
         self.app = app
         self.chunk_s = float(chunk_s)
         self.connect_timeout_s = float(connect_timeout_s)
+        if self.address.startswith("ray://"):
+            raise BackendError(f"--engine {self.address}: Ray Client cannot stream from a Serve deployment; "
+                               "use the cluster's Serve HTTP address (--engine http://HOST:8000) or, on a node "
+                               "of the cluster, --engine auto")
         self.http = self.address.startswith(("http://", "https://"))
         if self.http:
             u = urllib.parse.urlsplit(self.address)

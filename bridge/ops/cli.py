@@ -63,7 +63,7 @@ def _serve_parser(sub):
     p.add_argument("--osc-host", default=None, help="address to listen on (default 127.0.0.1)")
     p.add_argument("--osc-port", type=int, default=None, help="UDP port (default 9137); 0 takes a free one and logs it")
     p.add_argument("--backend", default=None, help="synth (default) or musicgen")
-    p.add_argument("--engine", default=None, metavar="ray://HOST:PORT|http://HOST:PORT",
+    p.add_argument("--engine", default=None, metavar="http://HOST:PORT|auto",
                    help="the engine on a Ray Serve cluster (docs/SCALE.md); rings, crossfades, OSC, MIDI and "
                         "HTTP stay here. Default: the local --backend")
     p.add_argument("--engine-fallback", action=argparse.BooleanOptionalAction, default=None,
@@ -305,7 +305,20 @@ def cmd_theme(args) -> int:
 
 COMMANDS = {"serve": cmd_serve, "play": cmd_play, "status": cmd_status, "keys": cmd_keys,
             "install-service": cmd_install_service, "demo": cmd_demo, "render": cmd_render, "bench": cmd_bench,
-            "theme": cmd_theme}
+            "theme": cmd_theme, "cluster": lambda args: _cluster(args)}
+
+
+def _cluster(args) -> int:
+    """``wavebridge cluster up|status|down`` (``bridge.cluster.local``; needs the ``cluster`` extra)."""
+    from bridge.cluster.local import run
+
+    return run(args)
+
+
+def _cluster_parser(sub) -> None:
+    from bridge.cluster.local import add_parser   # argparse only: Ray is imported when it runs
+
+    add_parser(sub)
 
 
 def _play_parser(sub) -> None:
@@ -416,7 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="wavebridge", description="Generated music, live, inside your DAW.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     for add in (_serve_parser, _play_parser, _status_parser, _demo_parser, _render_parser, _theme_parser, _bench_parser,
-                _install_service_parser, _keys_parser):
+                _install_service_parser, _keys_parser, _cluster_parser):
         add(sub)
     return ap
 

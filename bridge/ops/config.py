@@ -12,7 +12,7 @@ Sections (``examples/config.toml`` shows every key)::
     tempo = 122                    # /wb/tempo at start and on reload
     [osc]      host, port, allow
     [engine]   backend, model, device, dtype, soundfont, slots, slot_names, target_s, xfade_ms, first_chunk, max_chunk, splice,
-               remote ("ray://host:port" | "http://host:port" — the engine on a Ray Serve cluster), fallback
+               remote ("http://host:port" | "auto" — the engine on a Ray Serve cluster), fallback
     [midi]     enabled, port, map  # map: relative to the config file
     [metrics]  enabled, host, port # port 0 = a free port
     [http]     listen ("HOST:PORT" | "off"), state_dir, storage ("DIR" | "s3://bucket/prefix"),
@@ -127,8 +127,8 @@ class _Osc(_Table):
 
 class _Engine(_Table):
     backend: str = None
-    remote: Annotated[str, msgspec.Meta(pattern=r"^(ray://|https?://)\S+$|^auto$|^local$", extra={
-        "expect": "ray://HOST:PORT, http://HOST:PORT[/PREFIX], auto or local"})] = None
+    remote: Annotated[str, msgspec.Meta(pattern=r"^https?://\S+$|^auto$|^local$|^[\w.-]+:\d+$", extra={
+        "expect": "http://HOST:PORT[/PREFIX] (Serve's HTTP address), auto, local or a GCS HOST:PORT"})] = None
     fallback: bool = None
     model: str = None
     device: str = None

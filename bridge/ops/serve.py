@@ -265,7 +265,8 @@ class _Startup:
     async def start_components(self) -> None:
         """Every component in order; raises with ``step`` naming the one that failed."""
         self.check_settings()
-        self.create_daemon()
+        remote = await self.remote_engine()
+        self.create_daemon(remote)
         await self.warm_up()
         await self.start_osc()
         self.apply_params()
@@ -287,9 +288,9 @@ class _Startup:
         names = self.cfg.slot_names or list(range(1, self.cfg.slots + 1))
         self.resume = interrupted_jobs(names) if s.resume else []
 
-    def create_daemon(self) -> None:
+    def create_daemon(self, backend=None) -> None:
         s, loop = self.s, self.loop
-        self.daemon = Daemon(self.cfg, backend=self.remote_engine())
+        self.daemon = Daemon(self.cfg, backend=backend)
         self.server = OscServer(self.daemon, s.osc_host, s.osc_port, allow=s.allow)
         self.svc.daemon, self.svc.osc = self.daemon, self.server
         self.stop = asyncio.Event()
@@ -301,9 +302,10 @@ class _Startup:
         self.after_daemon = contextlib.ExitStack()
         self.stack.callback(self.after_daemon.close)
 
-    def remote_engine(self):
-        """``--engine``: the cluster's backend, connected (one line and exit when it is not there,
-        or with ``--engine-fallback`` one warning and the local backend); ``None``: the local one."""
+    async def remote_engine(self):
+        """``--engine``: the cluster's backend, connected off the loop (Ray's handles block) — one
+        line and exit when it is not there, or with ``--engine-fallback`` one warning and the local
+        backend; ``None``: the local one."""
         s = self.s
         if not s.engine:
             return None
@@ -314,7 +316,7 @@ class _Startup:
         self.notifier.status(self.step)
         try:
             backend = RemoteBackend(s.engine)
-            backend.warmup()
+            await self.loop.run_in_executor(None, backend.warmup)
         except BackendError as e:
             if not s.engine_fallback:
                 raise ValueError(f"{e} (--engine-fallback plays on the local {s.backend} backend instead)") from None
