@@ -180,15 +180,22 @@ class EngineReplica(_Engine):
 
 def build(backend: str = "synth", *, replicas: int | None = 1, capacity: int = 8, num_cpus: float = 1.0,
           num_gpus: float = 0.0, min_replicas: int = 1, max_replicas: int = 4, target_streams: float | None = None,
-          **backend_kwargs):
+          upscale_delay_s: float | None = None, downscale_delay_s: float | None = None,
+          look_back_period_s: float | None = None, **backend_kwargs):
     """The application: ``replicas`` replicas (or, with ``replicas=None``, autoscaling between
-    ``min_replicas`` and ``max_replicas`` on ongoing streams, ``target_streams`` each), each
-    serving ``capacity`` streams with ``num_cpus`` CPUs and ``num_gpus`` (fractional) GPUs."""
+    ``min_replicas`` and ``max_replicas`` on ongoing streams, ``target_streams`` each, acting
+    after ``upscale_delay_s`` / ``downscale_delay_s``), each serving ``capacity`` streams with
+    ``num_cpus`` CPUs and ``num_gpus`` (fractional) GPUs."""
     opts: dict = {"max_ongoing_requests": int(capacity),
                   "ray_actor_options": {"num_cpus": float(num_cpus), "num_gpus": float(num_gpus)}}
     if replicas is None:
-        opts["autoscaling_config"] = {"min_replicas": int(min_replicas), "max_replicas": int(max_replicas),
-                                      "target_ongoing_requests": float(target_streams or max(1, capacity // 2))}
+        auto = {"min_replicas": int(min_replicas), "max_replicas": int(max_replicas),
+                "target_ongoing_requests": float(target_streams or max(1, capacity // 2))}
+        for k, v in (("upscale_delay_s", upscale_delay_s), ("downscale_delay_s", downscale_delay_s),
+                     ("look_back_period_s", look_back_period_s)):
+            if v is not None:
+                auto[k] = float(v)          # Serve's defaults: 30 s, 600 s, 30 s
+        opts["autoscaling_config"] = auto
     else:
         opts["num_replicas"] = int(replicas)
     return EngineReplica.options(**opts).bind(backend, capacity, **backend_kwargs)
