@@ -67,3 +67,16 @@ def test_cluster_up_status_down_and_a_daemon_playing_from_it(tmp_path):
     gone = wb("cluster", "--state-dir", state, "status")
     assert gone.returncode == 2 and "no cluster is up" in gone.stderr
     shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def test_bench_cluster_measures_a_replica_and_models_capacity_from_it():
+    r = wb("bench", "--cluster", "--quick", "--json", "--price-per-hour", "2.0", timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert [s["streams"] for s in res["streams"]] == [2, 4] and all(s["keep_up"] for s in res["streams"])
+    spr = res["streams_per_replica"]
+    assert spr == 4
+    personal = {p["listeners"]: p for p in res["plans"] if p["kind"] == "personal"}
+    assert personal[10_000]["replicas"] == -(-10_000 // (spr * 0.75))
+    assert personal[10_000]["cost_per_hour"] == 2.0 * personal[10_000]["replicas"]
+    assert "upscale_30s" in res["day"] and res["day"]["upscale_30s"]["peak_replicas"] >= 10_000 / spr

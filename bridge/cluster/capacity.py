@@ -109,7 +109,7 @@ def simulate_day(curve: list[int], capacity: int, target: float, *, min_replicas
         want = curve[min(len(curve) - 1, int(t // 60))]
         # arrivals: growth plus replacements of streams that end
         ends = playing * step_s / (mean_stream_min * 60.0)
-        new = max(0.0, want - playing) + ends
+        new = max(0.0, want - playing - len(waiting)) + ends       # the queued ones are already wanted
         playing = max(0.0, min(playing, want) - ends)
         n_new = int(new) + (1 if (new - int(new)) > ((k * 0.6180339887) % 1.0) else 0)
         arrivals += n_new

@@ -390,6 +390,8 @@ def _bench_parser(sub) -> None:
                                                        "prompt change at a client, concurrent streams, tracks)")
     p.add_argument("--web-load", action="store_true", help="issue #20's web loads at full size beside a DAW "
                    "slot read in real time: underruns, RSS and fds per load (also scripts/web-load-check)")
+    p.add_argument("--cluster", action="store_true", help="the engine on Ray Serve here: Serve's cost per chunk, "
+                   "real-time streams per replica, and the capacity model from them (docs/SCALE.md)")
     p.add_argument("--soundfont", default=None, metavar="FILE", help="SF2/SF3 SoundFont for the synth")
     p.add_argument("--price-per-hour", type=float, default=None, help="device price for the cost figures")
 

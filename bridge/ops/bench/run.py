@@ -338,6 +338,10 @@ def bench_reader() -> dict:
 def run_bench(args) -> int:
     if getattr(args, "http", False):              # the web side's figures (bridge/ops/bench/web.py)
         return run_http_bench(args)
+    if getattr(args, "cluster", False):           # the engine on Ray Serve (bridge/ops/bench/cluster.py)
+        from bridge.ops.bench.cluster import run_cluster_bench
+
+        return run_cluster_bench(args)
     if getattr(args, "web_load", False):          # issue #20's loads at full size (bridge/ops/bench/webload.py)
         from bridge.ops.bench.webload import run as run_web_load
 
