@@ -52,6 +52,7 @@ WAIT_S = 0.05             # generate() on a starved stream waits at most this lo
 UNAVAILABLE_S = 1.0       # a stream failing this long with its buffer nearly empty: the engine is unavailable
 LOW_S = 0.25              # "nearly empty": less than this left (the ring's second still there to fade out)
 PROBE_S = 1.0             # between probes of a cluster that went away
+SEAM_FRAMES = 1024        # a resumed stream's crossfade (21 ms at 48 kHz) into what was buffered
 
 
 class EngineUnavailable(BackendError):
@@ -77,6 +78,7 @@ class _RemoteStream:
         self.closed = False
         self.ended = False
         self.resumes = 0
+        self.seams = 0             # resumes crossfaded into the buffer
         self.error: str | None = None
         self.failing_since: float | None = None    # monotonic time of the first failure since the last chunk
         self.cancel = None
@@ -87,14 +89,26 @@ class _RemoteStream:
         b = self.b
         limit = int(PREFETCH_S * b.sample_rate)
         total = int(round(self.seconds * b.sample_rate))
+        opened = False
         while not self.closed and self.received < total:
             try:
-                chunks, self.cancel = b.open_stream(self.prompt, self.seed, self.seconds, self.params, self.received,
-                                                    self.priority)
+                # a resume asks for the last SEAM_FRAMES it has (still unread) again, and crossfades
+                # them into the new stream: the continuation is the same music, not the same samples
+                with self.cv:
+                    overlap = min(SEAM_FRAMES, self.buffered) if opened else 0
+                opened = True
+                chunks, self.cancel = b.open_stream(self.prompt, self.seed, self.seconds, self.params,
+                                                    self.received - overlap, self.priority)
                 for chunk in chunks:
-                    a = np.frombuffer(chunk, dtype="<f4").reshape(-1, b.channels)
+                    a = np.frombuffer(chunk, dtype="<f4").reshape(-1, b.channels).copy()
                     with self.cv:
                         self.failing_since = None
+                        if overlap:
+                            used = self._blend_tail(a[:overlap], overlap)
+                            overlap = 0
+                            a = a[used:]
+                            if not len(a):
+                                continue
                         while self.buffered > limit and not self.closed:
                             self.cv.wait(0.05)
                         if self.closed:
@@ -120,6 +134,41 @@ class _RemoteStream:
         with self.cv:
             self.ended = True
             self.cv.notify_all()
+
+    def _blend_tail(self, head: np.ndarray, n0: int) -> int:
+        """Crossfade a resumed stream into the buffer. The resume asked for the ``n0`` frames
+        before :attr:`received` again; ``head`` is the first of them that arrived. The engine may
+        have read some of those frames since: only the last ``r = min(n0, buffered)`` are still
+        here, and they line up with ``head[n0 - r:]``. Those are replaced by a fade (sin²/cos²,
+        the gains sum to one) from the old frames into the new ones. Returns the frames of
+        ``head`` used (all). Under ``cv``."""
+        m = len(head)
+        r = min(n0, self.buffered)
+        tail = []
+        need = r
+        while need > 0:                         # take the last r unread frames off the buffer
+            c = self.chunks[-1]
+            start = self.head if len(self.chunks) == 1 else 0
+            k = min(need, len(c) - start)
+            tail.append(c[len(c) - k:])
+            if k == len(c) - start:
+                self.chunks.pop()
+                if not self.chunks:
+                    self.head = 0
+            else:
+                self.chunks[-1] = c[:len(c) - k]
+            need -= k
+        old = np.concatenate(tail[::-1]) if tail else np.zeros((0, self.b.channels), np.float32)
+        self.buffered -= r
+        new = head[n0 - r:]
+        q = min(r, len(new))
+        if q:
+            w = (np.sin(0.5 * np.pi * (np.arange(q) + 0.5) / q) ** 2)[:, None].astype(np.float32)
+            self.chunks.append(old[:q] * (1.0 - w) + new[:q] * w)
+            self.buffered += q
+        self.received += q - r
+        self.seams += 1
+        return m
 
     def unavailable(self) -> bool:
         """Failing for :data:`UNAVAILABLE_S` with less than :data:`LOW_S` left here: the job
