@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,7 +39,14 @@ def test_cluster_up_status_down_and_a_daemon_playing_from_it(tmp_path):
         assert again.returncode == 2 and "already up" in again.stderr
         s = wb("cluster", "--state-dir", state, "status")
         assert s.returncode == 0, s.stderr[-2000:]
-        assert "RUNNING" in s.stdout and "2 running" in s.stdout, s.stdout
+        assert "RUNNING" in s.stdout and "2 running" in s.stdout and "1 node," in s.stdout, s.stdout
+        # a second node joins with the cluster's token (as on a second machine)
+        env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=st["token_path"], RAY_worker_niceness="0")
+        node = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--block",
+                                 f"--address={st['address']}", "--num-cpus=1", "--disable-usage-stats"],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        assert wait(lambda: "2 nodes" in wb("cluster", "--state-dir", state, "status").stdout, 60, step=2), \
+            "the second node never joined"
 
         name = "K" + os.urandom(4).hex()
         cfg = tmp_path / "config.toml"
@@ -59,6 +67,12 @@ def test_cluster_up_status_down_and_a_daemon_playing_from_it(tmp_path):
                 reader.stop()
             d.terminate()
     finally:
+        if "node" in locals():
+            os.killpg(node.pid, signal.SIGTERM)
+            try:
+                node.wait(45)
+            except subprocess.TimeoutExpired:
+                os.killpg(node.pid, signal.SIGKILL)
         down = wb("cluster", "--state-dir", state, "down", timeout=120)
     assert down.returncode == 0, down.stderr[-2000:]
     assert not os.path.exists(os.path.join(state, "cluster.json"))

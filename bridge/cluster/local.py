@@ -196,6 +196,11 @@ def status(args) -> int:
     except Exception as e:  # noqa: BLE001
         print(f"wavebridge: cannot reach the cluster at {address}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
+    import ray
+
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    cpus = sum(float(n.get("Resources", {}).get("CPU", 0)) for n in nodes)
+    print(f"cluster {address}: {len(nodes)} node{'s' if len(nodes) != 1 else ''}, {cpus:g} CPUs", flush=True)
     app = s.applications.get(APP)
     if app is None:
         print(f"cluster {address}: no {APP!r} application", flush=True)
