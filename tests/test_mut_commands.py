@@ -456,3 +456,24 @@ def test_theme_errors():
 def test_a_default_command_is_a_plain_value():
     c = Command("ping")
     assert (c.slot, c.seed, c.fade_s, c.quantize, c.notes, c.theme_notes) == (-1, None, 0.05, "off", (), ())
+
+
+# ----------------------------------------------------------------------------- messages, word for word
+
+
+def test_a_bar_beat_beyond_64_is_out_of_its_own_range():
+    """A 64-beat bar: bar_beat 64.5 fails bar_beat's own range (0..64), named as such."""
+    args = list(T_OK)
+    args[3], args[5] = 64.0, 64.0
+    assert parse_osc("/wb/transport", args, N).transport.bar_beat == 64.0
+    args[5] = 64.5
+    e = fail("/wb/transport", args)
+    assert (e.code, e.slot) == ("bad_value", 2)
+    assert e.message == "/wb/transport: bar_beat 64.5 is outside [0, 64]"
+
+
+def test_the_play_seconds_message_names_the_field():
+    e = fail("/wb/play", [1, "p", -1.0])
+    assert e.message == "/wb/play: seconds -1 is outside [0, 86400]"
+    e = fail("/wb/play", [1, "p", "8"])
+    assert e.message == "/wb/play: seconds must be a number, got str"

@@ -2,7 +2,9 @@
 lengths, the Stitcher's held tail (reset by a flush, never heard twice), and the seam metrics'
 maths (jump, curvature, spectral flux and which frame pairs span a seam). Written so that a
 flipped comparison, a swapped operator or a deleted statement in those modules fails a test
-(issue #24); NumPy only, no GPU, a few ms each."""
+(issue #24); dtypes and defaults kept; CuPy input through ``Dev``, a strict CPU emulation of a
+device array (no host array in device arithmetic, no device sync where the code says it skips one).
+NumPy only, no GPU, a few ms each."""
 from __future__ import annotations
 
 import numpy as np
@@ -366,3 +368,217 @@ def test_array_module_is_numpy_for_numpy():
     except Exception:
         with pytest.raises(ImportError):
             core.array_module(Fake())
+
+
+# ---------------------------------------------------------------- dtypes, defaults, 1-D stitching
+
+
+def test_curves_and_crossfades_keep_the_audio_dtype():
+    for dt in (np.float32, np.float64):
+        assert all(c.dtype == dt for c in equal_power_curves(5, dtype=dt))
+        assert all(c.dtype == dt for c in linear_curves(5, dtype=dt))
+        a, b = np.ones((6, 2), dt), np.zeros((6, 2), dt)
+        for curve in ("equal_power", "linear"):
+            assert crossfade(a, b, curve).dtype == dt
+        assert fade(a).dtype == dt and fade(a, "in", "linear").dtype == dt
+
+
+def test_float64_audio_is_crossfaded_and_faded_with_float64_gains():
+    """No rounding of the gains to float32 on the way: exact to float64 precision."""
+    n = 1000
+    t = (np.arange(n) + 0.5) / n
+    old, new = np.full(n, 0.75), np.full(n, -0.5)
+    want = 0.75 * np.cos(t * np.pi / 2) - 0.5 * np.sin(t * np.pi / 2)
+    np.testing.assert_allclose(crossfade(old, new), want, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(crossfade(old, new, "linear"), 0.75 * (1 - t) - 0.5 * t, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(fade(old), 0.75 * np.cos(t * np.pi / 2), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(fade(old, "in", "linear"), 0.75 * t, rtol=0, atol=1e-15)
+
+
+def test_fade_defaults_to_an_equal_power_fade_out():
+    x = np.ones((8, 2), np.float32)
+    np.testing.assert_array_equal(fade(x), fade(x, "out", "equal_power"))
+    np.testing.assert_array_equal(fade(x)[:, 0], equal_power_curves(8)[0])
+    assert fade(x)[0, 0] > fade(x)[-1, 0]
+
+
+def test_stitch_joins_mono_chunks():
+    a, b = np.ones(6, np.float32), np.zeros(5, np.float32)
+    y = stitch([a, b], 2)
+    assert y.shape == (9,)
+    g_out, g_in = linear_curves(2)
+    np.testing.assert_array_equal(y, np.concatenate([a[:4], g_out, b[2:]]))
+    assert stitch([np.ones(1, np.float32), np.ones(1, np.float32)], 0).shape == (2,)
+
+
+# ---------------------------------------------------------------- seam metrics: defaults, edges
+
+
+def _noise(n, seed=3):
+    return np.random.default_rng(seed).standard_normal(n)
+
+
+def test_the_seam_metrics_default_parameters():
+    """skip 0, a 1024-frame STFT every 256 frames: the defaults give exactly what they name."""
+    x = np.sin(np.arange(6000) * 0.05) * 0.5
+    x[3001:] += 0.3                                        # a step just after the seam at 3000
+    x += 0.01 * _noise(6000)
+    seams_at = [3000]
+    assert seam_discontinuity(x, seams_at) == seam_discontinuity(x, seams_at, 0)
+    assert seam_discontinuity(x, seams_at) != seam_discontinuity(x, seams_at, 1)
+    f, s = spectral_flux(x)
+    f2, s2 = spectral_flux(x, 1024, 256)
+    np.testing.assert_array_equal(f, f2)
+    np.testing.assert_array_equal(s, s2)
+    assert s[:3].tolist() == [256, 512, 768] and len(f) == (6000 - 1024) // 256
+    assert seam_flux(x, seams_at) == seam_flux(x, seams_at, 1024, 256)
+    assert seam_flux(x, seams_at) != seam_flux(x, seams_at, 1025, 257)
+    assert seam_report(x, seams_at) == seam_report(x, seams_at, 0, 1024, 256)
+    for other in (dict(skip=1), dict(frame=1025), dict(hop=257)):
+        assert seam_report(x, seams_at) != seam_report(x, seams_at, **other)
+
+
+def test_seam_discontinuity_passes_skip_to_the_jump():
+    x = np.zeros(40)
+    x[20:] = 1.0                                           # the seam's own step at 20
+    x[22:] = 3.0                                           # a bigger one 2 frames after it
+    j_at, j_else, _, _ = seam_discontinuity(x, [20], 0)
+    assert (j_at, j_else) == (1.0, 2.0)
+    j_at, j_else, _, _ = seam_discontinuity(x, [20], 2)  # the seam's neighbourhood left out
+    assert (j_at, j_else) == (1.0, 0.0)
+
+
+def test_seam_flux_of_one_frame_pair_and_of_none():
+    x = _blocks([1.0, 3.0], frame=16)                      # frame + hop: exactly one pair, flux 2
+    assert seam_flux(x, [16], 16, 16) == pytest.approx((2.0, 0.0), rel=1e-9)
+    assert seam_flux(x, [100], 16, 16) == pytest.approx((0.0, 2.0), rel=1e-9)
+    assert seam_flux(x[:-1], [16], 16, 16) == (0.0, 0.0)  # no pair: nothing at the seam, nothing else
+
+
+def test_spectral_flux_frames_never_run_past_the_end():
+    """n − frame + 1 a multiple of hop: the last frame would start one past the last that fits."""
+    x = _noise(16 - 1 + 3 * 8)                             # frame 16, hop 8: starts 0, 8, 16
+    f, s = spectral_flux(x, 16, 8)
+    assert s.tolist() == [8, 16] and f.shape == (2,)
+    f, s = spectral_flux(np.ones(10), 16, 8)
+    assert s.dtype.kind == "i" and s.shape == (0,) and f.dtype == np.float64
+
+
+# ---------------------------------------------------------------- CuPy input (a strict emulation)
+
+
+class Dev(np.ndarray):
+    """A device array the way CuPy treats one: NumPy's functions dispatch to it (NEP 13/18), but a
+    host array mixed into its arithmetic is refused, and its truth value is a device sync."""
+
+    syncs = 0
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kw):
+        for a in inputs + (out or ()):
+            if isinstance(a, np.ndarray) and not isinstance(a, Dev):
+                raise TypeError(f"a host array in a device {ufunc.__name__}")
+        args = [a.view(np.ndarray) if isinstance(a, Dev) else a for a in inputs]
+        if out:
+            kw["out"] = tuple(o.view(np.ndarray) for o in out)
+        return _dev(getattr(ufunc, method)(*args, **kw))
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _dev(func(*_host(args), **_host(kwargs)))
+
+    def __bool__(self):
+        Dev.syncs += 1
+        return bool(self.view(np.ndarray))
+
+    def any(self, *a, **kw):
+        return _dev(np.asarray(self.view(np.ndarray).any(*a, **kw)))
+
+
+Dev.__module__ = "cupy._core.core"
+
+
+def _dev(r):
+    if isinstance(r, np.ndarray):
+        return r.view(Dev)
+    if isinstance(r, (np.bool_, np.number)):
+        return np.asarray(r).view(Dev)
+    if isinstance(r, tuple):
+        return tuple(_dev(v) for v in r)
+    return r
+
+
+def _host(a):
+    if isinstance(a, Dev):
+        return a.view(np.ndarray)
+    if isinstance(a, (list, tuple)):
+        return type(a)(_host(v) for v in a)
+    if isinstance(a, dict):
+        return {k: _host(v) for k, v in a.items()}
+    return a
+
+
+@pytest.fixture
+def cp(monkeypatch):
+    import sys
+    import types
+
+    mod = types.ModuleType("cupy")
+
+    def wrap(f):
+        return lambda *a, **kw: _dev(f(*_host(a), **_host(kw)))
+
+    mod.__getattr__ = lambda name: (wrap(getattr(np, name)) if callable(getattr(np, name))
+                                    and not isinstance(getattr(np, name), type) else getattr(np, name))
+    mod.fft = types.SimpleNamespace(rfft=wrap(np.fft.rfft))
+    monkeypatch.setitem(sys.modules, "cupy", mod)
+    Dev.syncs = 0
+    return mod
+
+
+def dev(x):
+    return np.array(x).view(Dev)
+
+
+def test_device_input_is_computed_with_the_device_module(cp):
+    """Every function on a CuPy array stays on the device: no host array enters its arithmetic
+    (CuPy refuses one), and what it returns is a device array."""
+    assert core.array_module(dev([1.0])) is cp
+    old = dev(np.full((8, 2), 0.5, np.float32))
+    new = dev(np.full((8, 2), -0.5, np.float32))
+    host = lambda f, *a: f(*[np.asarray(v.view(np.ndarray)) if isinstance(v, Dev) else v for v in a])  # noqa: E731
+    for curve in ("equal_power", "linear"):
+        y = crossfade(old, new, curve)
+        assert isinstance(y, Dev)
+        np.testing.assert_array_equal(y.view(np.ndarray), host(crossfade, old, new, curve))
+    for d in ("in", "out"):
+        assert isinstance(fade(old, d), Dev)
+        np.testing.assert_array_equal(fade(old, d).view(np.ndarray), host(fade, old, d))
+    y = gain_ramp(old, 1.0, 0.0)
+    assert isinstance(y, Dev)
+    np.testing.assert_array_equal(y.view(np.ndarray), host(gain_ramp, old, 1.0, 0.0))
+    assert isinstance(planar_to_interleaved(dev(np.ones((2, 5), np.float32))), Dev)
+    st = Stitcher(4)
+    assert isinstance(st.push(old), Dev) and isinstance(st.flush(), Dev)
+    st.push(dev(np.ones((2, 2), np.float32)))             # shorter than the overlap: nothing held
+    empty = st.flush()
+    assert isinstance(empty, Dev) and empty.shape == (0, 2)
+    assert isinstance(stitch([old, new], 2), Dev)
+
+
+def test_the_limiter_never_syncs_the_device(cp):
+    quiet = dev(np.full(16, 0.1, np.float32))
+    loud = dev(np.full(16, 2.0, np.float32))
+    y = soft_limit(quiet)
+    assert isinstance(y, Dev) and y is not quiet
+    np.testing.assert_array_equal(y.view(np.ndarray), np.full(16, 0.1, np.float32))
+    assert float(soft_limit(loud).view(np.ndarray).max()) <= 0.97
+    assert Dev.syncs == 0
+
+
+def test_the_seam_metrics_of_device_input(cp):
+    x = _blocks([1.0, 1.0, 4.0, 1.0])
+    assert seam_flux(dev(x), [8], 8, 8) == pytest.approx(seam_flux(x, [8], 8, 8))
+    f, s = spectral_flux(dev(x), 8, 8)
+    assert isinstance(f, Dev)
+    np.testing.assert_allclose(f.view(np.ndarray), spectral_flux(x, 8, 8)[0])
+    y = np.sin(np.arange(200) * 0.3)
+    assert seam_discontinuity(dev(y), [100], 2) == pytest.approx(seam_discontinuity(y, [100], 2))

@@ -349,3 +349,101 @@ def test_stream_frame():
     assert stream_frame(1000, 400, 48000, 48000) == 600
     assert stream_frame(1000, 400, 48000, 32000) == 400
     assert stream_frame(400, 1000, 44100, 44100) == -600
+
+
+# ---------------------------------------------------------------- defaults, exact boundaries, bar numbering
+
+
+def test_the_default_meter_is_four_beats():
+    tempo = TempoMap(120.0, SR)
+    sync = HostSync(tempo)
+    assert sync.beats_per_bar == 4.0 and sync.max_plan == 4
+    assert sync.next_boundary_frame(1, "bar") == 4 * BEAT
+    # a 4-beat host locks bars: score bar lines on the host's (the host's beat 13 is no bar line)
+    sync.update(HostPosition(120.0, 13.0, 12 * BEAT), 10 * BEAT + 500)
+    assert (13.0 + (tempo.frame_at(12.0) - 12 * BEAT) / BEAT) % 4.0 == pytest.approx(0.0, abs=1e-4)
+
+
+def test_a_head_exactly_on_a_beat_line_plans_from_that_line():
+    """The render head sits on beat 11 itself: beat 11 is still to be played, so the slew starts there."""
+    tempo, sync = playing()
+    head = 11 * BEAT
+    assert tempo.beat_at(head) == 11.0
+    assert sync.update(HostPosition(120.0, 12.0, 12 * BEAT + BEAT // 5), head) == "slew"
+    assert tempo.frame_at(11.0) == 11 * BEAT
+    assert tempo.frame_at(12.0) == pytest.approx(12 * BEAT + BEAT // 5, abs=0.5)   # beat 11 → 12 took it up
+    assert tempo.bpm_at(head) == pytest.approx(120.0 / 1.2)
+
+
+def test_the_tempo_tolerance_is_inclusive():
+    """tolerance 25 frames: 2 × 25 / 24 000 × 120 bpm = 0.25 bpm exactly; a score at 120.25 bpm in
+    phase with a 120 bpm host is locked (the host's tempo from the next line), not slewed."""
+    tempo = TempoMap(120.25, SR)
+    sync = HostSync(tempo, 4.0, tolerance_frames=25)
+    head = 10 * BEAT
+    b_next = math.ceil(tempo.beat_at(head) - 1e-9)
+    f_next = tempo.frame_at(b_next)
+    assert sync.update(HostPosition(120.0, float(b_next), f_next), head) == "locked"
+    assert tempo.bpm_at(f_next + 1) == 120.0
+    tempo = TempoMap(120.25 + 1e-9, SR)
+    sync = HostSync(tempo, 4.0, tolerance_frames=25)
+    f_next = tempo.frame_at(b_next)
+    assert sync.update(HostPosition(120.0, float(b_next), f_next), head) == "slew"
+
+
+def test_an_early_host_by_exactly_one_fifth_of_a_beat_is_one_beat_at_max_slew():
+    """0.8 beat is exactly 1 / 1.25 of a beat: the fewest beats within max_slew is one."""
+    tempo, sync = playing()
+    assert sync.update(HostPosition(120.0, 12.0, 12 * BEAT - BEAT // 5), 10 * BEAT + 500) == "slew"
+    assert tempo.frame_at(12.0) == 12 * BEAT - BEAT // 5
+    assert tempo.bpm_at(11 * BEAT + 1) == pytest.approx(120.0 * 1.25)
+    assert tempo.bpm_at(12 * BEAT - BEAT // 5 + 1) == 120.0
+
+
+def maps(tempo):
+    return list(zip(tempo._frames, tempo._beats, tempo._bpm))
+
+
+@pytest.mark.parametrize("late_beats, max_plan", [(0.2, 4), (0.3, 4), (0.9, 4), (-0.21, 4), (-0.7, 4),
+                                                  (0.5, 1), (-0.5, 1), (-0.21, 1), (1.5, 4), (-2.5, 4)])
+@pytest.mark.parametrize("bars", [2, -3])
+def test_the_hosts_bar_numbers_do_not_matter(late_beats, max_plan, bars):
+    """A host that counts its bars from elsewhere (whole bars more or fewer) gets the same plan:
+    the slew, the wait and the host's next bar line when its next line is too close."""
+    def plan(shift):
+        tempo, sync = playing()
+        sync.max_plan = max_plan
+        act = sync.update(HostPosition(120.0, 12.0 + shift, 12 * BEAT + late_beats * BEAT), 10 * BEAT + 500)
+        return act, maps(tempo)
+    act, ref = plan(0)
+    act2, got = plan(4.0 * bars)
+    assert act2 == act
+    assert len(got) == len(ref)
+    for (f, b, bpm), (f2, b2, bpm2) in zip(ref, got):
+        assert (f2, b2) == (f, b) and bpm2 == pytest.approx(bpm)
+
+
+def test_the_hosts_next_bar_line_after_a_too_close_one_in_beats():
+    """Meters differ (beats locked), one beat of plan, max_slew 1.5: the host half a beat ahead
+    has its line 0.5 beat away (too close, < 1/1.5) — the next, 1.5 beats away, is exactly within
+    max_slew: a slew; one 1.45 beats away with max_slew 1.6 too."""
+    tempo = TempoMap(120.0, SR)
+    sync = HostSync(tempo, 1.0, max_slew=1.5)
+    assert sync.max_plan == 1
+    pos = HostPosition(120.0, 11.5, 11 * BEAT, beats_per_bar=4.0)
+    assert sync.update(pos, 10 * BEAT + 500) == "slew" and sync.last_action == "slew"
+    assert tempo.frame_at(11.0) == 11 * BEAT
+    assert tempo.frame_at(12.0) == pos.frame_at(13.0, SR) == 11 * BEAT + 1.5 * BEAT
+    assert tempo.bpm_at(11 * BEAT + 1) == pytest.approx(120.0 / 1.5)
+    tempo = TempoMap(120.0, SR)
+    sync = HostSync(tempo, 1.0, max_slew=1.6)
+    pos = HostPosition(120.0, 11.45, 11 * BEAT, beats_per_bar=4.0)
+    assert sync.update(pos, 10 * BEAT + 500) == "slew"
+    assert tempo.frame_at(12.0) == pytest.approx(pos.frame_at(13.0, SR), abs=0.5)
+    # 0.4 beat ahead: its line 0.6 beat away is too close, the next 1.6 beats away beyond max_slew
+    # 1.25 — beat 11 is held until that line: a wait
+    tempo = TempoMap(120.0, SR)
+    sync = HostSync(tempo, 1.0)
+    pos = HostPosition(120.0, 11.4, 11 * BEAT, beats_per_bar=4.0)
+    assert sync.update(pos, 10 * BEAT + 500) == "wait"
+    assert tempo.frame_at(12.0) == pytest.approx(pos.frame_at(13.0, SR), abs=0.5)

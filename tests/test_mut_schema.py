@@ -284,3 +284,50 @@ def test_every_bounded_config_field_at_each_side_of_its_bounds(section, key, t):
             parse(data(v + outside))
         assert e.value.message.startswith(f"{where} must be "), e.value.message
         assert e.value.message.endswith(f", not {v + outside!r}"), e.value.message
+
+
+# ---------------------------------------------------------------- unions of tables, odd paths, plurals
+
+
+class Opt(msgspec.Struct):
+    opt: Union[dict[Annotated[str, msgspec.Meta(pattern="^[a-z]+$")], int], None] = None
+
+
+def test_a_bad_key_of_an_optional_table_is_named():
+    with pytest.raises(Bad) as e:
+        convert({"opt": {"ok": 1, "Ab": 2}}, Opt, Bad)
+    assert e.value.message == "opt: key 'Ab' must be a string matching ^[a-z]+$"
+    assert schema._key_error(Union[dict[int, int], None], {"a": 1}, "t") == "t: key 'a' must be an integer"
+
+
+def test_a_key_error_on_a_value_that_is_no_table_names_no_key():
+    assert schema._key_error(dict[int, int], None, "t") == "t: a key must be an integer"
+    assert schema._key_error(dict[int, int], "ab", "t") == "t: a key must be an integer"
+
+
+def test_an_unknown_key_in_a_table_of_an_untyped_shape_lists_nothing():
+    """A tuple's table: explain() cannot type ``[0]``, the unknown key is still named, no list."""
+    with pytest.raises(Bad) as e:
+        convert([{"nope": 1}], tuple[Sub], Bad)
+    assert e.value.message == "unknown key [0].nope"
+
+
+def test_explain_on_more_paths_it_cannot_follow():
+    # one past the end of the list (msgspec never names it: explain() must not fail on it either)
+    assert explain("Expected `int`, got `str` - at `$[1]`", [1], list[int]) == "[1] must be an integer, not None"
+    # a field of a scalar, an index or an entry of a table that is a struct
+    assert explain("Expected `int`, got `str` - at `$.need.x`", {"need": 1}, Top) == \
+        "need.x must be something else, not None"
+    assert explain("Expected `int`, got `str` - at `$.sub[0]`", {"sub": {}}, Top) == \
+        "sub[0] must be something else, not None"
+    assert explain("Expected `int`, got `str` - at `$.sub[...]`", {"sub": {}}, Top) == \
+        "sub[...] must be something else, not None"
+
+
+@pytest.mark.parametrize("s, plural", [
+    ("a string matching ^string$", "strings matching ^string$"),
+    ("a number, at most the number of slots", "numbers, at most the number of slots"),
+    ("a number or a number", "numbers or a number"),
+])
+def test_only_the_leading_noun_is_made_plural(s, plural):
+    assert schema._plural(s) == plural

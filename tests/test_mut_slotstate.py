@@ -866,3 +866,96 @@ def test_the_listener_fails_when_the_playing_flag_is_never_raised(monkeypatch):
     with pytest.raises(AssertionError, match="playing"):
         run_state_machine_as_test(Listener, settings=settings(LISTENER, report_multiple_bugs=False,
                                                                     phases=[Phase.generate]))
+
+
+def test_the_listener_fails_when_the_first_audio_raises_no_flag(monkeypatch):
+    """The same bug as a dropped action (``out += [FirstAudio(job)]``, a mutant mutmut does not
+    generate): the first chunk's actions lack ``SetPlaying(True)`` — the property test must fail."""
+    real = SlotMachine._on_chunkready
+
+    def without_the_flag(self, ev):
+        return [a for a in real(self, ev) if a != SetPlaying(True)]
+
+    monkeypatch.setattr(SlotMachine, "_on_chunkready", without_the_flag)
+    with pytest.raises(AssertionError, match="playing"):
+        run_state_machine_as_test(Listener, settings=settings(LISTENER, report_multiple_bugs=False,
+                                                                    phases=[Phase.generate]))
+
+
+# ----------------------------------------------------------------------------- more exact transitions
+
+
+def test_a_reader_at_the_rings_own_rate_switches_nothing():
+    m = SlotMachine()
+    same(m.handle(Progress(R(20, 20, rate=48000, reader_rate=48000))), [])
+    same(m.handle(Progress(R(20, 20, rate=48000, reader_rate=44100))), [SetRate(44100)])
+    m = SlotMachine()
+    playing(m, write=500)
+    same(m.handle(Progress(R(0, 500, 10, rate=48000, reader_rate=48000))), [])
+    assert m.state == PLAYING
+
+
+@pytest.mark.parametrize("second", [100, 1000])
+def test_a_stop_during_the_replacement_of_a_long_fade_goes_on_from_that_fade(second):
+    """Play during a long fade, then a stop (without a reply address) before the new job sounds:
+    the fade in progress is what the stop shortens (or keeps), and its reply is the first stop's."""
+    m = SlotMachine()
+    a = playing(m, write=50)
+    m.handle(Stop(500, "r1", R(0, 50)))
+    env = m.env
+    assert m.state == FADING and env.segments == ((10, 500, 1.0),)
+    b = J("b")
+    m.handle(Play(b, R(0, 50)))
+    out = m.handle(Stop(second, None, R(0, 60, 10)))
+    if second == 100:
+        short = env.shortened(10, 100)
+        same(out, [End(b, "stopped", None), Reattach(a), FadeRing(env, short, 10, a)])
+        assert m.env.segments == short.segments
+        same(m.handle(Progress(R(0, 200))), [SetPlaying(False), End(a, "stopped", "r1")])
+    else:                                   # longer than the fade in progress: it changes nothing
+        same(out, [End(b, "stopped", None), Reattach(a)])
+        assert (m.state, m.env, m.reply) == (FADING, env, "r1")
+        same(m.handle(Progress(R(0, 510))), [SetPlaying(False), End(a, "stopped", "r1")])
+
+
+def test_a_stop_during_the_replacement_of_a_draining_fade_keeps_its_end():
+    """A long fade that the job wrote past (its end at 110, write at 200): draining ends once the
+    reader is at the fade's end, also after a play and a stop that cancelled it."""
+    m = SlotMachine()
+    a = playing(m, write=50)
+    m.handle(Stop(100, "r1", R(0, 50)))
+    same(m.handle(Progress(R(0, 200))), [SetPlaying(False), End(a, "stopped", "r1")])
+    assert (m.state, m.end) == (DRAINING, 110)
+    b = J("b")
+    m.handle(Play(b, R(0, 200)))
+    same(m.handle(Stop(1000, "r2", R(0, 200, 10))), [End(b, "stopped", "r2")])
+    assert (m.state, m.end) == (DRAINING, 110)
+    same(m.handle(Progress(R(109, 200))), [])
+    same(m.handle(Progress(R(110, 200))), [])
+    assert m.state == IDLE
+
+
+def test_a_longer_stop_while_draining_a_rate_switch_keeps_the_switchs_end():
+    m = SlotMachine()
+    playing(m, write=500)
+    m.handle(Progress(R(0, 500, 10, reader_rate=48000)))     # the quick fade ends at 30
+    m.handle(Stop(100, "to", R(0, 500)))
+    assert (m.state, m.end) == (DRAINING, 30)
+    m.handle(Stop(1000, "t2", R(0, 500, 10)))
+    assert (m.state, m.end) == (DRAINING, 30)
+    same(m.handle(Progress(R(29, 500))), [])
+    same(m.handle(Progress(R(30, 500))), [])
+    assert m.state == IDLE
+
+
+def test_a_job_that_never_sounded_failing_during_a_rate_switch_adds_nothing():
+    """The switch's own quick fade (10 … 30) is in the ring: the unheard new job's failure needs
+    no tail and no fade of its own."""
+    m = SlotMachine()
+    playing(m, write=500)
+    m.handle(Progress(R(0, 30, 10, reader_rate=48000)))
+    b = J("b")
+    m.handle(Play(b, R(0, 30)))
+    assert (m.state, m.sounded) == (SWITCHING, False)
+    same(m.handle(Failed(b, R(5, 30, 10))), [Release(b), SetPlaying(False)])
+    assert m.state == ERROR
