@@ -199,6 +199,9 @@ def test_chords_and_keys_over_http_steer_the_slot_and_a_bad_chord_is_400(srv):
         assert len(srv.spy.commands) == before                     # nothing bad reached the daemon
         assert post_json(srv, "/v1/slots/nope/chord", {"chord": "C"})[0] == 404
         assert get_json(srv, "/v1/slots/nope/roll")[0] == 404
+        # the page's poll of a stream that just ended: 200 "gone", no console error
+        st, j = get_json(srv, "/v1/slots/nope/roll?idle=ok")
+        assert st == 200 and j["playing"] is False and j["reason"] == "gone", j
         assert get_json(srv, f"/v1/slots/{name}/roll?ahead=-1")[0] == 400
         assert get_json(srv, f"/v1/slots/{name}/roll?behind=nan")[0] == 400
         assert slot.state == "playing"

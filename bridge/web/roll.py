@@ -164,7 +164,16 @@ def _reader_alive(ring) -> bool:
 
 async def roll(request: web.Request) -> web.Response:
     """``GET /v1/slots/{slot}/roll?ahead=8&behind=4``. ``[control]``"""
-    name, _ = _resolve(request)
+    try:
+        name, _ = _resolve(request)
+    except ApiError as e:
+        # a page polling the roll of a web stream that has just ended (or one it may not see: the
+        # same answer, so nothing is told) gets a 200 with idle=ok, not a 404 its console logs
+        if e.status != 404 or request.query.get("idle") != "ok":
+            raise
+        return web.json_response({"slot": request.match_info.get("slot", "")[:40], "playing": False,
+                                  "reason": "gone", "message": "no such slot (now)"},
+                                 headers={"Cache-Control": "no-store"})
     ahead, behind = _seconds(request, "ahead", 8.0), _seconds(request, "behind", 4.0)
     d = request.app[DAEMON]
     try:
