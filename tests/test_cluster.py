@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import time
 import urllib.error
 import urllib.parse
@@ -18,33 +17,15 @@ import urllib.request
 import numpy as np
 import pytest
 
-import ray                              # installed by make setup (pyproject's cluster extra)
-from ray import serve
-
-from bridge.cluster.replica import build
 from engine.synth.backend import render_stream
+from tests.raycluster import serve_cluster      # Ray: installed by make setup (pyproject's cluster extra)
 
 PROMPT = "house with piano, bass and drums"
 
 
-def free_port() -> int:
-    with socket.socket() as so:
-        so.bind(("127.0.0.1", 0))
-        return so.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    port = free_port()
-    os.environ["RAY_worker_niceness"] = "0"      # Ray's default 15 starves the replicas under load
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
-             _temp_dir=str(tmp_path_factory.mktemp("ray")))
-    serve.start(http_options={"host": "127.0.0.1", "port": port})
-    handle = serve.run(build("synth", replicas=2, capacity=4, num_cpus=0.5), name="wb-test", route_prefix="/")
-    handle.port = port
-    yield handle
-    serve.shutdown()
-    ray.shutdown()
+    yield from serve_cluster(tmp_path_factory, "wb-test", 4)
 
 
 def pcm(chunks) -> np.ndarray:

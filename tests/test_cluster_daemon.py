@@ -18,21 +18,16 @@ import os
 import secrets
 import signal
 import socket
-import tempfile
 import threading
 import time
 
 import numpy as np
 import pytest
 
-import ray                              # installed by make setup (pyproject's cluster extra)
-from ray import serve
-
 pytest.importorskip("aiohttp")
 import aiohttp  # noqa: E402
 
 from bridge.cluster.remote import RemoteBackend  # noqa: E402
-from bridge.cluster.replica import build  # noqa: E402
 from bridge.ops.bench.webload import DawReader, http_request  # noqa: E402
 from bridge.ops.demo import DaemonProcess  # noqa: E402
 from engine.synth.backend import render_stream  # noqa: E402
@@ -40,15 +35,10 @@ from plugin_stub.player import PacedRecorder, attach_when_ready  # noqa: E402
 from plugin_stub.protocol import shm_path  # noqa: E402
 from tests.coredaemon import core_daemon, drain  # noqa: E402
 from tests.polling import wait  # noqa: E402
+from tests.raycluster import free_port, serve_cluster  # noqa: E402 — Ray: installed by make setup
 
 PROMPTS = ["house with piano, bass and drums, 124 bpm", "dreamy ambient pads in D major",
            "funky disco groove with slap bass", "lofi hip hop with rhodes"]
-
-
-def free_port() -> int:
-    with socket.socket() as so:
-        so.bind(("127.0.0.1", 0))
-        return so.getsockname()[1]
 
 
 class Relay:
@@ -120,17 +110,7 @@ class Relay:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    port = free_port()
-    os.environ["RAY_worker_niceness"] = "0"      # Ray's default 15 starves the replicas under load
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
-             _temp_dir=str(tmp_path_factory.mktemp("ray")))
-    serve.start(http_options={"host": "127.0.0.1", "port": port})
-    handle = serve.run(build("synth", replicas=2, capacity=8, num_cpus=0.5), name="wavebridge", route_prefix="/")
-    handle.url = f"http://127.0.0.1:{port}"
-    handle.port = port
-    yield handle
-    serve.shutdown()
-    ray.shutdown()
+    yield from serve_cluster(tmp_path_factory, "wavebridge", 8)
 
 
 def replica_pids(handle, n=2, tries=40) -> set:

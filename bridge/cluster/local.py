@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+from plugin_stub.protocol import pid_alive
+
 STATE_FILE = "cluster.json"
 APP = "wavebridge"
 
@@ -69,16 +71,6 @@ def _use_token(path: str | None) -> None:
         os.environ["RAY_AUTH_TOKEN_PATH"] = path
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _ray_bin() -> str:
     here = os.path.join(os.path.dirname(sys.executable), "ray")
     return here if os.path.exists(here) else (shutil.which("ray") or "ray")
@@ -108,7 +100,7 @@ def up(args) -> int:
         print("wavebridge: --capacity must be 1..256", file=sys.stderr)
         return 2
     old = _read_state(args.state_dir)
-    if old and _alive(int(old.get("pid", 0))):
+    if old and pid_alive(int(old.get("pid", 0))):
         print(f"wavebridge: a cluster is already up (pid {old['pid']}): --engine {old['http']}", file=sys.stderr)
         return 2
     gcs = args.port or _free_port()
@@ -183,7 +175,7 @@ def status(args) -> int:
     if not address:
         print("wavebridge: no cluster is up (wavebridge cluster up), and no --address", file=sys.stderr)
         return 2
-    if st and not args.address and not _alive(int(st["pid"])):
+    if st and not args.address and not pid_alive(int(st["pid"])):
         print(f"wavebridge: the cluster started at {st['address']} is gone (pid {st['pid']})", file=sys.stderr)
         return 1
     if st and not args.address:
@@ -220,7 +212,7 @@ def down(args) -> int:
         print("wavebridge: no cluster was started here (nothing to stop)", file=sys.stderr)
         return 1
     pid = int(st["pid"])
-    if _alive(pid):
+    if pid_alive(pid):
         _use_token(st.get("token_path"))
         try:
             _connect(st["address"], 30)
@@ -240,14 +232,14 @@ def down(args) -> int:
         except ProcessLookupError:
             pass
         end = time.monotonic() + 30
-        while _alive(pid) and time.monotonic() < end:
+        while pid_alive(pid) and time.monotonic() < end:
             try:
                 if os.waitpid(pid, os.WNOHANG)[0]:
                     break
             except ChildProcessError:
                 pass
             time.sleep(0.2)
-        if _alive(pid):
+        if pid_alive(pid):
             os.killpg(pid, signal.SIGKILL)
     os.unlink(_state_path(args.state_dir))
     if st.get("token_path") and os.path.exists(st["token_path"]):

@@ -100,7 +100,7 @@ class _RemoteStream:
                 chunks, self.cancel = b.open_stream(self.prompt, self.seed, self.seconds, self.params,
                                                     self.received - overlap, self.priority)
                 for chunk in chunks:
-                    a = np.frombuffer(chunk, dtype="<f4").reshape(-1, b.channels).copy()
+                    a = np.frombuffer(chunk, dtype="<f4").reshape(-1, b.channels)
                     with self.cv:
                         self.failing_since = None
                         if overlap:
