@@ -257,6 +257,8 @@ def test_the_cluster_unreachable_at_start_is_one_line_or_the_local_engine(tmp_pa
     assert "cannot reach the wavebridge cluster at " + dead in msg and "--engine-fallback" in msg
     said = [ln for ln in msg.splitlines() if ln.startswith("wavebridge: ")]
     assert len(said) == 1 and "cannot reach" in said[0], said           # one line says why (and the log)
+    with pytest.raises(RuntimeError, match="ftp://x: not an engine address"):
+        DaemonProcess("--engine", "ftp://x", "--slots", "1", "--metrics-port", "off", startup_timeout=30)
     with pytest.raises(RuntimeError, match="Ray Client cannot stream from a Serve deployment"):
         DaemonProcess("--engine", "ray://127.0.0.1:10001", "--slots", "1", "--metrics-port", "off", startup_timeout=30)
     d = DaemonProcess("--engine", dead, "--engine-fallback", "--slots", "1", "--metrics-port", "off")

@@ -238,6 +238,9 @@ class RemoteBackend(Backend):
                                "use the cluster's Serve HTTP address (--engine http://HOST:8000) or, on a node "
                                "of the cluster, --engine auto")
         self.http = self.address.startswith(("http://", "https://"))
+        if "://" in self.address and not self.http:
+            raise BackendError(f"--engine {self.address[:80]}: not an engine address; use the cluster's Serve "
+                               "HTTP address (http://HOST:PORT) or, on a node of the cluster, auto")
         if self.http:
             u = urllib.parse.urlsplit(self.address)
             if not u.hostname:

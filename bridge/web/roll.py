@@ -171,8 +171,7 @@ async def roll(request: web.Request) -> web.Response:
         # same answer, so nothing is told) gets a 200 with idle=ok, not a 404 its console logs
         if e.status != 404 or request.query.get("idle") != "ok":
             raise
-        return web.json_response({"slot": request.match_info.get("slot", "")[:40], "playing": False,
-                                  "reason": "gone", "message": "no such slot (now)"},
+        return web.json_response({"playing": False, "reason": "gone", "message": "no such slot (now)"},
                                  headers={"Cache-Control": "no-store"})
     ahead, behind = _seconds(request, "ahead", 8.0), _seconds(request, "behind", 4.0)
     d = request.app[DAEMON]
