@@ -1,6 +1,11 @@
 """The engine deployment autoscales on ongoing streams (#23): one replica idle, a second one added
 while six real-time streams play (target 2 per replica, at most 2), and removed after they end.
-A local Ray (2 CPUs), replicas of a quarter CPU, Serve's delays shortened so the test takes a minute."""
+A local Ray (2 CPUs), replicas of a quarter CPU, Serve's delays shortened so the test takes a minute.
+
+Serve's handles and replicas report their ongoing requests every 10 s by default, and the
+autoscaler looks only ``look_back_period_s`` back: a 2 s look-back with 10 s reports saw no load
+most of the time (it scaled in 13 s on one checkout and never within 45 s on another). ``build``
+now asks for reports every quarter of a short look-back."""
 from __future__ import annotations
 
 import os
@@ -41,9 +46,11 @@ def test_a_replica_is_added_under_load_and_removed_after(auto):
 
     def listen(seed):
         n = 0
-        for chunk in auto.options(stream=True).stream.remote("ambient pads and a slow bell", seed, 40.0):
+        gen = auto.options(stream=True).stream.remote("ambient pads and a slow bell", seed, 40.0)
+        for chunk in gen:
             n += len(chunk)
             if stop.is_set():
+                gen.cancel()              # the listener hangs up: the replica's stream ends now
                 break
         got.append(n)
 
@@ -67,3 +74,17 @@ def test_a_replica_is_added_under_load_and_removed_after(auto):
         time.sleep(0.5)
     print(f"back to one replica {time.monotonic() - t1:.1f} s after the streams ended")
     assert running_replicas() == 1, "the extra replica was not removed"
+
+
+
+def test_a_short_look_back_gets_load_reports_inside_it_and_a_longer_interval_is_refused():
+    from bridge.cluster.replica import metrics_interval_for
+
+    assert metrics_interval_for(None) is None                # Serve's defaults: 30 s over 10 s reports
+    assert metrics_interval_for(30.0) is None
+    assert metrics_interval_for(10.0) == 2.5                 # no longer than the 10 s reports: a quarter
+    assert metrics_interval_for(2.0) == 0.5
+    assert metrics_interval_for(30.0, 1.0) == 1.0            # asked for: kept
+    for look_back, iv in ((2.0, 2.0), (2.0, 5.0), (None, 0.0), (5.0, -1.0)):
+        with pytest.raises(ValueError, match="look_back_period_s|metrics_interval_s"):
+            metrics_interval_for(look_back, iv)

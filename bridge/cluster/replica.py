@@ -178,13 +178,41 @@ class EngineReplica(_Engine):
                                           "x-format": "f32le"})
 
 
+#: how often Serve's handles and replicas report their ongoing requests to the autoscaler by
+#: default (Ray 2.60 reads ``autoscaling_config.metrics_interval_s``; the environment variables its
+#: deprecation note names are not read yet)
+SERVE_METRICS_INTERVAL_S = 10.0
+#: set to "0" in the replicas: they, not the callers' handles, report the ongoing streams
+REPLICA_METRICS_VAR = "RAY_SERVE_COLLECT_AUTOSCALING_METRICS_ON_HANDLE"
+
+
+def metrics_interval_for(look_back_s: float | None, metrics_interval_s: float | None = None) -> float | None:
+    """The load-report interval to ask Serve for: the one given, or — for a look-back shorter than
+    Serve's 10 s reports — a quarter of the look-back. The autoscaler averages only the reports
+    inside its look-back, so a 2 s look-back with 10 s reports saw no load most of the time and
+    never scaled (Serve only warns). A look-back no longer than the interval is refused."""
+    if metrics_interval_s is not None:
+        iv = float(metrics_interval_s)
+        if not iv > 0:
+            raise ValueError(f"metrics_interval_s must be a positive number of seconds, not {metrics_interval_s!r}")
+    elif look_back_s is not None and look_back_s <= SERVE_METRICS_INTERVAL_S:
+        iv = look_back_s / 4
+    else:
+        return None
+    if look_back_s is not None and not look_back_s > iv:
+        raise ValueError(f"look_back_period_s {look_back_s:g} s must be longer than the {iv:g} s at which "
+                         "Serve reports the load (metrics_interval_s)")
+    return iv
+
+
 def build(backend: str = "synth", *, replicas: int | None = 1, capacity: int = 8, num_cpus: float = 1.0,
           num_gpus: float = 0.0, min_replicas: int = 1, max_replicas: int = 4, target_streams: float | None = None,
           upscale_delay_s: float | None = None, downscale_delay_s: float | None = None,
-          look_back_period_s: float | None = None, **backend_kwargs):
+          look_back_period_s: float | None = None, metrics_interval_s: float | None = None, **backend_kwargs):
     """The application: ``replicas`` replicas (or, with ``replicas=None``, autoscaling between
     ``min_replicas`` and ``max_replicas`` on ongoing streams, ``target_streams`` each, acting
-    after ``upscale_delay_s`` / ``downscale_delay_s``), each serving ``capacity`` streams with
+    after ``upscale_delay_s`` / ``downscale_delay_s`` on the load of the last ``look_back_period_s``,
+    reported every ``metrics_interval_s``: see :func:`metrics_interval_for`), each serving ``capacity`` streams with
     ``num_cpus`` CPUs and ``num_gpus`` (fractional) GPUs."""
     opts: dict = {"max_ongoing_requests": int(capacity),
                   "ray_actor_options": {"num_cpus": float(num_cpus), "num_gpus": float(num_gpus)}}
@@ -195,7 +223,14 @@ def build(backend: str = "synth", *, replicas: int | None = 1, capacity: int = 8
                      ("look_back_period_s", look_back_period_s)):
             if v is not None:
                 auto[k] = float(v)          # Serve's defaults: 30 s, 600 s, 30 s
+        iv = metrics_interval_for(look_back_period_s, metrics_interval_s)
+        if iv is not None:
+            auto["metrics_interval_s"] = iv
         opts["autoscaling_config"] = auto
+        # the replicas count their streams for the autoscaler: Ray 2.60's handle-side counts (its
+        # default) see a long streaming response as one ongoing request at most — six streams
+        # measured as 1.0, so nothing ever scaled; the replicas' own counts read 6
+        opts["ray_actor_options"]["runtime_env"] = {"env_vars": {REPLICA_METRICS_VAR: "0"}}
     else:
         opts["num_replicas"] = int(replicas)
     return EngineReplica.options(**opts).bind(backend, capacity, **backend_kwargs)
