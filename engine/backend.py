@@ -44,6 +44,9 @@ class Backend:
     sample_rate = 48000
     channels = 2
     max_batch = 64
+    #: one ``generate`` call for several streams costs less than one call each (a model's forward
+    #: pass over the batch): a Serve replica then renders its streams together (bridge.cluster.batch)
+    batches_streams = False
     #: frames a stream's chunk should be a multiple of (a model's hop); 1 = any size
     granularity = 1
     #: "cpu" or "cuda": where ``generate`` output lives before it is handed back

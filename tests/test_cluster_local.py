@@ -88,6 +88,9 @@ def test_bench_cluster_measures_a_replica_and_models_capacity_from_it():
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads(r.stdout.strip().splitlines()[-1])
     assert [s["streams"] for s in res["streams"]] == [2, 4] and all(s["keep_up"] for s in res["streams"])
+    # the synth gains nothing from a batch (it renders a batch's streams in turn), so its replica
+    # renders one stream a call (musicgen's are batched: tests/test_cluster_batch.py)
+    assert all(s["chunks_per_render"] == 1.0 for s in res["streams"]), res["streams"]
     spr = res["streams_per_replica"]
     assert spr == 4
     personal = {p["listeners"]: p for p in res["plans"] if p["kind"] == "personal"}

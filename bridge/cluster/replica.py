@@ -23,6 +23,7 @@ Ray and Serve are imported here only: nothing else in wavebridge needs them. ``[
 from __future__ import annotations
 
 import math
+import time
 
 from ray import serve
 
@@ -55,11 +56,11 @@ class _Engine:
         return {"backend": b.name, "sample_rate": b.sample_rate, "channels": b.channels, "pid": os.getpid(),
                 "capacity": self.capacity, "served": self.served, "open": self.open}
 
-    def stream(self, prompt: str, seed: int = 0, seconds: float = 10.0, params: dict | None = None,
-               chunk_frames: int | None = None, start_frame: int = 0):
-        """The stream's chunks: raw float32 PCM, ``chunk_frames`` frames each (the last may be
-        shorter); from the stream's frame ``start_frame`` on (a stream resumed on another replica:
-        the backend's continuation, sought there, the same music)."""
+    def open_stream(self, prompt: str, seed: int = 0, seconds: float = 10.0, params: dict | None = None,
+                    chunk_frames: int | None = None, start_frame: int = 0):
+        """A checked stream request made a backend stream: ``(stream, chunk_frames, frames)``,
+        the stream positioned at its frame ``start_frame`` (a stream resumed on another replica:
+        the backend's continuation, sought there, the same music). Bad input: ``ValueError``."""
         from bridge.core.commands import clean_prompt, check_seed
 
         prompt = clean_prompt(prompt, "cluster stream")
@@ -81,6 +82,14 @@ class _Engine:
             if c is None:
                 raise ValueError(f"the {b.name} backend cannot resume a stream at frame {start_frame}")
             s = c
+        return s, n, total
+
+    def stream(self, prompt: str, seed: int = 0, seconds: float = 10.0, params: dict | None = None,
+               chunk_frames: int | None = None, start_frame: int = 0):
+        """The stream's chunks, rendered one stream at a time: raw float32 PCM, ``chunk_frames``
+        frames each (the last may be shorter); from the stream's frame ``start_frame`` on."""
+        b = self.backend
+        s, n, total = self.open_stream(prompt, seed, seconds, params, chunk_frames, start_frame)
         self.open += 1
         try:
             done = 0
@@ -105,32 +114,41 @@ class EngineReplica(_Engine):
     streams fills less at once)."""
 
     def __init__(self, *a, **kw):
+        from bridge.cluster.batch import Batcher
+
         super().__init__(*a, **kw)
         self.urgent = 0                  # priority streams now behind half their lead
+        self.batcher = Batcher(self.backend, hold_back=lambda: self.urgent > 0)
+
+    def info(self) -> dict:
+        bt = self.batcher
+        return {**super().info(), "batches": bt.batches, "batched_chunks": bt.chunks, "largest_batch": bt.largest}
 
     async def stream(self, prompt: str, seed: int = 0, seconds: float = 10.0, params: dict | None = None,
                      chunk_frames: int | None = None, start_frame: int = 0, lead_s: float | None = LEAD_S,
                      priority: bool = True):
+        """The stream's chunks (as :meth:`_Engine.stream`), rendered by the replica's batcher
+        together with its other streams' (:mod:`bridge.cluster.batch`) and paced."""
         import asyncio
-        import time
 
-        sr, ch = self.backend.sample_rate, self.backend.channels
-        gen = _Engine.stream(self, prompt, seed, seconds, params, chunk_frames, start_frame)
-        t0, done, urgent = time.monotonic(), 0, False
+        b = self.backend
+        s, n, total = self.open_stream(prompt, seed, seconds, params, chunk_frames, start_frame)
         lead = lead_s if priority or lead_s is None else min(lead_s, LOW_LEAD_S)
+        e = self.batcher.add(s, n, total, b.sample_rate, lead, priority)
+        self.open += 1
+        urgent = False
         try:
             while True:
                 while not priority and self.urgent > 0:
                     await asyncio.sleep(0.005)
-                chunk = next(gen, None)
-                if chunk is None:
+                x = await self.batcher.take(e)
+                if x is None:
                     return
-                yield chunk
-                done += len(chunk) // (4 * ch)
+                yield x.astype("<f4", copy=False).tobytes()
                 if lead is None:
                     await asyncio.sleep(0)
                     continue
-                ahead = done / sr - (time.monotonic() - t0)
+                ahead = e.done / b.sample_rate - (time.monotonic() - e.t0)
                 if priority and (ahead < lead / 2) != urgent:
                     urgent = not urgent
                     self.urgent += 1 if urgent else -1
@@ -141,7 +159,9 @@ class EngineReplica(_Engine):
         finally:
             if urgent:
                 self.urgent -= 1
-            gen.close()
+            self.batcher.remove(e)
+            self.open -= 1
+            b.end(s)
 
     async def __call__(self, request):
         from starlette.responses import JSONResponse, StreamingResponse

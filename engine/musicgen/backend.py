@@ -378,6 +378,7 @@ class MusicgenBackend(Backend):
 
     name = "musicgen"
     channels = 2
+    batches_streams = True      # one decoder step for the whole batch
     device = "cpu"              # where generate's output lives: "cuda" when it hands back CuPy arrays
     params = {
         "temperature": (0.0, 4.0, 1.0),     # 0 = greedy

@@ -61,14 +61,18 @@ def _streams_keep_up(handle, n: int, seconds: float) -> dict:
             done += len(chunk) // 8
         worst[i] = late
 
+    before = handle.info.remote().result()
     ths = [threading.Thread(target=listen, args=(i,), daemon=True) for i in range(n)]
     for t in ths:
         t.start()
     for t in ths:
         t.join(seconds + 60)
+    after = handle.info.remote().result()
     ok = all(w <= 0 for w in worst)
+    renders = after["batches"] - before["batches"]
     return {"streams": n, "keep_up": ok, "worst_late_s": round(max(worst), 3),
-            "first_chunk_p50_ms": round(sorted(first)[n // 2] * 1000, 1)}
+            "first_chunk_p50_ms": round(sorted(first)[n // 2] * 1000, 1),
+            "chunks_per_render": round((after["batched_chunks"] - before["batched_chunks"]) / max(1, renders), 2)}
 
 
 def run_cluster_bench(args) -> int:
@@ -101,7 +105,7 @@ def run_cluster_bench(args) -> int:
             r = _streams_keep_up(handle, n, 4.0 if quick else 10.0)
             rows.append(r)
             _say(f"  {n:3d} streams: {'keep up' if r['keep_up'] else 'LATE'} (worst {r['worst_late_s']:+.3f} s, "
-                 f"first chunk p50 {r['first_chunk_p50_ms']} ms)")
+                 f"first chunk p50 {r['first_chunk_p50_ms']} ms, {r['chunks_per_render']} chunks a render)")
             if not r["keep_up"]:
                 break
         res["streams"] = rows
@@ -131,6 +135,8 @@ def _print(res: dict) -> None:
     print(f"  Serve per chunk: {c['per_chunk_ms']} ms ({c['chunks_100ms']} chunks of 100 ms in {c['wall_100ms_s']} s, "
           f"{c['chunks_20ms']} of 20 ms in {c['wall_20ms_s']} s)")
     print(f"  real-time streams per replica (1 CPU): {res['streams_per_replica']}")
+    print("  streams at once: chunks a render (continuous batching) " +
+          ", ".join(f"{r['streams']}: {r['chunks_per_render']}" for r in res["streams"]))
     print("  listeners        kind      replicas  cost/h   cost/audio-min  egress")
     for p in res["plans"]:
         print(f"  {p['listeners']:>10,}  {p['kind']:>9}  {p['replicas']:>8,}  {p['cost_per_hour']:>8.2f}  "
