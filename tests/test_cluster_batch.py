@@ -103,6 +103,22 @@ def test_a_failing_stream_fails_alone():
     assert be.calls == [[1, 2, 3], [1], [2], [3], [1, 3], [1, 3]]
 
 
+def test_a_stream_that_fails_while_rendered_early_gets_its_error_when_it_asks():
+    be = Fake(fail={2})
+    bt = Batcher(be)
+
+    async def main():
+        a = bt.add(1, 100, 300, be.sample_rate, 3.0)
+        b = bt.add(2, 100, 300, be.sample_rate, 3.0)     # will ask soon: rendered early with a, and fails
+        await bt.take(a)
+        with pytest.raises(RuntimeError, match="stream 2"):
+            await asyncio.wait_for(bt.take(b), 5)       # the error, not a wait for ever
+        return await bt.take(a)
+
+    x = asyncio.run(main())
+    assert x is not None and be.calls[:3] == [[1, 2], [1], [2]]
+
+
 def test_web_streams_are_not_rendered_early_while_a_daw_stream_is_behind():
     be = Fake()
     held = {"v": True}

@@ -40,6 +40,7 @@ class Entry:
     made: int = 0                     # frames rendered (done + what is kept)
     kept: list = field(default_factory=list)
     waiter: asyncio.Future | None = None
+    error: BaseException | None = None  # its render failed: raised to its caller, nothing more rendered
     t0: float = field(default_factory=time.monotonic)
 
     def deadline(self) -> float:
@@ -96,6 +97,8 @@ class Batcher:
 
     async def take(self, e: Entry):
         """The stream's next chunk (a ``(frames, channels)`` array), or ``None`` at its end."""
+        if e.error is not None and not e.kept:
+            raise e.error
         if e.done >= e.total:
             return None
         if not e.kept:
@@ -147,14 +150,18 @@ class Batcher:
         try:
             x = self.backend.generate([e.stream], k)[0]
         except Exception as err:  # noqa: BLE001 — this stream's failure, handed to its caller
-            if e.waiter is not None and not e.waiter.done():
-                e.waiter.set_exception(err)
-            e.made = e.total                  # nothing more is rendered for it
+            self._fail(e, err)
             return
         self.batches += 1
         self.chunks += 1
         self.largest = max(self.largest, 1)
         self._keep(e, x)
+
+    @staticmethod
+    def _fail(e: Entry, err: BaseException) -> None:
+        e.error, e.made = err, e.total        # nothing more is rendered for it
+        if e.waiter is not None and not e.waiter.done():
+            e.waiter.set_exception(err)
 
     @staticmethod
     def _keep(e: Entry, x) -> None:
@@ -171,8 +178,5 @@ class Batcher:
             try:
                 self._render(batch)
             except Exception as err:  # noqa: BLE001 — a lone stream's failure goes to its caller
-                e = batch[0]
-                e.made = e.total
-                if e.waiter is not None and not e.waiter.done():
-                    e.waiter.set_exception(err)
+                self._fail(batch[0], err)
             await asyncio.sleep(0)            # the streams just served hand their chunks on
