@@ -155,6 +155,28 @@ def test_the_roll_is_the_scores_notes_around_the_read_head_and_moves_with_it(srv
         [(n["start_beat"], n["pitch"]) for n in a["notes"]]
 
 
+def test_the_roll_goes_compressed_to_a_client_that_takes_it(srv):
+    import gzip
+    import json
+    import urllib.request
+
+    name = srv.names[0]
+    rd = playing(srv, name)
+    try:
+        url = srv.url + f"/v1/slots/{name}/roll?ahead=8&behind=4"
+        with urllib.request.urlopen(urllib.request.Request(url), timeout=5) as r:      # no Accept-Encoding
+            plain_enc, plain = r.headers.get("Content-Encoding"), r.read()
+        req = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            gz_enc, gz = r.headers.get("Content-Encoding"), r.read()
+    finally:
+        rd.close()
+    assert plain_enc is None and gz_enc == "gzip"
+    a, b = json.loads(plain), json.loads(gzip.decompress(gz))
+    assert a["slot"] == b["slot"] == name and len(b["notes"]) > 20
+    assert len(gz) * 4 < len(plain), (len(gz), len(plain))
+
+
 def test_chords_and_keys_over_http_steer_the_slot_and_a_bad_chord_is_400(srv):
     name = srv.names[0]
     slot = srv.daemon.slots[name]

@@ -187,7 +187,9 @@ async def roll(request: web.Request) -> web.Response:
             raise
         # a page polling the roll asks for 200 here: a browser logs every 409 as a console error
         body = {"slot": name, "playing": False, "reason": e.reason, "message": e.message}
-    return web.json_response(body, headers={"Cache-Control": "no-store"})
+    resp = web.json_response(body, headers={"Cache-Control": "no-store"})
+    resp.enable_compression()      # gzip/deflate where the client takes it: a poll is ~40 KB of JSON, ~4 KB so
+    return resp
 
 
 # ---------------------------------------------------------------------- chords
