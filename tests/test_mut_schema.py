@@ -328,6 +328,10 @@ def test_explain_on_more_paths_it_cannot_follow():
     ("a string matching ^string$", "strings matching ^string$"),
     ("a number, at most the number of slots", "numbers, at most the number of slots"),
     ("a number or a number", "numbers or a number"),
+    ("a string matching ^integer$", "strings matching ^integer$"),
+    ("a string matching ^(number|string)$", "strings matching ^(number|string)$"),
+    ("a non-empty string", "non-empty strings"),
+    ("a stringy thing", "stringy thing"),
 ])
 def test_only_the_leading_noun_is_made_plural(s, plural):
     assert schema._plural(s) == plural

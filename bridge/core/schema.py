@@ -87,10 +87,18 @@ def expect(t) -> str:
 
 
 def _plural(s: str) -> str:
+    """``expect``'s words for one value made the words for each item of a list: the article
+    dropped and the leading noun (after an optional "non-empty") made plural — only that noun,
+    never a word inside a pattern or a note after it."""
     for a in ("an ", "a "):
         if s.startswith(a):
-            return s[len(a):].replace("integer", "integers", 1).replace("number", "numbers", 1) \
-                .replace("string", "strings", 1)
+            rest = s[len(a):]
+            pre = "non-empty " if rest.startswith("non-empty ") else ""
+            rest = rest[len(pre):]
+            for noun in ("integer", "number", "string"):
+                if rest == noun or rest.startswith((noun + " ", noun + ",")):
+                    return pre + noun + "s" + rest[len(noun):]
+            return pre + rest
     return s
 
 
