@@ -327,9 +327,14 @@ FAKE_MIDI = """
   const input = { id: "kbd1", name: "Test Keys", manufacturer: "wavebridge tests", type: "input",
                   state: "connected", connection: "open", onmidimessage: null };
   const access = { inputs: new Map([["kbd1", input]]), outputs: new Map(), sysexEnabled: false, onstatechange: null };
+  let asked = 0;
   Object.defineProperty(Navigator.prototype, "requestMIDIAccess", {
-    configurable: true, value: () => Promise.resolve(access) });
+    configurable: true, value: () => { asked += 1; return Promise.resolve(access); } });
+  // the site not yet allowed MIDI: a real browser would prompt on requestMIDIAccess
+  const query = navigator.permissions.query.bind(navigator.permissions);
+  navigator.permissions.query = (d) => (d && d.name === "midi") ? Promise.resolve({ state: "prompt" }) : query(d);
   window.__fakeMidi = {
+    asked: () => asked,
     play(msgs) { for (const m of msgs) input.onmidimessage && input.onmidimessage({ data: new Uint8Array(m) }); },
     bound: () => typeof input.onmidimessage === "function",
   };
@@ -406,8 +411,14 @@ def test_the_piano_roll_draws_the_slots_score_and_web_midi_keys_steer_the_slot(t
         assert roll.find_element(By.CSS_SELECTOR, ".rbar").text.startswith("bar ")
         assert "composed" in roll.find_element(By.CSS_SELECTOR, ".rchord").text
 
-        # Web MIDI: the indicator names the keyboard and the slot; an F# major chord held on it
+        # Web MIDI: not asked for at load (a browser prompts for it), only when the button is clicked
+        pill = browser.find_element(By.ID, "midi")
+        assert _wait(lambda: pill.text == "MIDI: click to connect"), pill.text
+        assert browser.execute_script("return window.__fakeMidi.asked()") == 0
+        pill.click()
+        # then the indicator names the keyboard and the slot; an F# major chord held on it
         assert _wait(lambda: browser.execute_script("return window.__fakeMidi.bound()"))
+        assert browser.execute_script("return window.__fakeMidi.asked()") == 1
         assert _wait(lambda: browser.find_element(By.ID, "midi").text == f"MIDI: Test Keys → slot {name}"), \
             browser.find_element(By.ID, "midi").text
         assert _wait(lambda: rd.chunks and rd.read_index > rd.chunks[0][0] + 2 * rd.sr)   # 2 s of the song first

@@ -335,7 +335,7 @@ requestAnimationFrame(drawRolls);
 // Every MIDI input's note on/off (any channel) → the keys held → after 15 ms without another key
 // (a chord's keys arrive a few ms apart) POST {"notes": [...]} to the selected slot; none held
 // releases. A chord symbol typed here is POSTed as {"chord": ...}.
-const midi = { access: null, held: new Set(), timer: null, sent: null, devices: [], error: "" };
+const midi = { access: null, asking: false, held: new Set(), timer: null, sent: null, devices: [], error: "" };
 window.__wbMidi = { sent: [], held: () => [...midi.held].sort((a, b) => a - b) };
 
 function midiSlot() { return $("midislot").value; }
@@ -343,7 +343,7 @@ function showMidi() {
   const el = $("midi"), slot = midiSlot();
   let text;
   if (midi.error) text = "MIDI: " + midi.error;
-  else if (!midi.access) text = "MIDI: …";
+  else if (!midi.access) text = midi.asking ? "MIDI: …" : "MIDI: click to connect";
   else if (!midi.devices.length) text = "MIDI: no device";
   else text = `MIDI: ${midi.devices.join(", ")} → ${slot ? "slot " + slot : "no slot"}`;
   el.textContent = text;
@@ -395,12 +395,22 @@ async function sendKeys() {
 }
 
 async function setupMidi() {
+  if (midi.access || midi.asking) return;
   if (!navigator.requestMIDIAccess) { midi.error = "not in this browser"; showMidi(); return; }
+  midi.asking = true; midi.error = ""; showMidi();
   try {
     midi.access = await navigator.requestMIDIAccess({ sysex: false });
-  } catch (e) { midi.error = "refused (" + (e.message || e.name || e) + ")"; showMidi(); return; }
+  } catch (e) { midi.error = "refused (" + (e.message || e.name || e) + ")"; return; }
+  finally { midi.asking = false; showMidi(); }
   midi.access.onstatechange = bindMidiInputs;
   bindMidiInputs();
+}
+
+// Web MIDI asks the user: the page asks only when the MIDI button is clicked, or at load when this
+// site was already allowed (no prompt then)
+async function midiAllowed() {
+  try { return (await navigator.permissions.query({ name: "midi" })).state === "granted"; }
+  catch (e) { return false; }
 }
 
 function sendChord(sym) {
@@ -418,4 +428,5 @@ $("midislot").onchange = () => { midi.sent = null; showMidi(); };
 $("chordset").onclick = () => sendChord($("chordsym").value.trim());
 $("chordoff").onclick = () => sendChord("");
 $("chordsym").addEventListener("keydown", (e) => { if (e.key === "Enter") sendChord($("chordsym").value.trim()); });
-setupMidi();
+$("midi").onclick = setupMidi;
+midiAllowed().then((yes) => (yes ? setupMidi() : showMidi()));
