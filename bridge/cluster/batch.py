@@ -121,41 +121,31 @@ class Batcher:
             return []
         k = waiting[0].next_frames()
         now, held = time.monotonic(), self.hold_back()
-        out = []
+        asked, out = set(waiting), []
         for e in self.entries:
             if e.kept or e.made >= e.total or e.next_frames() != k:
                 continue
-            if e in waiting or (self.early and (e.priority or not held) and e.soon(now, k / e.rate)):
+            if e in asked or (self.early and (e.priority or not held) and e.soon(now, k / e.rate)):
                 out.append(e)
-        out.sort(key=lambda e: (e not in waiting, e.deadline()))     # the waiting first, the most urgent first
+        out.sort(key=lambda e: (e not in asked, e.deadline()))     # the waiting first, the most urgent first
         return out[:self.max_batch]
 
     def _render(self, batch: list[Entry]) -> None:
         k = batch[0].next_frames()
         try:
             outs = self.backend.generate([e.stream for e in batch], k)
-        except Exception:  # noqa: BLE001 — find the stream that fails; the others go on
+        except Exception as err:  # noqa: BLE001 — the failure stays with the stream that caused it
             if len(batch) == 1:
-                raise
-            for e in batch:
-                self._deliver_one(e, k)
+                self._fail(batch[0], err)
+            else:                             # find that stream: the others go on
+                for e in batch:
+                    self._render([e])
             return
         self.batches += 1
         self.chunks += len(batch)
         self.largest = max(self.largest, len(batch))
         for e, x in zip(batch, outs):
             self._keep(e, x)
-
-    def _deliver_one(self, e: Entry, k: int) -> None:
-        try:
-            x = self.backend.generate([e.stream], k)[0]
-        except Exception as err:  # noqa: BLE001 — this stream's failure, handed to its caller
-            self._fail(e, err)
-            return
-        self.batches += 1
-        self.chunks += 1
-        self.largest = max(self.largest, 1)
-        self._keep(e, x)
 
     @staticmethod
     def _fail(e: Entry, err: BaseException) -> None:
@@ -175,8 +165,5 @@ class Batcher:
             batch = self._batch()
             if not batch:
                 return
-            try:
-                self._render(batch)
-            except Exception as err:  # noqa: BLE001 — a lone stream's failure goes to its caller
-                self._fail(batch[0], err)
+            self._render(batch)
             await asyncio.sleep(0)            # the streams just served hand their chunks on

@@ -84,27 +84,10 @@ class _Engine:
             s = c
         return s, n, total
 
-    def stream(self, prompt: str, seed: int = 0, seconds: float = 10.0, params: dict | None = None,
-               chunk_frames: int | None = None, start_frame: int = 0):
-        """The stream's chunks, rendered one stream at a time: raw float32 PCM, ``chunk_frames``
-        frames each (the last may be shorter); from the stream's frame ``start_frame`` on."""
-        b = self.backend
-        s, n, total = self.open_stream(prompt, seed, seconds, params, chunk_frames, start_frame)
-        self.open += 1
-        try:
-            done = 0
-            while done < total:
-                k = min(n, total - done)
-                yield b.generate([s], k)[0].astype("<f4", copy=False).tobytes()
-                done += k
-        finally:
-            self.open -= 1
-            b.end(s)
-
 
 @serve.deployment
 class EngineReplica(_Engine):
-    """The Serve deployment: :class:`_Engine`'s streams paced to real time (at most ``lead_s``
+    """The Serve deployment: :class:`_Engine`'s backend, its streams paced to real time (at most ``lead_s``
     ahead: a live stream never fills the object store with an hour of audio, and a stalled
     caller costs the replica nothing), and the HTTP route for callers outside the cluster.
 
@@ -127,7 +110,8 @@ class EngineReplica(_Engine):
     async def stream(self, prompt: str, seed: int = 0, seconds: float = 10.0, params: dict | None = None,
                      chunk_frames: int | None = None, start_frame: int = 0, lead_s: float | None = LEAD_S,
                      priority: bool = True):
-        """The stream's chunks (as :meth:`_Engine.stream`), rendered by the replica's batcher
+        """The stream's chunks: raw float32 PCM, ``chunk_frames`` frames each (the last may be
+        shorter), from the stream's frame ``start_frame`` on; rendered by the replica's batcher
         together with its other streams' (:mod:`bridge.cluster.batch`) and paced."""
         import asyncio
 
