@@ -57,34 +57,28 @@ def test_streams_waiting_together_share_a_render_and_each_gets_its_own_frames():
     assert (bt.batches, bt.chunks, bt.largest) == (5, 15, 3)
 
 
-def test_paced_streams_started_apart_fall_into_step():
+def test_streams_that_will_ask_within_a_chunk_are_rendered_with_the_waiting_one():
+    import time
+
     be = Fake()
     bt = Batcher(be)
 
     async def main():
-        outs = []
+        now = time.monotonic()
+        asks = bt.add(1, 100, 1000, be.sample_rate, 0.1)            # 100 ms chunks, 100 ms lead
+        soon = bt.add(2, 100, 1000, be.sample_rate, 0.1)            # 150 ms given, 100 ms played:
+        soon.t0, soon.made = now - 0.1, 150                          # asks again in ~50 ms, within a chunk
+        be.pos[2] = 150
+        later = bt.add(3, 100, 1000, be.sample_rate, 0.1)           # 400 ms given, 100 ms played:
+        later.t0, later.made = now - 0.1, 400                        # asks again in ~200 ms: not yet
+        be.pos[3] = 400
+        await bt.take(asks)
+        return soon, later
 
-        async def one(i, delay):
-            await asyncio.sleep(delay)
-            e = bt.add(i, 100, 1000, be.sample_rate, 0.1)    # 100 ms chunks, 100 ms lead
-            got = 0
-            while (x := await bt.take(e)) is not None:
-                got += len(x)
-                ahead = e.done / be.sample_rate - (asyncio.get_running_loop().time() - t0[i])
-                await asyncio.sleep(max(0.0, ahead - e.lead_s))
-            outs.append(got)
-
-        loop = asyncio.get_running_loop()
-        t0 = {i: loop.time() + d for i, d in ((1, 0.0), (2, 0.02), (3, 0.04))}
-        await asyncio.gather(one(1, 0.0), one(2, 0.02), one(3, 0.04))
-        return outs
-
-    outs = asyncio.run(main())
-    assert outs == [1000] * 3
-    # alone, each stream's ten chunks would be ten renders (30); after the first chunks the
-    # later streams are rendered early with the first one's
-    assert bt.chunks == 30 and bt.largest == 3
-    assert bt.batches <= 20, be.calls           # 14 here; 30 without the early renders
+    soon, later = asyncio.run(main())
+    assert be.calls == [[1, 2]]                  # the waiting stream and the one due within a chunk
+    assert len(soon.kept) == 1 and soon.made == 250 and not later.kept
+    assert np.array_equal(soon.kept[0][:, 0], 2000 + np.arange(150, 250, dtype=np.float32))
 
 
 def test_a_failing_stream_fails_alone():
