@@ -188,7 +188,7 @@ async def roll(request: web.Request) -> web.Response:
         # a page polling the roll asks for 200 here: a browser logs every 409 as a console error
         body = {"slot": name, "playing": False, "reason": e.reason, "message": e.message}
     resp = web.json_response(body, headers={"Cache-Control": "no-store"})
-    resp.enable_compression()      # gzip/deflate where the client takes it: a poll is ~40 KB of JSON, ~4 KB so
+    resp.enable_compression()      # gzip/deflate where the client takes it: 20–35 KB of JSON a poll, a quarter of it so
     return resp
 
 
