@@ -186,6 +186,7 @@ def synth():
     return b
 
 
+@pytest.mark.slow                # a synth render: seconds; left out of the mutation run
 def test_batched_synth_streams_are_bit_exact_with_each_stream_alone(synth):
     prompts = [("deep house with a shaker", 1), ("celtic jig with fiddle", 2), ("ambient pads", 3)]
     n, k = 48000, 4800
@@ -217,6 +218,7 @@ def test_batched_synth_streams_are_bit_exact_with_each_stream_alone(synth):
         assert np.abs(r).max() > 0.01            # music, not silence
 
 
+@pytest.mark.slow                # builds and runs a tiny MusicGen: seconds; left out of the mutation run
 def test_a_musicgen_replica_renders_its_streams_in_one_pass_each_as_alone(tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")

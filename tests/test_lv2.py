@@ -14,6 +14,7 @@ process is time-bounded and killed in teardown.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -192,13 +193,14 @@ def lv2_env():
     return env
 
 
-@pytest.fixture(scope="module")
-def jack_env(lv2_env, tmp_path_factory):
-    """A private JACK server (dummy backend, 48 kHz, 256-frame periods); yields client env."""
-    _need("jackd", "jack_wait", "jack_lsp", "jalv", "jack_capture")
+@contextlib.contextmanager
+def private_jackd(env: dict, folder: Path):
+    """A private JACK server (dummy backend, 48 kHz, 256-frame periods) for the block; yields the
+    client environment (``JACK_DEFAULT_SERVER``; ``WB_TEST_JACKD_LOG``: the server's log)."""
+    _need("jackd", "jack_wait", "jack_lsp")
     name = "wbtest_" + "".join(random.choices(string.ascii_lowercase, k=8))
-    log = open(tmp_path_factory.mktemp("jack") / "jackd.log", "wb")
-    env = dict(lv2_env, JACK_DEFAULT_SERVER=name, JACK_NO_AUDIO_RESERVATION="1", WB_TEST_JACKD_LOG=log.name)
+    log = open(folder / "jackd.log", "wb")
+    env = dict(env, JACK_DEFAULT_SERVER=name, JACK_NO_AUDIO_RESERVATION="1", WB_TEST_JACKD_LOG=log.name)
     proc = subprocess.Popen(["jackd", "-n", name, "--no-realtime", "-d", "dummy", "-r", str(RATE),
                              "-p", "256"], stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
@@ -210,6 +212,14 @@ def jack_env(lv2_env, tmp_path_factory):
     finally:
         _stop(proc)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def jack_env(lv2_env, tmp_path_factory):
+    """A private JACK server for the module (:func:`private_jackd`); yields client env."""
+    _need("jalv", "jack_capture")
+    with private_jackd(lv2_env, tmp_path_factory.mktemp("jack")) as env:
+        yield env
 
 
 def _stop(proc: subprocess.Popen, grace: float = 5.0):
