@@ -286,6 +286,7 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     # world
     "sitar": (104, L, ""), "banjo": (105, C, ""), "shamisen": (106, L, ""), "koto": (107, A, "harp"),
     "kalimba": (108, A, "arp8"), "bagpipe": (109, L, ""), "bagpipes": (109, L, ""),
+    "uilleann pipes": (109, L, ""), "ukulele": (24, C, ""), "lute": (24, C, ""),
     "shanai": (111, L, ""), "steel drums": (114, L, ""), "steel pan": (114, L, ""),
     "taiko": (116, P, ""), "melodic tom": (117, P, ""), "synth drum": (118, P, ""),
     "agogo": (113, P, ""), "woodblock": (115, P, ""),

@@ -17,7 +17,7 @@ from engine.compose.genres import (AMBIENT, BLUES, BOSSA, CLASSICAL, EDM, JAZZ, 
                                    A, B, C, D, L, P, PD, _g, _p)
 
 # --- words, drums and a mode these styles bring ---------------------------------------------------
-for _w, _v in {"mellotron": (49, PD, ""), "moog": (81, L, ""), "pedal steel": (26, PD, "swell"),
+for _w, _v in {"mellotron": (49, PD, ""), "moog": (81, L, ""), "moog bass": (39, B, ""), "pedal steel": (26, PD, "swell"),
                "telecaster": (27, C, ""), "mandolin": (25, C, ""), "tin whistle": (78, L, ""),
                "penny whistle": (78, L, ""), "concertina": (21, C, ""), "bouzouki": (25, C, "")}.items():
     G.INSTRUMENTS.setdefault(_w, _v)
