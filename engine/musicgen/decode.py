@@ -428,20 +428,26 @@ class DecodeLoop:
         t_need = int((self.h_pos[:n] + counts)[moving].max()) if moving.any() else 1
         if t_need > self.T:
             raise ValueError("a slot would run past its cache; re-prime it first")
-        B, Tb = self.bucket(n, t_need)
+        # Each step attends over the columns its own furthest active slot needs, not the round's
+        # last: a reduction over more (masked) columns rounds differently, by ~1e-7 in the logits,
+        # and one draw near a boundary of the inverse CDF then flips the stream's tokens, so a
+        # stream's tokens would depend on how its steps were chunked into rounds.
+        before = np.cumsum(schedule, axis=0) - schedule            # steps taken before step i
+        reach = np.where(schedule, self.h_pos[None, :n] + before + 1, 1).max(axis=1) if n else np.ones(steps)
+        shapes = [self.bucket(n, int(t)) for t in reach]
         sched = np.zeros((steps, self.S), dtype=bool)
         sched[:, :n] = schedule
         sched_dev = torch.from_numpy(sched).to(self.w.device)
         saved = (self.tok.clone(), self.pos.clone(), self.ctr.clone())
-        graph = self.graphs.get((B, Tb)) if self.use_graphs else None
         try:
             with _attention_kernels(self.w.device):
                 for i in range(steps):
                     self.active.copy_(sched_dev[i])
+                    graph = self.graphs.get(shapes[i]) if self.use_graphs else None
                     if graph is not None:
                         graph.replay()
                     else:
-                        self._step(B, Tb)
+                        self._step(*shapes[i])
                     self.log[i, :n].copy_(self.out[:n])
             toks = self.log[:steps, :n].cpu().numpy()
         except BaseException:
