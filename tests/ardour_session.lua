@@ -1,4 +1,4 @@
--- Ardour 7 (ardour7-lua, headless, on the JACK backend) driving the wavebridge LV2 stub, for
+-- Ardour 7 (ardour7-lua, headless, on its own dummy backend) driving the wavebridge LV2 stub, for
 -- tests/test_ardour.py. What it does comes from the environment:
 --   WB_MODE     "new": make a session, put the stub on a MIDI track, set its controls; "load":
 --               open the saved session
@@ -17,7 +17,14 @@ local dir = os.getenv("WB_SESSION")
 local secs = tonumber(os.getenv("WB_SECONDS") or "4")
 local URI = "urn:wavebridge:stub"
 
-assert(AudioEngine:set_backend("JACK", "", ""), "no JACK backend")
+-- Ardour's own dummy backend (no audio device; a clock that runs in real time), 48 kHz,
+-- 256-frame periods. Not JACK: with Ardour on a JACK2 server here, the server read corrupt
+-- requests from Ardour's client ("CheckSize error"), dropped it, and the transport never rolled
+-- in 7 of 36 runs. The stub in a JACK graph is tests/test_lv2.py's (jalv).
+local be = AudioEngine:set_backend("None (Dummy)", "", "")
+assert(be, "no dummy backend")
+assert(be:set_device_name("Silence") == 0, "no Silence device")
+assert(be:set_sample_rate(48000) == 0 and be:set_buffer_size(256) == 0, "48 kHz / 256 refused")
 
 -- the stub's control ports, by lv2:name: control index (what LuaAPI's param calls take)
 local function controls(proc)
@@ -46,6 +53,9 @@ local function take(s, src)
   for c = 0, 1 do
     rec:input():audio(c):connect(src:output():audio(c):name())
   end
+  -- a route that has just started processing fades in (Ardour's declick: about 3000 frames on a
+  -- new session's first take); roll once that is over, as a user would
+  ARDOUR.LuaAPI.usleep(500000)
   rec:rec_enable_control():set_value(1, PBD.GroupControlDisposition.NoGroup)
   s:maybe_enable_record(false)
   -- a roll asked for while the session is still settling is dropped: ask until it rolls
@@ -82,6 +92,10 @@ if mode == "new" then
   local midi, audio = ARDOUR.DataType("midi"), ARDOUR.DataType("audio")
   local t = s:new_midi_track(ARDOUR.ChanCount(midi, 1), ARDOUR.ChanCount(audio, 2), true, ARDOUR.PluginInfo(),
     nil, nil, 1, "wavebridge", ARDOUR.PresentationInfo.max_order, ARDOUR.TrackMode.Normal, true, true):front()
+  -- each change to the session's routes settles before the next: on a loaded machine, adding the
+  -- plugin while the new track's ports were still being set up registered its output twice
+  -- ("Port already exists: wavebridge/audio_out 1") and Ardour aborted
+  ARDOUR.LuaAPI.usleep(500000)
   local proc = ARDOUR.LuaAPI.new_plugin(s, URI, ARDOUR.PluginType.LV2, "")
   assert(not proc:isnil(), "could not instantiate " .. URI)
   local ctl = controls(proc)
@@ -90,6 +104,7 @@ if mode == "new" then
     ARDOUR.LuaAPI.set_processor_param(proc, ctl[name], tonumber(v))
   end
   assert(t:add_processor_by_index(proc, 0, nil, true) == 0, "could not add the stub to the track")
+  ARDOUR.LuaAPI.usleep(500000)
   s:new_audio_track(2, 2, nil, 1, "bounce", ARDOUR.PresentationInfo.max_order, ARDOUR.TrackMode.Normal, true)
   take(s, t)
   print_controls(proc)
