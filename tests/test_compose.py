@@ -315,7 +315,11 @@ def test_drum_words_change_the_kit_and_the_groove():
     s = compose("ambient with congas and shaker", 0)
     d = drum_part(s)
     pitches = {n.pitch for n in notes_of(s, 8, 40) if n.part == d}
-    assert {63, 64, 70} <= pitches
+    assert pitches == {63, 64, 70}           # a style without drums: a percussionist, not a drum kit
+    s = compose("ambient meditation with wind chimes", 0)
+    assert {n.pitch for n in notes_of(s, 0, 40) if n.part == drum_part(s)} == {84}
+    s = compose("ambient with a shaker and a breakbeat", 0)   # a groove word brings the kit
+    assert {36, 38, 70} <= {n.pitch for n in notes_of(s, 8, 40) if n.part == drum_part(s)}
     plain = compose("pop song", 0)
     hats = compose("pop song with hats", 0)
 

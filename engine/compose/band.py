@@ -92,7 +92,7 @@ class Band:
         #: where the groups start, in beats (every beat in a simple meter)
         self.group_starts_beats = tuple(st / 4 for st in group_starts(self.groups)) if self.groups else \
             tuple(float(b) for b in range(int(self.bpb)))
-        self.bpm = _tempo(spec, g, bpm, rng, self.beat)
+        self.bpm = _tempo(spec, g, bpm, rng, self.beat, self.meter)
         mode = spec.mode or g.modes[rng.randrange(len(g.modes))]
         if home is not None and not spec.mode:
             mode = home[1]
@@ -127,9 +127,16 @@ class Band:
         g = self.g
         specs = _cast(g, spec)
         kit, groove, lanes = _drum_words(spec, specs)
+        #: a style without drums given hand percussion by name ("ambient … and wind chimes", "a
+        #: lullaby with a shaker") gets a percussionist playing those, not a drum kit's groove;
+        #: a kit or groove word ("brushes", "breakbeat") or "drums" still brings the kit
+        self.lanes_only = bool(lanes) and kit is None and groove is None and "drums" not in spec.only_roles \
+            and not any(d["role"] == "drums" for d in specs)
         specs = _keep(g, spec, specs)
         self.kit = kit if kit is not None else g.kit
         self._choose_groove(groove, lanes, rng)
+        if self.lanes_only:
+            self.groove = {lane: pat for lane, pat in self.groove.items() if lane in lanes}
         self.parts, self.plans = self._mix(specs)
         self.kick_steps = self._lane_steps("kick")
         self.named_lanes = frozenset(lanes)
@@ -297,19 +304,22 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     return opts[rng.randrange(len(opts))], "no style named: an everyday style, by the seed"
 
 
-def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, beat: float = 1.0) -> float:
+def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, beat: float = 1.0,
+           meter: tuple[int, int] = (4, 4)) -> float:
     """The tempo in quarter notes a minute: ``bpm`` if given (a host's or ``/wb/tempo``'s, in
     quarters), else the prompt's, else a draw from the style's range (the low end when the
     prompt says slow, the high end when it says fast) × the moods' factor. The prompt's number
     and a compound style's range count the felt beat (``beat`` quarters: a dotted quarter in
-    6/8); a simple-meter style played in a compound meter keeps its eighths' pace."""
+    6/8). A simple-meter style played in 12/8 keeps its beat (four beats a bar, each now three
+    eighths: a soul ballad's 66 becomes 66 dotted quarters, not 44); in 6/8 and 9/8 it keeps
+    its eighths' pace."""
     if bpm is not None:
         return float(min(max(float(bpm), 30.0), 300.0))
     if spec.bpm is not None:
         tempo = spec.bpm * beat
     else:
         lo, hi = g.bpm
-        scale = beat if _compound(g.meter) else 1.0
+        scale = beat if _compound(g.meter) or meter == (12, 8) else 1.0
         u = rng.random()
         if spec.pace > 0:
             u = 0.75 + 0.25 * u

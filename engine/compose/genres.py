@@ -47,6 +47,7 @@ LANES = {
     "maracas": 70, "woodblock_lo": 77, "vibraslap": 58, "whistle": 71, "bongo_hi": 60, "conga_hi": 62,
     "tom_hi2": 48, "tom_lo2": 43, "side": 37, "cymbal": 57, "chinese": 52, "splash2": 55, "ride2": 59,
     "jingle": 83, "castanets": 85, "surdo_mute": 86, "surdo": 87, "hclap": 39, "snare2": 40, "kick_lo": 35,
+    "belltree": 84,
 }
 CRASH, SNARE, KICK, CHAT = 49, 38, 36, 42
 TOMS = (50, 48, 47, 45, 43, 41)          # high → low
@@ -247,6 +248,11 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "clean guitar": (27, C, ""), "muted guitar": (28, C, "funk16"), "overdrive guitar": (29, C, "power"),
     "overdriven guitar": (29, C, "power"), "distorted guitar": (30, C, "power"),
     "distortion guitar": (30, C, "power"), "guitar harmonics": (31, L, "sparse"),
+    # a shred is a lead (fast runs on a distorted guitar); tapping is a clean guitar's arpeggios
+    "shredding guitar": (30, L, "melody"), "shred guitar": (30, L, "melody"),
+    "shredding guitars": (30, L, "melody"), "guitar shred": (30, L, "melody"),
+    "tapped guitar": (27, A, "arp8"), "tapping guitar": (27, A, "arp8"), "clean tapped guitar": (27, A, "arp8"),
+    "tapped guitar lines": (27, A, "arp8"), "twinkly guitar": (27, A, "arp8"), "twinkly guitars": (27, A, "arp8"),
     # basses
     "upright bass": (32, B, ""), "acoustic bass": (32, B, ""), "double bass": (32, B, ""),
     "electric bass": (33, B, ""), "finger bass": (33, B, ""), "bass guitar": (33, B, ""),
@@ -418,6 +424,13 @@ DRUM_WORDS: dict[str, tuple[int | None, dict, str | None]] = {
     "toms": (None, {"tom_hi": "..x.......x.....", "tom_lo": "......x.......x."}, None),
     "tom toms": (None, {"tom_hi": "..x.......x.....", "tom_lo": "......x.......x."}, None),
     "cymbals": (None, {"crash": "X..............."}, None),
+    # wind chimes: GM's bell tree (key 84), a slow shimmer every other bar's downbeat
+    "wind chimes": (None, {"belltree": "x..............................."}, None),
+    "windchimes": (None, {"belltree": "x..............................."}, None),
+    "mark tree": (None, {"belltree": "x..............................."}, None),
+    "bell tree": (None, {"belltree": "x..............................."}, None),
+    "belltree": (None, {"belltree": "x..............................."}, None),
+    "chime tree": (None, {"belltree": "x..............................."}, None),
 }
 
 

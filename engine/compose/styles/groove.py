@@ -226,6 +226,27 @@ _g(name="motown", chromatic_approach=True, family="soul",
             {"kick": "X.x...x.X.x...x.", "snare": "x...X...x...X..x", "tamb": "x...x...x...x...",
              "chat": "..xx..xx..xx..xx"}))
 
+# doo-wop (1950s vocal-group ballad): 12/8, the pianist's repeated triplet chords (they carry the
+# eighths: the drummer keeps light time, the beat on the hat with a cross-stick and hand claps on 2
+# and 4, or the ride's triplets only into the backbeat), "I vi IV V" (the fifties progression), a group's "ooh" behind a
+# tenor sax. The range is in dotted quarters and sits high: "ballad" (×0.72) lands at 50–62.
+_g(name="doo-wop", family="pop", meter=(12, 8),
+   aliases=("doo-wop", "doo wop", "doowop", "do-wop", "du-wop", "doo-whop", "doo wap", "street corner harmony",
+            "vocal group harmony", "50s ballad", "fifties ballad", "1950s ballad", "oldies ballad", "oldies"),
+   bpm=(72, 88), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=6, vel_var=10,
+   tone=0.0, reverb=0.4, lead_density=0.35, intro_drums="all", intro_bars=1,
+   parts=(_p("drums", D, 0, level=0.6), _p("upright bass", B, 32), _p("piano", C, 0), _p("oohs", PD, 53),
+          _p("tenor sax", L, 66, "melody")),
+   progressions={"major": ("I vi IV V7", "I vi ii7 V7", "I vi IV V7 I vi IV I", "IV V7 I vi"),
+                 "minor": ("i VI iv V7", "i iv VII III", "i VI iv V7")},
+   modes=("major", "major", "major", "minor"),
+   bass_pats=("R-----3-----5-----6-----", "R-----5-----R-----A-----", "R-----3-----5---6-5-A---"),
+   comp_pats=("X.x.x.X.x.x.X.x.x.X.x.x.", "X.x.x.x.x.x.X.x.x.x.x.x."),
+   grooves=({"kick": "X...........X...........", "rim": "......X...........X.....",
+             "chat": "x.....x.....x.....x.....", "clap": "......x...........x....."},
+            {"kick": "X...........X...........", "snare": "......X...........X.....",
+             "ride": "x.....x.x.x.x.....x.x.x.", "tamb": "......x...........x....."}))
+
 # --- jazz ------------------------------------------------------------------------------------------------
 _BEBOP = {"major": ("Imaj7-vi7 ii7-V7 iii7-VI7 ii7-V7", "ii7-V7 Imaj7 ii7-V7 Imaj7",
                     "I7 IV7 I7 v7-I7 IV7 #ivo7 iii7-VI7 ii7-V7", "Imaj7 vi7 ii7 V7", "iii7-VI7 ii7-V7 Imaj7 VI7"),
