@@ -145,6 +145,37 @@ def test_no_compound_meter_take_has_swung_eighths(name, meter):
     assert dev and max(dev) <= limit, (name, meter, max(dev), limit)
 
 
+def _onsets_in_bar(s, roles, bars=16):
+    """Where the given roles' notes start within their bar (in quarters), over main-section bars."""
+    c = composer_of(s)
+    bpb = s.beats_per_bar
+    parts = {k for k, p in enumerate(s.parts) if p.role in roles}
+    main = [i for i in range(c.intro_bars, c.intro_bars + bars) if (i + c.offset) % 8 not in (3, 7)]
+    return [round((n.start - i * bpb) * 4) / 4 for i in main for n in s.bar(i)[0] if n.part in parts]
+
+
+@pytest.mark.parametrize("name", STYLES)
+def test_the_bass_in_6_8_walks_on_its_two_beats(name):
+    """In 6/8 the bass says two dotted-quarter beats a bar: at least as many notes on them (0, 1½)
+    as on the quarters between (1, 2) — a walk in quarters puts 3/4 under a 6/8 bar (set B's
+    spiritual jazz in 6/8 was heard in three)."""
+    on = _onsets_in_bar(compose(f"{name} in 6/8", 1), ("bass",))
+    beats = sum(1 for t in on if t in (0.0, 1.5))
+    quarters = sum(1 for t in on if t in (1.0, 2.0))
+    assert not on or beats >= quarters, (name, beats, quarters)
+
+
+@pytest.mark.parametrize("name", [n for n, g in G.GENRES.items() if g.meter == (6, 8)])
+def test_a_6_8_style_asked_for_in_3_4_plays_three_quarters(name):
+    """Its own patterns (written in two dotted quarters) stay out of a 3/4 bar of the same length:
+    bass and chords start on the quarters, none on the dotted quarter (1½) (set B's mariachi
+    ranchera in 3/4 was heard in 6/8)."""
+    s = compose(f"{name} in 3/4", 1)
+    assert s.meter == (3, 4)
+    on = _onsets_in_bar(s, ("bass", "chords"))
+    assert on and sum(1 for t in on if t == 1.5) <= len(on) // 20, (name, sorted(set(on)))
+
+
 @pytest.mark.parametrize("prompt,bpm", [("a jig in 6/8 at 120 bpm", 120), ("slow 12/8 blues ballad at 60 bpm", 60),
                                         ("9/8 slip jig, 110 bpm", 110)])
 def test_a_compound_meters_stated_tempo_is_its_dotted_quarter(prompt, bpm):

@@ -86,8 +86,11 @@ class Band:
         self.bpb = num * 4.0 / den
         self.steps = max(1, int(round(self.bpb * 4)))
         self.groups, self.compound = meter_groups(self.meter, spec.groups or g.groups.get(self.meter))
-        #: whether the style's own patterns for this meter (written in its grouping) fit the asked one
-        self.own_grouping = self.groups == meter_groups(self.meter, g.groups.get(self.meter))[0]
+        #: whether the style's own patterns for this meter (written in its grouping) fit the asked one;
+        #: never across a simple and a compound meter of one bar length (a 6/8 style's bars in 3/4
+        #: would play two dotted quarters where three quarters were asked for, and the reverse)
+        self.own_grouping = self.groups == meter_groups(self.meter, g.groups.get(self.meter))[0] \
+            and _compound(self.meter) == _compound(g.meter)
         self.beat = 1.5 if self.compound else 1.0          # the felt beat, in quarters
         #: where the groups start, in beats (every beat in a simple meter)
         self.group_starts_beats = tuple(st / 4 for st in group_starts(self.groups)) if self.groups else \

@@ -48,22 +48,27 @@ def play_bass(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
 
 
 def _walking(line: _Line) -> None:
-    """Quarter notes from root to root: chord tones and steps aimed at the next root, a chromatic
-    or fifth-below approach on the last beat of each chord."""
+    """One note a beat from root to root: chord tones and steps aimed at the next root, a chromatic
+    or fifth-below approach on the last beat of each chord. The beat is the meter's: a quarter in
+    4/4 and 3/4, a dotted quarter in 6/8 and 12/8, each group in 7/8 (a walk in quarters over 6/8
+    puts a bar of 3/4 under it)."""
     pl, rng, chords = line.pl, line.rng, line.chords
-    beats = int(line.bpb)
+    beats = line.bpb
+    starts = list(line.band.group_starts_beats) + [beats]
     for ci, (a, b, c) in enumerate(chords):
         r = line.root(c)
         n_next = chords[ci + 1][2] if ci + 1 < len(chords) else line.nxt
         target = line.root(n_next)
-        qn = max(1, int(round(b - a)))
+        at = [t for t in starts[:-1] if a - 1e-6 <= t < b - 1e-6] or [a]
+        ends = [min(next((u for u in starts if u > t + 1e-6), beats), b) for t in at]
+        qn = len(at)
         rt = r if c.bass is None else r - (c.bass - c.root) % 12     # a slash chord's tones stand on its root
         tones = sorted({rt + iv - (12 if rt + iv > pl.hi else 0) for iv in c.intervals[:4]})
         up_tones = sorted(x for x in {t + o for t in tones for o in (0, 12)} if pl.lo <= x <= pl.hi)
         held = target == r                                            # the same root next: walk up its chord
         cur = r
         for q in range(qn):
-            t = a + q
+            t = at[q]
             if t >= beats:
                 break
             if q == 0:
@@ -77,7 +82,8 @@ def _walking(line: _Line) -> None:
                 cands = [x for x in tones + [cur + (2 if up else -2)] if x != cur and pl.lo <= x <= pl.hi]
                 p = min(cands, key=lambda x: abs(x - (cur + (target - cur) / (qn - q)))) if cands else cur
             p = max(pl.lo, min(pl.hi, p))
-            line.add(t, t + 0.95, p, line.vel0 - 6 + rng.randrange(12) + (10 if t == 0 and line.bpb == 3 else 0))
+            line.add(t, t + 0.95 * (ends[q] - t), p,
+                     line.vel0 - 6 + rng.randrange(12) + (10 if t == 0 and line.bpb == 3 else 0))
             cur = p
 
 
@@ -190,7 +196,8 @@ def _figures(bpb: float) -> dict[str, list]:
 
 
 #: figures in three and in six-eight (for the styles that do not write their own)
-_THREE = [[(0, 1.4, "R"), (1.5, 0.45, "5"), (2, 0.9, "R")], [(0, 1.9, "R"), (2, 0.9, "5")],
+# 3/4: on the quarters (a note on 1½ is 6/8's second beat), an approach on the last eighth at most
+_THREE = [[(0, 1.4, "R"), (2, 0.45, "5"), (2.5, 0.45, "A")], [(0, 1.9, "R"), (2, 0.9, "5")],
           [(0, 0.9, "R"), (1, 0.45, "8"), (2, 0.9, "5")]]
 _SIX_EIGHT = [[(0, 1.4, "R"), (1.5, 1.4, "5")], [(0, 0.9, "R"), (1, 0.45, "5"), (1.5, 1.4, "R")]]
 _FIXED_TONES = {"R": 0, "8": 12, "b7": 10, "g": 0, "6": 9, "2": 14}

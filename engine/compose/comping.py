@@ -15,7 +15,7 @@ from engine.compose.harmony import nearest
 
 # rhythms (beats in the bar), one per comping variant
 _STAB = ((0.5, 1.5, 2.5, 3.5), (0, 0.75, 1.5, 2.5, 3.25), (0.5, 1.75, 2.5, 3.75), (0, 1.5, 3))
-_IN_THREE = ((0, 1, 2), (0, 2), (0, 1.5, 2), (0,))       # three: the first beat carries the bar
+_IN_THREE = ((0, 1, 2), (0, 2), (0, 1, 2.5), (0,))       # three: the first beat carries the bar (never 1½: 6/8's beat)
 _PIANO8 = ((0, 1, 2, 3), (0, 1.5, 2, 3, 3.5), (0, 0.5, 1.5, 2.5, 3), (0, 2))
 _FUNK16 = ("..x..x.x..x..x.x", ".xx.x.xx.x.xx.x.", "x..x..x.x..x..x.", "..xo..xo..xo..xo")
 _LOFI = ((0, 1.75), (0, 2.5), (0.5, 2.75), (0, 1.5))
