@@ -57,9 +57,10 @@ def play_drums(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
     elif s == 3 and sec.fill_bar3 and g.fill != "none" and kind in ("A", "B", "drop", "solo"):
         fill_from = band.bpb - 0.5 * (1 + (sec.var % 2))
     if band.lanes_only:              # a percussionist with the named instruments: no kit around them
-        _groove_hits(band, j, groove, s, full, hats_only, None, level, rng, ev)
-        return
+        fill_from = None
     _groove_hits(band, j, groove, s, full, hats_only, fill_from, level, rng, ev)
+    if band.lanes_only:
+        return
     # groove details per bar: an extra ghost or a dropped hat, from the bar hash
     if not hats_only and g.humanize_ms >= 5 and rng.random() < 0.5:
         st = rng.randrange(band.steps)

@@ -424,14 +424,10 @@ DRUM_WORDS: dict[str, tuple[int | None, dict, str | None]] = {
     "toms": (None, {"tom_hi": "..x.......x.....", "tom_lo": "......x.......x."}, None),
     "tom toms": (None, {"tom_hi": "..x.......x.....", "tom_lo": "......x.......x."}, None),
     "cymbals": (None, {"crash": "X..............."}, None),
-    # wind chimes: GM's bell tree (key 84), a slow shimmer every other bar's downbeat
-    "wind chimes": (None, {"belltree": "x..............................."}, None),
-    "windchimes": (None, {"belltree": "x..............................."}, None),
-    "mark tree": (None, {"belltree": "x..............................."}, None),
-    "bell tree": (None, {"belltree": "x..............................."}, None),
-    "belltree": (None, {"belltree": "x..............................."}, None),
-    "chime tree": (None, {"belltree": "x..............................."}, None),
 }
+# wind chimes: GM's bell tree (key 84), a slow shimmer on every other bar's downbeat
+DRUM_WORDS.update({w: (None, {"belltree": "x" + "." * 31}, None)
+                   for w in ("wind chimes", "windchimes", "mark tree", "bell tree", "belltree", "chime tree")})
 
 
 #: named grooves drum words ask for (replace the genre's)
