@@ -132,6 +132,42 @@ def test_watchdog_pings_only_while_the_engine_loop_is_fresh(tmp_path):
         ns.close()
 
 
+def test_a_burst_of_answered_probes_pings_once(tmp_path):
+    """A socket read again after a stall answers every probe queued meanwhile at once: that is
+    one proof, not a dozen datagrams that would overflow the notify queue (10 deep)."""
+    class Probe:
+        answered_ns = 0
+        on_answer = None
+
+        def send(self):
+            pass
+
+        def close(self):
+            pass
+
+    ns = NotifySocket(tmp_path)
+    try:
+        n = Notifier({"NOTIFY_SOCKET": ns.env, "WATCHDOG_USEC": "400000"})
+        eng = FakeEngine()
+        wd = Watchdog(n, eng, summary=lambda: "ok", probe=Probe())
+        now = time.monotonic_ns()
+        eng.alive_ns = now
+        for i in range(12):                               # 12 pongs within a millisecond
+            wd.probe.answered_ns = now + i * 50_000
+            wd.probe.on_answer(now + i * 50_000)
+        assert wd.proofs == 12 and wd.pings == 1
+        later = now + 60_000_000                          # a quarter interval (50 ms) on
+        eng.alive_ns = later
+        wd.probe.answered_ns = later
+        wd.probe.on_answer(later)
+        assert wd.pings == 2
+        got = ns.read(0.3)
+        assert sum(g.get("WATCHDOG") == "1" for g in got) == 2
+        assert got[0]["STATUS"] == "ok"
+    finally:
+        ns.close()
+
+
 def test_a_stuck_engine_thread_stops_the_pings(tmp_path):
     """A real Daemon whose backend hangs inside generate(): the control loop lives, pings stop."""
     from bridge.core.commands import Command

@@ -143,6 +143,7 @@ class Watchdog:
         self.pings = 0
         self.withheld = 0
         self.proofs = 0
+        self._pinged_ns = None              # when WATCHDOG=1 last went out
         self._task: asyncio.Task | None = None
         self._last_status = ""
         self._was_fresh = True
@@ -176,7 +177,17 @@ class Watchdog:
                            else "control loop has not served its own probe yet")
         return True, self.summary()
 
-    def _notify(self, fresh: bool, status: str, ping: bool) -> None:
+    def _pinged_recently(self, now_ns: int | None) -> bool:
+        """A ping went out less than a quarter interval ago. When a stalled socket is read again,
+        the probes queued meanwhile are all answered at once; one ping proves as much as a dozen,
+        and a burst would overflow the notify socket's queue (``net.unix.max_dgram_qlen``, 10),
+        losing the STATUS that travels with it."""
+        if self._pinged_ns is None:
+            return False
+        now = time.monotonic_ns() if now_ns is None else now_ns
+        return now - self._pinged_ns < self.interval_s * 0.25e9
+
+    def _notify(self, fresh: bool, status: str, ping: bool, now_ns: int | None = None) -> None:
         lines = []
         if fresh != self._was_fresh:            # the log gets the transitions, STATUS= the detail
             if fresh:
@@ -185,9 +196,10 @@ class Watchdog:
                 log.error("watchdog: %s; not pinging systemd", status)
             self._was_fresh = fresh
         if self.interval_s > 0:
-            if fresh and ping:
+            if fresh and ping and not self._pinged_recently(now_ns):
                 lines.append("WATCHDOG=1")
                 self.pings += 1
+                self._pinged_ns = time.monotonic_ns() if now_ns is None else now_ns
             elif not fresh:
                 self.withheld += 1
         if status and status != self._last_status:
@@ -200,7 +212,7 @@ class Watchdog:
         """One round: STATUS, and WATCHDOG=1 if all is fresh — from here only without a probe;
         with one, this sends the next probe and :meth:`proof` pings when it is answered."""
         fresh, status = self._state(now_ns)
-        self._notify(fresh, status, ping=self.probe is None)
+        self._notify(fresh, status, ping=self.probe is None, now_ns=now_ns)
         if self.probe is not None:
             self.probe.send()
         return fresh
@@ -209,7 +221,7 @@ class Watchdog:
         """The probe was answered: commands are being served. Ping if the engine is fresh too."""
         self.proofs += 1
         fresh, status = self._state(now_ns)
-        self._notify(fresh, status, ping=True)
+        self._notify(fresh, status, ping=True, now_ns=now_ns)
 
     async def run(self) -> None:
         period = self.interval_s if self.interval_s > 0 else self.status_every_s
