@@ -5,6 +5,7 @@ import itertools
 
 import numpy as np
 import pytest
+from collections import Counter
 
 from engine.compose import genres as G
 from engine.compose import compose, composer_of, read_prompt
@@ -69,6 +70,15 @@ def test_prompt_is_read(prompt, bpm, key, meter, genre):
     lo, hi = G.GENRES[genre].bpm
     if not bpm:
         assert lo * 0.7 <= s.beat_bpm <= hi * 1.15
+
+
+def test_a_modal_mood_is_a_colour_a_named_mode_is_the_key():
+    """"dreamy" asks for lydian's colour, not for the key: like a style's own colour it plays a
+    third of the time and the plain key otherwise; "in Eb lydian" is always lydian."""
+    dreamy = [compose(f"dreamy lofi beat, take {t}", 0).mode for t in range(30)]
+    assert set(dreamy) == {"lydian", "major"} and 5 <= dreamy.count("lydian") <= 15, Counter(dreamy)
+    assert {compose(f"lofi beat in Eb lydian, take {t}", 0).key_name for t in range(10)} == {"Eb lydian"}
+    assert {compose(f"dreamy lofi beat in A minor, take {t}", 0).key_name for t in range(10)} == {"A minor"}
 
 
 @pytest.mark.parametrize("prompt,bpm", [

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_styles import groove_profile  # noqa: E402
 
 MINE = ("house", "deep house", "techno", "trance", "drum and bass", "jungle", "dubstep", "uk garage", "synthwave",
-        "chiptune", "ambient", "lofi", "boom bap", "trap", "drill", "trip hop")
+        "chiptune", "ambient", "lofi", "boom bap", "g-funk", "trap", "drill", "trip hop")
 KICK, BACK, HATS = (35, 36), (37, 38, 39, 40), (42, 44, 46)
 
 
@@ -69,6 +69,7 @@ def four_on_the_floor(score, bars):
     ("ambient", "ambient"), ("new age", "ambient"), ("meditation music", "ambient"),
     ("lofi", "lofi"), ("lofi hip hop", "lofi"), ("chillhop", "lofi"), ("low fi beats", "lofi"),
     ("boom bap", "boom bap"), ("hip hop", "boom bap"), ("90s rap", "boom bap"), ("hiphop", "boom bap"),
+    ("g-funk", "g-funk"), ("west coast g funk", "g-funk"), ("gfunk", "g-funk"), ("west coast hip hop", "g-funk"),
     ("trap", "trap"), ("phonk", "trap"),
     ("drill", "drill"), ("uk drill", "drill"), ("brooklyn drill", "drill"), ("grime", "drill"),
     ("trip hop", "trip hop"), ("bristol sound", "trip hop"), ("downtempo", "trip hop"),
@@ -292,6 +293,21 @@ def test_boom_bap_hard_swung_drums_piano_and_upright():
         progs = [p.program for p in s.parts]
         assert 0 in progs and (32 in progs or 33 in progs)
     assert G.GENRES["boom bap"].tone > G.GENRES["lofi"].tone               # dusty, not as dark as lofi
+
+
+def test_g_funk_lays_back_on_an_808_with_claps_a_moog_bass_and_a_high_lead():
+    for seed in range(3):
+        s = compose("g-funk", seed)
+        assert 86 * 0.9 <= s.bpm <= 98 * 1.1 and s.mode in ("minor", "dorian")
+        bars = main_bars(s, 8)
+        clap = onsets(s, (39,), bars, vel=40)
+        assert hits_near(clap, 1.0, 0.1) >= len(bars) - 1 and hits_near(clap, 3.0, 0.1) >= len(bars) - 1
+        assert len(onsets(s, (42,), bars, vel=0)) >= 8 * len(bars)          # hats in sixteenths
+        assert 0.0 < s.swing and composer_of(s).swing_unit == 0.25 and s.parts[drum_part(s)].program == 25
+        progs = {p.role: p.program for p in s.parts}
+        assert progs["bass"] == 38 and progs["chords"] == 4 and progs["lead"] == 80
+        lead = [n.pitch for i in bars for n in s.bar(i)[0] if n.part == part_of(s, "lead")]
+        assert lead and sorted(lead)[len(lead) // 2] >= 72                   # the whine sits high
 
 
 def test_trap_and_drill_slide_their_808s_and_roll_their_hats():

@@ -11,7 +11,7 @@ from engine.compose import compose, composer_of
 from engine.compose import genres as G
 
 MINE = ("rock", "punk", "grunge", "progressive rock", "surf rock", "blues", "blues shuffle", "metal", "thrash",
-        "doom", "country", "bluegrass", "folk", "celtic", "reel", "sea shanty", "polka", "klezmer", "balkan",
+        "black metal", "doom", "country", "bluegrass", "folk", "celtic", "reel", "sea shanty", "polka", "klezmer", "balkan",
         "daychovo", "kopanitsa")
 
 
@@ -49,6 +49,8 @@ def at(xs, t, tol=0.06):
     ("a prog rock epic", "progressive rock"), ("surf rock", "surf rock"), ("instrumental surf guitar", "surf rock"),
     ("slow blues", "blues"), ("delta blues", "blues"), ("chicago blues shuffle", "blues shuffle"),
     ("heavy metal", "metal"), ("metal in a dark mood", "metal"), ("thrash metal", "thrash"), ("doom metal", "doom"),
+    ("raw black metal", "black metal"), ("atmospheric black metal, cold and epic", "black metal"),
+    ("blackgaze", "black metal"),
     ("stoner doom", "doom"), ("country", "country"), ("nashville two-step", "country"), ("bluegrass", "bluegrass"),
     ("appalachian hoedown", "bluegrass"), ("folk", "folk"), ("fingerpicking singer songwriter", "folk"),
     ("irish jig", "celtic"), ("irish pub session", "celtic"), ("scottish reel", "reel"), ("sea shanty", "sea shanty"),
@@ -130,6 +132,28 @@ def test_thrash_plays_sixteenth_double_kick_under_palm_muted_distortion_guitar()
         assert len(notes) >= 12 * 3 * len(bars) * 0.8                    # a stroke on every 16th
         assert sum(n.dur <= 0.25 for n in notes) >= 0.8 * len(notes)       # short: palm-muted
         assert max(n.pitch for n in notes) - min(n.pitch for n in notes) <= 24
+
+
+def test_black_metal_tremolo_picks_minor_triads_over_blasts():
+    """Unbroken 16ths on the guitars, and the minor third in them: a power chord's distortion
+    sounds its major third (the fifth harmonic), so third-less chords made B minor heard as B major."""
+    for seed in range(4):
+        s = compose("raw black metal", seed)
+        assert s.genre == "black metal" and s.mode in ("minor", "phrygian") and s.bpm >= 150
+        bars = groove_bars(s, 4)
+        gtr = part_idx(s, program=30, role="chords")
+        assert len(gtr) == 2, s.describe()
+        for g in gtr:
+            notes = [n for i in bars for n in s.bar(i)[0] if n.part == g]
+            per_step = Counter(round(n.start % 4 * 4) % 16 for n in notes)
+            assert not notes or all(per_step[q] >= 3 * len(bars) for q in range(16)), (seed, per_step)  # every 16th
+        notes = [n for i in bars for n in s.bar(i)[0] if n.part in gtr]
+        assert notes, seed
+        pcs = Counter((n.pitch - s.key_root) % 12 for n in notes)
+        assert pcs[3] >= 0.1 * len(notes) and pcs[4] == 0, (seed, pcs)           # the minor third, no major
+        kit = part_idx(s, drums=True)
+        if at(onsets(s, kit, bars, (38,), vmin=40), 0.25, 0.03) >= len(bars) - 1:   # a traditional blast …
+            assert at(onsets(s, kit, bars, (49,), vmin=40), 0.0, 0.03) >= len(bars) - 1   # … with the beat on a cymbal
 
 
 def test_heavy_metal_gallops():

@@ -101,8 +101,12 @@ class Band:
             mode = home[1]
         plain = "minor" if mode in ("dorian", "phrygian", "locrian") else "major" if mode in ("lydian", "mixolydian") \
             else None
-        if not spec.mode and home is None and plain in g.modes and stable_hash(base, "mode") % 3:
-            mode = plain           # unasked, a style's modal colour plays a third of the time, its plain key else
+        if (not spec.mode or spec.mode_is_mood) and home is None and plain in g.modes \
+                and stable_hash(base, "mode") % 3:
+            # unasked, a style's modal colour plays a third of the time, its plain key else; a
+            # mood's colour too ("dreamy": lydian) — a mood is not a key, and a lydian or dorian
+            # tune is heard in the key a fifth away (the bedroom pop in Eb lydian read Bb major)
+            mode = plain
         if mode not in G.MODES:
             mode = "minor" if "min" in mode else "major"
         self.mode = mode
@@ -458,6 +462,6 @@ def _register(role: str, style: str, program: int) -> tuple[int, int, int]:
         lo, hi, centre = (60, 88, 74)
     if role == "lead" and program in (57, 66, 67, 70):
         lo, hi, centre = (48, 72, 60)
-    if role == "chords" and program in (30, 29) and style in ("power", "chug"):
+    if role == "chords" and program in (30, 29) and style in ("power", "chug", "tremolo"):
         lo, hi, centre = (40, 64, 50)
     return lo, hi, centre

@@ -254,6 +254,16 @@ def _power(k: _Comp) -> None:
             k.hit(q * 0.5, 0.3, vel=k.vel + (10 if q % 2 == 0 else 0))
 
 
+def _tremolo(k: _Comp) -> None:
+    """Tremolo picking: the voicing in unbroken 16ths, each beat's first picked hardest; held in an
+    intro or break (the guitars ring while the drums build)."""
+    if k.sec.kind in ("intro", "break"):
+        _sustain(k, swell=False)
+        return
+    for st in range(int(k.bpb * 4)):
+        k.hit(st * 0.25, 0.22, vel=k.vel + (10 if st % 4 == 0 else 0))
+
+
 def _chug(k: _Comp) -> None:
     kick = k.band.kick_steps
     for st in range(int(k.bpb * 4)):
@@ -317,7 +327,7 @@ def _sustain(k: _Comp, swell: bool) -> None:
 
 _STYLES = {"pad": _pad, "swell": _swell, "stab": _stab, "piano8": _piano8, "chop8": _chop8, "funk16": _funk16,
            "lofi": _lofi, "soul": _soul, "skank": _skank, "bubble": _bubble, "comp": _comp, "bossa": _bossa,
-           "power": _power, "chug": _chug, "quartet": _quartet, "waltz": _waltz, "ostinato": _ostinato,
+           "power": _power, "chug": _chug, "tremolo": _tremolo, "quartet": _quartet, "waltz": _waltz, "ostinato": _ostinato,
            "block": _block}
 
 

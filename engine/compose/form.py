@@ -290,11 +290,13 @@ def _voice_part(pl: PartPlan, chords: list, n: int, keep: tuple[int, ...] | None
     for ev in chords:
         row = []
         for _, _, c in ev:
-            if pl.style in ("power", "chug"):
+            if pl.style in ("power", "chug", "tremolo"):
                 root = nearest(c.root, pl.centre - 6)
                 while root < pl.lo:
                     root += 12
                 v = (root, root + 7, root + 12)
+                if pl.style == "tremolo" and len(c.intervals) > 1:
+                    v += (root + 12 + c.intervals[1],)      # the third on top: minor stays minor
             else:
                 cv = c
                 if keep is not None and len(c.intervals) >= 3:

@@ -24,6 +24,7 @@ class PromptSpec:
     bpm: float | None = None
     key_root: int | None = None
     mode: str | None = None
+    mode_is_mood: bool = False                                # the mode came from a mood word ("dreamy")
     meter: tuple[int, int] | None = None
     genre: str | None = None
     moods: list[str] = field(default_factory=list)
@@ -345,6 +346,7 @@ def _read_moods(spec: PromptSpec, words: set[str]) -> None:
             spec.tempo_factor *= tf
             if mmode and spec.mode is None:
                 spec.mode = mmode
+                spec.mode_is_mood = True
     if words & {"slow", "slower", "slowly", "lazy", "downtempo"}:
         spec.tempo_factor *= 0.92
         spec.pace = -1

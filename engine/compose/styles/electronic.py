@@ -214,6 +214,25 @@ _g(name="lofi", aliases=("lofi", "lo-fi", "lo fi", "lofi hip hop", "lo-fi hip ho
             {"kick": "X..x......x.....", "rim": "....x.......x..o", "chat": "x..xx..xx..xx..x"},
             {"kick": "X.....x...x..x..", "snare": "....x.......x...", "phat": "..x...x...x...x.",
              "shaker": ".......x.......x"}))
+# g-funk: West Coast hip hop — a slow, laid-back 808 groove with claps on the backbeat and
+# sixteenth hats, a Moog bass that slides through syncopated lines, Rhodes and string chords on
+# minor sevenths, and a high, whining synth lead
+_g(name="g-funk", aliases=("g-funk", "g funk", "gfunk", "west coast g-funk", "west coast hip hop", "west coast rap",
+                           "west coast gangsta rap", "gangsta funk", "90s west coast"),
+   bpm=(86, 98), kit=25, fill="snare", bass="pats", chords="pats", form="song", swing=0.1, swing_unit=0.25,
+   humanize_ms=6, vel_var=10, laid_back_ms=8, family=HH, tone=-0.05, reverb=0.2, lead_density=0.35,
+   intro_drums="all", cadence_v=False,
+   parts=(_p("drums", D, 25), _p("moog bass", B, 38), _p("rhodes", C, 4), _p("synth strings", PD, 50),
+          _p("synth lead", L, 80, "melody", octave=1)),
+   progressions={"minor": ("i7 iv7 i7 iv7", "i7 i7 VImaj7 VImaj7", "i9 iv9 VII7 i9", "i7 VImaj7 iv7 i7"),
+                 "dorian": ("i7 IV7 i7 IV7", "i9 i9 IV9 IV9")},
+   modes=("minor", "minor", "dorian"),
+   bass_pats=("R-..R-.8-.R..5-.", "R--..RR.-.8..7-.", "R-.R..5.R-..8.7."),
+   comp_pats=("x--...x-..x--...", "..x-..x-..x--...", "x---....x-.x-..."),
+   grooves=({"kick": "X.....xX..x...x.", "snare": "....X.......X...", "clap": "....X.......X...",
+             "chat": "x.xxx.x.x.xxx.x.", "ohat+": "......x.......x."},
+            {"kick": "X.x....xX.....x.", "snare": "....X.......X...", "clap": "....X.......X..x",
+             "chat": "xx.xxx.xxx.xxx.x", "ohat": "..........x....."}))
 _g(name="boom bap", aliases=("boom bap", "boom bap hip hop", "hip hop", "hip-hop", "rap",
                             "old school hip hop", "golden age hip hop", "east coast hip hop", "90s hip hop",
                             "underground hip hop", "jazz rap", "instrumental hip hop"),

@@ -156,7 +156,7 @@ _g(name="metal", aliases=("metal", "heavy metal", "nwobhm", "power metal", "spee
              "ride+": "x.x.x.x.x.x.x.x."},
             {"kick": "X.xxX.xxXxxxXxxx", "snare": "....X.......X...", "chat": "x.x.x.x.x.x.x.x.",
              "crash+": "X.......X......."}))
-_g(name="thrash", aliases=("thrash", "thrash metal", "speed thrash", "death metal", "black metal", "extreme metal",
+_g(name="thrash", aliases=("thrash", "thrash metal", "speed thrash", "death metal", "extreme metal",
                            "bay area thrash", "grindcore"),
    bpm=(170, 210), kit=16, fill="toms", bass="metal", chords="chug", form="song", humanize_ms=2, vel_var=5,
    family="metal", tone=0.8, reverb=0.12, intro_drums="all", lead_density=0.6,
@@ -167,6 +167,22 @@ _g(name="thrash", aliases=("thrash", "thrash metal", "speed thrash", "death meta
    grooves=({"kick": "XxxxXxxxXxxxXxxx", "snare": "..X...X...X...X.", "china": "X...X...X...X..."},  # thrash beat
             {"kick": "XxxxXxxxXxxxXxxx", "snare": "X.X.X.X.X.X.X.X.", "ride": "x.x.x.x.x.x.x.x."},  # blast
             {"kick": "XxxxXxxxXxxxXxxx", "snare": "....X..x....X...", "bell": "x.x.x.x.x.x.x.x."}))
+# black metal: tremolo-picked minor triads (the third on top: a power chord's distortion would make
+# its key sound major), traditional blasts with the cymbal on the beat, a d-beat; cold and reverberant
+_g(name="black metal", aliases=("black metal", "raw black metal", "atmospheric black metal", "symphonic black metal",
+                                "depressive black metal", "dsbm", "blackgaze", "post-black metal", "post black metal",
+                                "norwegian black metal", "second wave black metal", "trve kvlt"),
+   bpm=(160, 200), kit=16, fill="toms", bass="pats", chords="tremolo", form="song", humanize_ms=3, vel_var=6,
+   family="metal", tone=0.35, reverb=0.42, intro_drums="all", lead_density=0.3, cadence_v=False,
+   parts=(_p("drums", D, 16), _p("bass", B, 34), _p("distorted guitar", C, 30, "tremolo"),
+          _p("guitar 2", C, 30, "tremolo", pan=0.6, octave=1), _p("strings", PD, 49)),
+   progressions={"minor": ("i VI VII i", "i iv VI v", "i VI iv VII", "i i VI VI", "i v VI VII"),
+                 "phrygian": ("i bII i VII", "i bII VI i")}, modes=("minor", "minor", "phrygian"),
+   bass_pats=("R.R.R.R.R.R.R.R.", "R.R.R.R.R.R.5.5."),
+   grooves=({"kick": "XxXxXxXxXxXxXxXx", "snare": ".X.X.X.X.X.X.X.X", "crash": "X...x...X...x..."},  # blast
+            {"kick": "X.x...X.X.x...X.", "snare": "....X.......X...", "ride": "X.x.X.x.X.x.X.x."},   # d-beat
+            {"kick": "X.X.X.X.X.X.X.X.", "snare": "X.X.X.X.X.X.X.X.", "china": "X...X...X...X...",  # hammer blast
+             "crash+": "X.......X......."}))
 _g(name="doom", aliases=("doom", "doom metal", "stoner", "stoner rock", "stoner metal", "sludge metal",
                          "funeral doom", "drone metal"),
    bpm=(60, 75), kit=16, fill="toms", bass="pats", chords="power", form="song", humanize_ms=8, vel_var=8,
