@@ -316,6 +316,24 @@ def test_each_instrument_word_gets_its_program_and_plays(word):
     assert played & set(parts), (word, s.describe())
 
 
+@pytest.mark.parametrize("prompt", ["gentle lullaby in 6/8 with a soft triangle", "irish jig with a triangle",
+                                    "slow blues in 12/8 with a tambourine"])
+def test_named_percussion_in_a_compound_meter_plays_its_beats(prompt):
+    """A hand-percussion word's pattern is written in 4/4 quarters; in 6/8, 9/8 or 12/8 its
+    'on the beat' hits land on the dotted quarters (a triangle in quarters across a 6/8 bar was
+    three against two: the lullaby read in 2-eighth beats)."""
+    lane = {"triangle": (81,), "tambourine": (54,)}["triangle" if "triangle" in prompt else "tambourine"]
+    for seed in range(3):
+        s = compose(prompt, seed)
+        assert s.meter[1] == 8 and s.meter[0] % 3 == 0
+        bpb = s.beats_per_bar
+        pos = Counter(round((n.start - b * bpb) * 2, 1) % (2 * bpb) for b in range(4, 24)
+                      for n in s.bar(b)[0] if n.part == drum_part(s) and n.pitch in lane)
+        beats = {float(3 * k) for k in range(s.meter[0] // 3)}           # in eighths
+        on = sum(v for q, v in pos.items() if min(abs(q - b) for b in beats) < 0.1)
+        assert on >= 0.9 * sum(pos.values()) and on >= 10, (prompt, seed, pos)
+
+
 def test_drum_words_change_the_kit_and_the_groove():
     s = compose("lofi beat with brushes", 0)
     assert s.parts[drum_part(s)].program == 40

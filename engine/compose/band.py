@@ -226,10 +226,22 @@ class Band:
         return {"bass": g.bass, "chords": g.chords, "pad": g.pad, "lead": g.lead, "arp": g.arp,
                 "perc": g.perc}.get(role, G.ROLE_STYLE.get(role, ""))
 
+    #: where a 4/4 beat's four 16ths land in a compound beat's six: on the beat, the second and
+    #: third eighths, the 16th before the next beat
+    _COMPOUND_16THS = (0, 2, 4, 5)
+
     def fit(self, pat: str) -> str:
-        """A lane written for 4/4 cut or repeated to this meter's steps."""
+        """A lane written for 4/4 cut or repeated to this meter's steps; in a compound meter beat
+        by beat — a quarter's hits on the dotted quarter, its offbeat on the third eighth — so
+        a triangle "on the beats" plays 6/8's two beats, not three quarters across them."""
         if len(pat) % self.steps == 0:
             return pat
+        if self.compound and len(pat) % 16 == 0 and self.steps % 6 == 0:
+            out = ["."] * self.steps
+            for b in range(self.steps // 6):
+                for k, to in enumerate(self._COMPOUND_16THS):
+                    out[6 * b + to] = pat[(4 * b + k) % len(pat)]
+            return "".join(out)
         return (pat * (self.steps // len(pat) + 1))[:self.steps]
 
     def _meter_groove(self) -> dict:
