@@ -254,6 +254,30 @@ def test_folk_fingerpicks_an_acoustic_guitar_gently():
     assert by_time and picked >= 0.6 * len(by_time)                # single notes and pairs, not strums
 
 
+def test_the_thumb_plays_the_chords_root():
+    """Travis picking's thumb (a comping pattern's ``b``) is the chord's root, at or below the
+    voicing: a voice-led inversion's lowest note was the fifth as often as not, and a folk song
+    so picked was heard in its dominant key."""
+    for seed in range(6):
+        s = compose("folk fingerpicking", seed)
+        c = composer_of(s)
+        gtr = part_idx(s, program=25, role="chords")
+        checked = 0
+        for i in groove_bars(s, 8):
+            chords = c.chords_of_bar(i)
+            if len(chords) != 1:
+                continue
+            ch = chords[0][2]
+            root = ch.bass if ch.bass is not None else ch.root
+            notes = [n for n in s.bar(i)[0] if n.part in gtr]
+            lone = [n for n in notes if abs(n.start - i * s.beats_per_bar) < 0.05]   # on beat 1: the thumb
+            if notes and len(lone) == 1:
+                assert lone[0].pitch % 12 == root % 12, (seed, i, ch.symbol, lone[0].pitch)
+                assert lone[0].pitch <= min(n.pitch for n in notes)
+                checked += 1
+        assert checked >= 2, seed
+
+
 # --- Celtic, shanty, polka, klezmer, Balkan --------------------------------------------------------
 def test_a_jig_is_six_eight_even_eighths_with_bodhran_and_fiddle_melody():
     for seed in range(3):

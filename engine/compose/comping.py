@@ -130,7 +130,21 @@ def _stroke(k: _Comp, t: float, d: float, ch: str) -> None:
     elif ch == "t":
         k.hit(t, d, vel=vel - 2, top=2)
     elif ch == "b":
-        k.hit(t, d, vel=vel + 8, bottom=1)
+        _thumb(k, t, d, vel + 8)
+
+
+def _thumb(k: _Comp, t: float, d: float, vel: float) -> None:
+    """The "oom" or a fingerpicker's thumb: the sounding chord's root at or below the voicing —
+    not its lowest note, which a voice-led inversion puts on the fifth (a Travis-picked folk song
+    then sat on the dominant, and was heard in it)."""
+    chords, vs = k.chords, k.vs
+    x = next((q for q, (a, b, _) in enumerate(chords) if a <= t < b), len(chords) - 1)
+    c, low = chords[x][2], min(vs[x])
+    root = c.bass if c.bass is not None else c.root
+    p = low - (low - root) % 12
+    if p < k.pl.lo - 5:
+        p += 12
+    k.ev.append((k.j, t, min(t + d, k.bpb), p, vel, 0))
 
 
 def _in_groups(k: _Comp) -> None:
