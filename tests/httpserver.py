@@ -57,6 +57,23 @@ class InProcessServer:
             self._t.join(5)
 
 
+async def ws_connect_busy_aware(session, url: str, tries: int = 20, **kw):
+    """``session.ws_connect(url)`` as a client that honours ``503 Retry-After`` does it: a web
+    stream is refused while a DAW slot that just started is still building its lead (the DAW comes
+    first), and on a loaded machine that takes a moment. Any other refusal is raised."""
+    import aiohttp
+
+    for _ in range(tries):
+        try:
+            return await session.ws_connect(url, **kw)
+        except aiohttp.WSServerHandshakeError as e:
+            if e.status != 503:
+                raise
+            wait = float((e.headers or {}).get("Retry-After", 1))
+            await asyncio.sleep(min(wait, 2.0))
+    raise AssertionError(f"{url}: refused busy {tries} times")
+
+
 def decode(data: bytes, fmt: str, rate: int = 48000, channels: int = 2) -> tuple[np.ndarray, int, int]:
     """Decode a whole file (PyAV) → (frames × channels float32, sample rate, channels)."""
     if fmt == "pcm_s16le":

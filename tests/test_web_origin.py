@@ -22,7 +22,7 @@ pytest.importorskip("av")
 
 import aiohttp  # noqa: E402
 
-from tests.httpserver import InProcessServer  # noqa: E402
+from tests.httpserver import InProcessServer, ws_connect_busy_aware  # noqa: E402
 
 PROMPT = "deep house in A minor with piano, warm bass and drums, 122 bpm"
 SECRET = "a very private prompt about a secret chord"
@@ -340,7 +340,8 @@ def test_a_key_sees_only_its_own_streams_in_status(srv):
 
     async def go():
         async with aiohttp.ClientSession() as s:
-            async with s.ws_connect(srv.url + "/v1/stream?format=pcm_s16le&key=" + a) as ws:
+            # the DAW slot has just started: its lead may still be building (503 Retry-After)
+            async with await ws_connect_busy_aware(s, srv.url + "/v1/stream?format=pcm_s16le&key=" + a) as ws:
                 assert (await ws.receive_json())["type"] == "ready"
                 await ws.send_json({"type": "play", "prompt": SECRET})
                 while (await ws.receive()).type != aiohttp.WSMsgType.BINARY:
