@@ -192,7 +192,8 @@ def test_a_host_tempo_stays_in_quarter_notes():
 @pytest.mark.parametrize("prompt,groups", [
     ("progressive rock in 7/8", (2, 2, 3)), ("balkan wedding band in 7/8 (3+2+2)", (3, 2, 2)),
     ("jazz in 5/8", (3, 2)), ("funk in 11/8", (2, 2, 3, 2, 2)), ("folk dance in 9/8 as 2+2+2+3", (2, 2, 2, 3)),
-    ("house in 7/8", (2, 2, 3)), ("pop in 5/4", (6, 4)), ("funk in 7/8, 2+2+3", (2, 2, 3))])
+    ("house in 7/8", (2, 2, 3)), ("pop in 5/4", (6, 4)), ("funk in 7/8, 2+2+3", (2, 2, 3)),
+    ("greek kalamatiano in 7/8 counted 3-2-2", (3, 2, 2))])
 def test_additive_meters_are_played_in_their_grouping(prompt, groups):
     """Drums, bass and chords say the grouping: every group's start has a kick, snare or bass note
     in most bars, the drums hit group starts harder than the eighths between them, and no
@@ -221,6 +222,12 @@ def test_additive_meters_are_played_in_their_grouping(prompt, groups):
     assert all(k >= 0.75 * len(bars) for k in hit.values()), (hit, len(bars))
     if "drums" in roles:
         assert on > 1.3 * off, (on, off)
+
+
+def test_a_hyphenated_grouping_is_read_only_beside_its_meter():
+    assert read_prompt("in 9/8, 2-2-2-3").groups == (2, 2, 2, 3)
+    sp = read_prompt("son cubano, claves on 2-3")              # the clave's direction, not a 5/8
+    assert sp.meter is None and sp.groups == ()
 
 
 # --- named instruments arrive, and carry the tune -----------------------------------------------------
@@ -257,6 +264,65 @@ def test_named_percussion_plays_within_eight_seconds(word, style):
     first = min((n.start for i in range(0, 16) for n in s.bar(i)[0] if n.part == d and n.pitch in pitches),
                 default=None)
     assert first is not None and seconds(s, first) <= 8.0, (word, style, first)
+
+
+# folk instruments GM has no program of its own for, played by the nearest one
+_FOLK = [("klezmer with fiddle and cimbalom", ["cimbalom"]), ("joropo with arpa llanera and cuatro", ["arpa llanera", "cuatro"]),
+         ("greek dance with lyra and laouto", ["lyra", "laouto"]), ("son cubano with tres guitar and marimbula", ["tres guitar", "marimbula"]),
+         ("hymn on a harmonium", ["harmonium"]), ("chamber pop with a toy piano", ["toy piano"]),
+         ("grime with a square wave bass", ["square wave bass"])]
+
+
+@pytest.mark.parametrize("prompt,words", _FOLK)
+def test_folk_instruments_play_as_their_nearest_gm_program_within_eight_seconds(prompt, words):
+    test_every_named_instrument_plays_within_eight_seconds(prompt, words)
+
+
+@pytest.mark.parametrize("word", ["surdos", "rimshots", "agogo bell", "tamburello", "pandeiro"])
+def test_plural_and_other_names_of_percussion_play(word):
+    test_named_percussion_plays_within_eight_seconds(word, "rock")
+
+
+@pytest.mark.parametrize("prompt", ["samba with a whistle", "batucada, big surdos and the mestre's whistle"])
+def test_a_samba_whistle_is_the_apito_not_a_tune(prompt):
+    sp = read_prompt(prompt)
+    assert "samba whistle" in sp.drum_words and not any("whistle" in w for w in sp.instruments), sp
+    s = compose(prompt, 0)
+    assert not any(p.program in (78, 79) and not p.is_drums for p in s.parts), s.describe()
+    d = next(i for i, p in enumerate(s.parts) if p.is_drums)
+    assert any(n.part == d and n.pitch in (71, 72) for n in notes(s, 0, 8))
+    # a tin whistle in a samba is still a melody instrument
+    assert "tin whistle" in read_prompt("samba with a tin whistle melody").instruments
+
+
+@pytest.mark.parametrize("typo,word", [("accordian", "accordion"), ("vibrafone", "vibraphone"),
+                                       ("glockenspeil", "glockenspiel"), ("saxaphone", "saxophone"),
+                                       ("clarinette", "clarinet"), ("tympani", "timpani")])
+def test_misspelt_instruments_reach_their_program_and_are_explained(typo, word):
+    sp = read_prompt(f"polka with {typo} and tuba")
+    assert sp.instruments == [word, "tuba"], (typo, sp.instruments)          # in the prompt's order
+    assert any(repr(typo) in w and repr(word) in w for w in sp.spelled), sp.spelled
+    s = compose(f"polka with {typo}", 0)
+    assert any(p.program == G.INSTRUMENTS[word][0] and not p.is_drums for p in s.parts), s.describe()
+
+
+def test_a_misspelt_percussion_word_is_percussion():
+    sp = read_prompt("bossa nova with tamborine")
+    assert sp.drum_words == ["tambourine"] and not sp.instruments, sp
+
+
+@pytest.mark.parametrize("phrase", ["plucky synths", "brassy chords", "stringed things", "bassy and organic",
+                                    "drumming", "a fluteish pad", "pianos"])
+def test_words_made_of_an_instrument_word_are_not_read_as_misspellings(phrase):
+    assert read_prompt(f"house, {phrase}").spelled == [], phrase
+
+
+@pytest.mark.parametrize("prompt,vibraphone", [("new jack swing, teddy riley vibes", False),
+                                                ("tropical house, sunset vibes", False),
+                                                ("jazz with vibes", True), ("lofi, vibes and rhodes", True),
+                                                ("vibes solo over a jazz waltz", True)])
+def test_vibes_is_the_vibraphone_only_where_it_is_played(prompt, vibraphone):
+    assert ("vibes" in read_prompt(prompt).instruments) == vibraphone, prompt
 
 
 @pytest.mark.parametrize("prompt,word", [("cumbia with an accordion melody", "accordion"),

@@ -293,6 +293,20 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "sitar": (104, L, ""), "banjo": (105, C, ""), "shamisen": (106, L, ""), "koto": (107, A, "harp"),
     "kalimba": (108, A, "arp8"), "bagpipe": (109, L, ""), "bagpipes": (109, L, ""),
     "uilleann pipes": (109, L, ""), "ukulele": (24, C, ""), "lute": (24, C, ""),
+    # folk instruments GM has no program of their own for, by the program that sounds nearest
+    "harmonium": (20, PD, ""), "pump organ": (20, PD, ""),
+    "cimbalom": (15, A, "arp8"), "cymbalom": (15, A, "arp8"), "hammered dulcimer": (15, A, "arp8"),
+    "santur": (15, A, "arp8"), "santoor": (15, A, "arp8"),
+    "arpa": (46, A, "harp"), "arpa llanera": (46, A, "harp"), "celtic harp": (46, A, "harp"),
+    "cuatro": (24, C, ""), "tres guitar": (25, C, ""), "tres cubano": (25, C, ""),
+    "laouto": (25, C, ""), "laout": (25, C, ""), "bouzouki": (25, L, ""), "oud": (24, L, ""),
+    "lyra": (110, L, ""), "cretan lyra": (110, L, ""), "gusle": (110, L, ""),
+    "toy piano": (8, L, "sparse"),
+    "marimbula": (32, B, ""), "rumba box": (32, B, ""),
+    "square wave bass": (80, B, ""), "square bass": (80, B, ""),
+    # tremolo picking: unbroken 16ths on a distorted guitar (black metal's comping)
+    "tremolo picked guitar": (30, C, "tremolo"), "tremolo-picked guitar": (30, C, "tremolo"),
+    "tremolo picking": (30, C, "tremolo"), "tremolo picked": (30, C, "tremolo"),
     "shanai": (111, L, ""), "steel drums": (114, L, ""), "steel pan": (114, L, ""),
     "taiko": (116, P, ""), "melodic tom": (117, P, ""), "synth drum": (118, P, ""),
     "agogo": (113, P, ""), "woodblock": (115, P, ""),
@@ -420,11 +434,21 @@ DRUM_WORDS: dict[str, tuple[int | None, dict, str | None]] = {
     "woodblocks": (None, {"woodblock": "x...x...x...x...", "woodblock_lo": "..x...x...x...x."}, None),
     "agogo bells": (None, {"agogo": "x.x..x.x..x.x...", "agogo_lo": "...x.....x....x."}, None),
     "agogô": (None, {"agogo": "x.x..x.x..x.x...", "agogo_lo": "...x.....x....x."}, None),
+    "agogo bell": (None, {"agogo": "x.x..x.x..x.x...", "agogo_lo": "...x.....x....x."}, None),
+    # the tambourine by its other names: Italian (tarantella), Brazilian, Irish
+    "tamburello": (None, {"tamb": "x.xxx.xxx.xxx.xx"}, None), "tamburelli": (None, {"tamb": "x.xxx.xxx.xxx.xx"}, None),
+    "pandeiro": (None, {"tamb": "x.xxx.xxx.xxx.xx"}, None), "riq": (None, {"tamb": "x.xxx.xxx.xxx.xx"}, None),
+    # the samba school's whistle (apito): the mestre's calls, on the bar's last beat
+    "samba whistle": (None, {"whistle": "............x.x."}, None), "apito": (None, {"whistle": "............x.x."}, None),
     "vibraslap": (None, {"vibraslap": "............x..."}, None),
     "toms": (None, {"tom_hi": "..x.......x.....", "tom_lo": "......x.......x."}, None),
     "tom toms": (None, {"tom_hi": "..x.......x.....", "tom_lo": "......x.......x."}, None),
     "cymbals": (None, {"crash": "X..............."}, None),
 }
+# plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
+DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
+                   if not w.endswith(("s", "ed", "ing", "h", "i", "floor")) and w + "s" not in DRUM_WORDS
+                   and w not in ("ride", "amen", "808", "909", "tr-808")})
 # wind chimes: GM's bell tree (key 84), a slow shimmer on every other bar's downbeat
 DRUM_WORDS.update({w: (None, {"belltree": "x" + "." * 31}, None)
                    for w in ("wind chimes", "windchimes", "mark tree", "bell tree", "belltree", "chime tree")})

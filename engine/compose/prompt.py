@@ -40,6 +40,7 @@ class PromptSpec:
     intro_bars: int | None = None                             # "long intro", "slow build", "straight in"
     pace: int = 0                                             # −1 "slow", +1 "fast": where in the style's range
     as_lead: set[str] = field(default_factory=set)           # instruments asked to carry the tune ("piano melody")
+    spelled: list[str] = field(default_factory=list)         # words read as a table's word ("'accordian' as 'accordion'")
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
@@ -144,9 +145,10 @@ def read_prompt(prompt: str) -> PromptSpec:
     _read_meter(spec, claim)
     _read_negations(spec, claim)
     phrase = _read_genre(spec, claim)
+    misspelt = _read_misspelt_instruments(spec, claim)
     if spec.genre is None:
         _read_genre_nearest(spec, claim)
-    _read_instruments(spec, claim, phrase)
+    _read_instruments(spec, claim, phrase, misspelt)
     words = set(re.findall(r"[a-z]+", text))
     _read_moods(spec, words)
     _read_solo(spec, words)
@@ -190,7 +192,7 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
                 break
 
 
-_GROUPING_RE = re.compile(r"(?<![\d/])([1-9](?:\s*\+\s*[1-9]){1,7})(?![\d/])")
+_GROUPING_RE = re.compile(r"(?<![\d/-])([1-9](?:\s*\+\s*[1-9]){1,7}|[1-9](?:-[1-9]){1,7})(?![\d/-])")
 
 
 def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
@@ -203,6 +205,8 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             break
     for m in _GROUPING_RE.finditer(text):             # "7/8 (2+2+3)", "in 9/8, 2+2+2+3"
         groups = tuple(int(x) for x in re.findall(r"\d", m.group(1)))
+        if "-" in m.group(1) and spec.meter is None:
+            continue                                     # "counted 3-2-2" only with its meter: "claves on 2-3" is a clave
         if spec.meter is None and all(x in (2, 3) for x in groups):
             spec.meter = (sum(groups), 8)                # "a 3+3+2 groove" is 8/8
         if spec.meter and sum(groups) == spec.meter[0]:
@@ -311,11 +315,72 @@ def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
             return
 
 
-def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None) -> None:
+#: single-word instrument and drum words by their first letter, for :func:`_read_misspelt_instruments`
+_SPELL_BY_INITIAL: dict[str, tuple[tuple[str, str], ...]] = {}
+for _table, _kind in ((G.INSTRUMENTS, "instrument"), (G.DRUM_WORDS, "drum")):
+    for _w in _table:
+        if re.fullmatch(r"[a-z]{5,}", _w):
+            _SPELL_BY_INITIAL[_w[0]] = _SPELL_BY_INITIAL.get(_w[0], ()) + ((_w, _kind),)
+
+
+def _read_misspelt_instruments(spec: PromptSpec, claim: _Claims) -> list[tuple[int, str, str]]:
+    """Instrument and drum words as people misspell them ("accordian", "vibrafone", "tympani",
+    "tamborine"): a word the tables do not know, of 5 letters or more, within one edit of a
+    single-word instrument or drum word (two for words of 8 letters or more) with the same first
+    letter — the rule the style words follow (:func:`_read_genre_nearest`), read before it, so
+    a misspelt instrument is never taken for a misspelt style. Returns ``(position, word,
+    "instrument" | "drum")`` for each, and notes it in ``spec.spelled``."""
+    out = []
+    tried = 0
+    for m in re.finditer(r"[a-z]+", spec.text):
+        w = m.group(0)
+        if len(w) < 5 or w in _KNOWN or any(claim.taken[m.start():m.end()]):
+            continue
+        tried += 1
+        if tried > _MAX_TRIED:
+            break
+        limit = 2 if len(w) >= 8 else 1
+        best = min(((edit_distance(w, k, limit), abs(len(k) - len(w)), k, kind)
+                    for k, kind in _SPELL_BY_INITIAL.get(w[0], ()) if abs(len(k) - len(w)) <= limit), default=None)
+        if best and _adjective_of(w, best[2]):
+            continue                              # "plucky", "brassy", "stringed": a word's own adjective
+        if best and best[0] <= limit and claim(m):
+            out.append((m.start(), best[2], best[3]))
+            spec.spelled.append(f"{w!r} read as {best[2]!r}")
+    return out
+
+
+def _adjective_of(w: str, k: str) -> bool:
+    """Whether ``w`` is an English word made of ``k`` (or its stem) and a suffix, not a misspelling
+    of it: "plucky" (pluck-s), "brassy", "stringed", "drumming", "fluteish"."""
+    for suf in ("ish", "ing", "ed", "ly", "er", "y"):
+        if w.endswith(suf) and len(w) - len(suf) >= 4:
+            stem = w[:-len(suf)]
+            if k.startswith(stem) or stem.startswith(k) or edit_distance(stem, k, 1) <= 1:
+                return True
+    return False
+
+
+def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
+                      misspelt: list[tuple[int, str, str]] = ()) -> None:
     text = spec.text
-    spec.drum_words = [m.group(0) for m in _DRUM_RX.finditer(text) if claim(m)]
-    spec.instruments = [w if w in G.INSTRUMENTS else _singular(w)
-                        for w in (m.group(0) for m in _INSTR_RX.finditer(text) if claim(m))]
+    drums = [(m.start(), m.group(0)) for m in _DRUM_RX.finditer(text) if claim(m)]
+    named = [(m.start(), m.group(0)) for m in _INSTR_RX.finditer(text) if claim(m)]
+    # "vibes" is the vibraphone after "with", "and", a comma … or before "solo"; "teddy riley vibes",
+    # "sunset vibes" are a mood
+    named = [(i, w) for i, w in named if w != "vibes" or re.search(
+        r"(?:^|\b(?:with|and|on|plus|the|some|of|a)|[,&+:])\s*$", text[:i]) or re.match(
+        r"vibes\s+(?:solo|solos|melody|lead|chords|comping|part|line|and|,)", text[i:])]
+    drums += [(i, w) for i, w, kind in misspelt if kind == "drum"]
+    named += [(i, w) for i, w, kind in misspelt if kind == "instrument"]
+    if spec.genre in _PERCUSSION_WHISTLE:
+        # in a samba school the whistle is the mestre's apito, not a tin whistle's tune
+        for i, w in list(named):
+            if w in ("whistle", "whistles") and not re.search(r"(?:tin|penny|irish|low)\s+$", text[:i]):
+                named.remove((i, w))
+                drums.append((i, "samba whistle"))
+    spec.drum_words = [w for _, w in sorted(drums)]
+    spec.instruments = [w if w in G.INSTRUMENTS else _singular(w) for _, w in sorted(named)]
     for w in spec.instruments:                    # "accordion melody", "a guitar solo", "piano lead"
         if re.search(r"(?<![a-z])" + re.escape(w) + r"s?\s+(?:melody|melodies|lead|solo|solos|line|tune|theme)\b",
                      text) or re.search(r"\b(?:melody|lead|tune|theme)\s+(?:on|from|by|played on)\s+(?:an?\s+|the\s+)?"
@@ -328,6 +393,10 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None) -> N
         if G.INSTRUMENTS[w][1] not in roles:
             spec.instruments.append(w)
             roles.add(G.INSTRUMENTS[w][1])
+
+
+#: styles whose whistle is percussion (the apito)
+_PERCUSSION_WHISTLE = frozenset({"samba"})
 
 
 def _singular(w: str) -> str:

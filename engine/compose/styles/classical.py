@@ -51,7 +51,8 @@ for _w, _v in {"snare drum": (None, {"snare": "....x.......x..."}, None),
     G.DRUM_WORDS.setdefault(_w, _v)
 
 # --- the concert hall -------------------------------------------------------------------------------
-_g(name="classical", aliases=("classical", "string quartet", "quartet", "chamber", "chamber music",
+_g(name="classical", aliases=("classical", "string quartet", "quartet", "minimalism", "minimalist", "chamber",
+                              "chamber music",
                               "classical music", "classical period", "viennese classical", "sonata", "symphony",
                               "concerto", "opera", "mozart", "haydn", "beethoven", "schubert", "string trio"),
    bpm=(72, 116), kit=0, fill="none", bass="cello", chords="quartet", form="calm", humanize_ms=10,

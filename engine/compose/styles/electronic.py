@@ -76,7 +76,7 @@ _g(name="deep house", aliases=("deep house", "soulful house", "lofi house", "lo-
              "bongo": "x..x..x...x.x...", "bongo_lo": ".......x.......x"},
             {"kick": "X...X...X...X...", "rim": "....x.......x..x", "ohat": "..x...x...x...x.",
              "shaker": ".x...x...x...x..", "bongo": "...x.....x....x."}))
-_g(name="techno", aliases=("techno", "industrial techno", "minimal techno", "acid techno", "industrial",
+_g(name="techno", aliases=("techno", "industrial techno", "minimal techno", "dub techno", "acid techno", "industrial",
                           "hardstyle", "hard techno", "gabber", "rave", "ebm", "detroit techno", "berlin techno",
                           "berghain", "warehouse", "tekno", "peak time techno"),
    bpm=(126, 138), kit=24, fill="snare", bass="rolling", chords="stab", form="edm", humanize_ms=1, vel_var=5,
@@ -251,7 +251,7 @@ _g(name="boom bap", aliases=("boom bap", "boom bap hip hop", "hip hop", "hip-hop
              "rim+": "..........o....."},
             {"kick": "X.X.......X.....", "snare": "....X.......X..o", "ohat": "..x...x...x...x.",
              "tamb+": "....x.......x..."}))
-_g(name="trap", aliases=("trap", "phonk", "rage", "plugg", "atlanta trap", "southern hip hop",
+_g(name="trap", aliases=("trap", "phonk", "rage", "plugg", "crunk", "footwork", "atlanta trap", "southern hip hop",
                          "memphis rap", "cloud rap"),
    bpm=(130, 150), kit=25, fill="roll", bass="808", chords="pad", form="edm", humanize_ms=1, vel_var=10,
    family=HH, tone=0.1, reverb=0.25,

@@ -149,7 +149,8 @@ _g(name="soul", chromatic_approach=True, family="soul",
              "chat": "x.x.x.xxx.x.x.xx", "tamb+": "..x...x...x...x."}))
 
 _g(name="r&b", chromatic_approach=True, family="soul",
-   aliases=("r&b", "rnb", "r and b", "r'n'b", "r n b", "r & b", "rhythm and blues", "contemporary r&b",
+   aliases=("r&b", "rnb", "r and b", "new jack swing", "new jack", "r'n'b", "r n b", "r & b", "rhythm and blues",
+            "contemporary r&b",
             "90s r&b", "alt r&b", "alternative r&b", "slow jam", "quiet storm", "trapsoul", "bedroom r&b"),
    bpm=(60, 80), kit=25, fill="roll", bass="long", chords="soul", form="song", swing=0.08, swing_unit=0.25,
    humanize_ms=6, vel_var=10, laid_back_ms=10, tone=-0.3, reverb=0.32, lead_density=0.4, intro_drums="hats",

@@ -245,7 +245,8 @@ _g(name="folk", aliases=("folk", "folk song", "folk rock", "singer songwriter", 
 _CELTIC_PROG = {"major": ("I I IV V", "I IV I V", "I V IV V", "I I V I"),
                 "mixolydian": ("I bVII I bVII", "I I bVII bVII", "I bVII IV I"),
                 "dorian": ("i VII i VII", "i i VII VII", "i IV i VII"), "minor": ("i VII i VII", "i VII VI VII")}
-_g(name="celtic", aliases=("celtic", "jig", "irish jig", "double jig", "irish", "irish folk", "irish pub",
+_g(name="celtic", aliases=("celtic", "jig", "irish jig", "double jig", "tarantella", "tarantela", "irish",
+                           "irish folk", "irish pub",
                            "irish trad", "trad session", "scottish", "scottish folk", "celtic folk", "gaelic",
                            "ceili", "céilí", "highland", "breton", "galician"),
    bpm=(100, 120), meter=(6, 8), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4,
@@ -311,7 +312,8 @@ _BALKAN_PARTS = (_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _
                  _p("trumpet", L, 56, "melody", pan=-0.45))
 _BALKAN_PROG = {"minor": ("i iv V i", "i VII III V", "i iv i V"), "freygish": ("I II I I", "I iv II I"),
                 "major": ("I V I V", "I IV V I")}
-_g(name="balkan", aliases=("balkan", "balkan brass", "rachenitsa", "ruchenitsa", "bulgarian", "bulgarian folk",
+_g(name="balkan", aliases=("balkan", "balkan brass", "rachenitsa", "ruchenitsa", "kalamatiano", "kalamatianos",
+                           "bulgarian", "bulgarian folk",
                            "macedonian", "serbian brass", "gypsy brass", "romani brass", "balkan folk"),
    bpm=(150, 190), meter=(7, 8), groups={(7, 8): (2, 2, 3), (9, 8): (2, 2, 2, 3), (11, 8): (2, 2, 3, 2, 2)}, kit=0,
    fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=8, family="balkan", tone=0.3,

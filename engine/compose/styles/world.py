@@ -184,7 +184,7 @@ _g(name="flamenco", family="latin",
 # mariachi (son jalisciense): 6/8 against 3/4 — the pattern's first bar in two dotted quarters,
 # its second in three quarters — in the guitarrón, the vihuela's strums and the zapateado
 _g(name="mariachi", family="latin",
-   aliases=("mariachi", "mexican", "mexico", "son jalisciense", "ranchera", "jarabe", "huapango",
+   aliases=("mariachi", "mexican", "mexico", "joropo", "son jalisciense", "ranchera", "jarabe", "huapango",
             "mexican folk", "mariachis"),
    bpm=(84, 100), meter=(6, 8), kit=0, fill="none", form="song", humanize_ms=6, vel_var=10,
    parts=(_p("drums", D, 0, level=0.55), _p("guitarron", B, 32), _p("vihuela", C, 24, octave=1),
@@ -252,7 +252,7 @@ _g(name="ska", chromatic_approach=True, family="caribbean",
 
 # dancehall: the digital riddim — drum machine, synth bass figure, stabs on the off-beats
 _g(name="dancehall", family="caribbean",
-   aliases=("dancehall", "ragga", "raggamuffin", "digital riddim", "dancehall riddim", "bashment",
+   aliases=("dancehall", "ragga", "raggamuffin", "zouk", "zouk love", "digital riddim", "dancehall riddim", "bashment",
             "sleng teng"),
    bpm=(90, 108), kit=25, fill="snare", form="song", humanize_ms=2, vel_var=6, tone=0.1, reverb=0.15,
    parts=(_p("drums", D, 25), _p("bass", B, 38), _p("keys", C, 90), _p("pad", PD, 89),
@@ -269,7 +269,8 @@ _g(name="dancehall", family="caribbean",
 
 # --- Trinidad --------------------------------------------------------------------------------------
 _g(name="calypso", family="caribbean",
-   aliases=("calypso", "trinidad", "trinidadian", "steelband", "steel band", "caribbean", "kaiso"),
+   aliases=("calypso", "trinidad", "trinidadian", "kompa", "konpa", "haitian", "steelband", "steel band",
+            "caribbean", "kaiso"),
    bpm=(100, 120), kit=0, fill="toms", form="song", humanize_ms=5, vel_var=8, tone=0.4, reverb=0.2,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("guitar", C, 25), _p("steel pan", L, 114),
           _p("brass", C, 61, "stab", pan=0.5)),
