@@ -165,6 +165,19 @@ def test_the_bass_in_6_8_walks_on_its_two_beats(name):
     assert not on or beats >= quarters, (name, beats, quarters)
 
 
+@pytest.mark.parametrize("name", [n for n, g in G.GENRES.items() if g.meter[1] == 4])
+def test_a_style_asked_for_in_12_8_comps_in_triplets_not_a_lilt(name):
+    """A style written in simple time, asked for in 12/8, has its chords strike each beat or all
+    three of its eighths (the ballad's triplets), never the jig's long–short alone: a lilt on all
+    four beats, under a bass that lilts too, is heard as swung eighths at twice the tempo (set C's
+    southern soul ballad at 55 was heard in 1½ eighths). Where the third eighth is struck, the
+    second is as often. (The 12/8 styles' own patterns — the slow blues' shuffled piano — may lilt.)"""
+    on = [t % 1.5 for seed in (0, 1) for t in _onsets_in_bar(compose(f"{name} in 12/8", seed), ("chords",))]
+    second = sum(1 for t in on if abs(t - 0.5) < 0.01)
+    third = sum(1 for t in on if abs(t - 1.0) < 0.01)
+    assert second >= third, (name, second, third)
+
+
 @pytest.mark.parametrize("name", [n for n, g in G.GENRES.items() if g.meter == (6, 8)])
 def test_a_6_8_style_asked_for_in_3_4_plays_three_quarters(name):
     """Its own patterns (written in two dotted quarters) stay out of a 3/4 bar of the same length:

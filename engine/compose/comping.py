@@ -160,12 +160,17 @@ def _in_groups(k: _Comp) -> None:
 
 def _in_compound(k: _Comp) -> None:
     """A compound meter: each dotted-quarter beat struck, with the third eighth as a lighter
-    stroke on some variants (the lilt of a jig or a 12/8 ballad's triplets on the off variants)."""
+    stroke on some variants (the lilt of a jig), or, in 12/8, the ballad's triplets: all three
+    eighths of each beat, the first accented (a lilt on every beat of a slow 12/8, with the bass's
+    lilt under it, is heard as swung eighths at twice the tempo, not as four beats of three)."""
     nbeats = len(k.band.groups)
     for b in range(nbeats):
         t = b * 1.5
         if k.cv % 2 == 0:
             k.hit(t, 1.35, vel=k.vel + (10 if b == 0 else 0))
+        elif k.band.meter == (12, 8):
+            for e in range(3):
+                k.hit(t + 0.5 * e, 0.45, vel=k.vel + ((10 if b == 0 else 4) if e == 0 else -14))
         else:
             k.hit(t, 0.9, vel=k.vel + (10 if b == 0 else 0))
             k.hit(t + 1.0, 0.45, vel=k.vel - 12, top=3)
