@@ -395,7 +395,9 @@ def test_render_explain_prints_what_the_rendered_score_was_read_as():
     assert s.genre in lines["style"] and "116 bpm (dotted quarter" in lines["tempo"]
     assert lines["meter"].split(":", 1)[1].strip().startswith("6/8 (compound") and "straight" in lines["meter"]
     assert any("fiddle" in ln and "GM 111 (program 110)" in ln and "named" in ln for ln in text.splitlines())
-    assert "shaker" in lines["percussion"]
+    assert "shaker" in lines["percussion"] and "spelling" not in lines
+    lines = {ln.split(":", 1)[0].strip(): ln for ln in explain_text(compose("polka with accordian", 0)).splitlines()}
+    assert "'accordian' read as 'accordion'" in lines["spelling"]
 
 
 def _foreign_bass_notes(prompt, seed=0, bars=64):

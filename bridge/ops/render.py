@@ -129,4 +129,6 @@ def explain_text(score) -> str:
                      + ("  ← named" if d["named"] else ""))
     if x["percussion"]:
         lines.append("percussion:  " + ", ".join(x["percussion"]))
+    if x["spelled"]:
+        lines.append("spelling:    " + "; ".join(x["spelled"]))
     return "\n".join(lines)

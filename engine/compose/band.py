@@ -294,6 +294,7 @@ class Band:
                              "program": (f"kit {pl.part.program}" if pl.role == "drums" else pl.part.program),
                              "named": pl.named} for pl in self.plans],
             "percussion": sorted(self.named_lanes),
+            "spelled": list(spec.spelled),
         }
 
     def _lane_steps(self, lane: str) -> list[int]:

@@ -316,7 +316,8 @@ def compose(prompt: str, seed: int = 0, bpm: float | None = None, theme=None) ->
         x = c.explain()
         log.info("composing %r (seed %d): %s (%s), %s, %s, %s, %s", prompt[:120], int(seed), x["style"], x["why"],
                  x["tempo"], x["meter"], x["key"],
-                 ", ".join(f"{d['name']}:{d['program']}" for d in x["instruments"]))
+                 ", ".join(f"{d['name']}:{d['program']}" for d in x["instruments"])
+                 + ("; " + "; ".join(x["spelled"]) if x["spelled"] else ""))
     return _score_of(c)
 
 
