@@ -15,7 +15,8 @@ import pytest
 from engine.compose import compose, composer_of, read_prompt
 from engine.compose import genres as G
 
-MINE = ("pop", "k-pop", "disco", "funk", "soul", "r&b", "gospel", "gospel ballad", "motown", "jazz", "swing",
+MINE = ("pop", "k-pop", "disco", "funk", "soul", "r&b", "new jack swing", "gospel", "gospel ballad", "motown",
+        "jazz", "swing",
         "bebop", "cool jazz", "jazz waltz", "lounge")
 SEEDS = range(4)
 
@@ -68,6 +69,8 @@ def first_note_s(s, parts, bars=40):
     ("funk", "funk"), ("p-funk jam", "funk"), ("go-go groove", "funk"), ("fnuk", "funk"),
     ("soul", "soul"), ("memphis soul with horns", "soul"), ("stax soul", "soul"), ("neo soul with rhodes", "soul"),
     ("r&b", "r&b"), ("contemporary rnb slow jam", "r&b"), ("90s r&b", "r&b"), ("rhythm and blues", "r&b"),
+    ("new jack swing ~106bpm, teddy riley vibes", "new jack swing"), ("njs", "new jack swing"),
+    ("a swingbeat jam", "new jack swing"),
     ("gospel", "gospel"), ("sunday service praise break", "gospel"), ("gospel choir", "gospel"),
     ("gospell", "gospel"),
     ("gospel ballad", "gospel ballad"), ("slow gospel in E major", "gospel ballad"),
@@ -310,6 +313,23 @@ def test_r_and_b_is_slow_with_the_backbeat_on_2_and_4_and_16th_hats_with_rolls()
         assert np.mean([len(xs) for xs in hat]) >= 12                                  # 16ths
         gaps = np.diff(sorted(x + k * 4 for k, xs in enumerate(hat) for x in xs))
         assert (gaps < 0.2).sum() >= 1                                                 # a 32nd or triplet roll
+
+
+def test_new_jack_swing_is_a_swung_drum_machine_with_its_kick_pushed_off_the_beat():
+    """100–115 bpm on a drum machine swung in 16ths, snare and clap hard on two and four, the kick
+    off the beat in every bar (the "a" of two, the "and" of three), synth bass and synth-brass stabs
+    — not r&b's 60–80 slow jam, which is what the words played before."""
+    for seed in SEEDS:
+        s = compose("new jack swing", seed)
+        assert 98 * 0.9 <= s.bpm <= 114 * 1.1 and s.swing >= 0.15, (s.bpm, s.swing)
+        assert s.parts[drum_part(s)].program in (24, 25)
+        assert part_of(s, 62, "chords") and part_of(s, 38, "bass")
+        bars = main_bars(s, 8)
+        back = hits(s, (38, 39), bars, vmin=70)
+        assert on(back, 1.0) >= len(bars) - 1 and on(back, 3.0) >= len(bars) - 1
+        assert on(back, 0.0) == 0 and on(back, 2.0) == 0
+        kick = hits(s, (36,), bars)
+        assert sum(any(abs(x - round(x)) > 0.1 for x in xs) for xs in kick) >= len(bars) - 1, kick
 
 
 def test_gospel_has_handclaps_on_2_and_4_organ_piano_and_choir():

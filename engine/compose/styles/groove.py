@@ -149,8 +149,7 @@ _g(name="soul", chromatic_approach=True, family="soul",
              "chat": "x.x.x.xxx.x.x.xx", "tamb+": "..x...x...x...x."}))
 
 _g(name="r&b", chromatic_approach=True, family="soul",
-   aliases=("r&b", "rnb", "r and b", "new jack swing", "new jack", "r'n'b", "r n b", "r & b", "rhythm and blues",
-            "contemporary r&b",
+   aliases=("r&b", "rnb", "r and b", "r'n'b", "r n b", "r & b", "rhythm and blues", "contemporary r&b",
             "90s r&b", "alt r&b", "alternative r&b", "slow jam", "quiet storm", "trapsoul", "bedroom r&b"),
    bpm=(60, 80), kit=25, fill="roll", bass="long", chords="soul", form="song", swing=0.08, swing_unit=0.25,
    humanize_ms=6, vel_var=10, laid_back_ms=10, tone=-0.3, reverb=0.32, lead_density=0.4, intro_drums="hats",
@@ -168,6 +167,28 @@ _g(name="r&b", chromatic_approach=True, family="soul",
              "chat": "xrx.x.xrx.x.xtx.", "ohat+": "..............x."},
             {"kick": "X..x......x..x..", "clap": "....X.......X...", "rim": "...x......x.....",
              "chat": "xxxxxxrxxxxxxxtx", "ohat+": "..............x."}))
+
+# new jack swing (Teddy Riley, 1987–93): a drum machine swung in 16ths at 100–115, a hard snare and
+# clap on two and four, the kick pushed onto the "a" of two and the "and" of three, syncopated synth
+# bass, synth-brass stabs and gospel-minor ninths on an electric piano
+_g(name="new jack swing", chromatic_approach=True, family="soul",
+   aliases=("new jack swing", "new jack", "njs", "swingbeat", "teddy riley"),
+   bpm=(98, 114), kit=25, fill="snare", bass="pats", chords="pats", form="song", swing=0.2, swing_unit=0.25,
+   humanize_ms=2, vel_var=8, tone=0.2, reverb=0.18, lead_density=0.45, intro_drums="all",
+   parts=(_p("drums", D, 25), _p("synth bass", B, 38), _p("stabs", C, 62, "pats", level=0.8),
+          _p("electric piano", PD, 4, "pad"), _p("lead", L, 80, "melody")),
+   progressions={"minor": ("i9 iv9 i9 iv9", "i7 VI7 VII7 i7", "i9 i9 VII9 VI7", "iv9 V7 i9 i9"),
+                 "dorian": ("i9 IV9 i9 IV9", "i7 IV7 VII7 i7"),
+                 "major": ("Imaj9 IV9 Imaj9 IV9", "ii9 V9 Imaj9 vi9")},
+   modes=("minor", "dorian", "major"),
+   bass_pats=("R..R..5.R.....A.", "R.....R...8.5.R.", "R..R....R..5..R.", "R-.R..g.R-..5.A."),
+   comp_pats=("..X...x...X..x..", "X..x..x.....X...", "......X.X.....x."),
+   grooves=({"kick": "X.....X...X..X..", "snare": "....X.......X...", "clap": "....X.......X...",
+             "chat": "xxxxxxxxxxxxxxxx", "ohat+": "..............x."},
+            {"kick": "X..X......X.X...", "snare": "....X..o....X...", "clap": "....X.......X...",
+             "chat": "x.xxx.xxx.xxx.xx", "tamb+": "....x.......x..."},
+            {"kick": "X..X....X.X..X..", "snare": "....X......oX..o", "clap": "....X.......X...",
+             "chat": "x.x.x.x.x.x.x.x.", "tamb": "..x...x...x...x."}))
 
 _g(name="gospel", chromatic_approach=True, family="soul",
    aliases=("gospel", "black gospel", "gospel choir", "praise break", "sunday service", "gospel music",
