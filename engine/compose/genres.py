@@ -434,17 +434,17 @@ DRUM_WORDS: dict[str, tuple[int | None, dict, str | None]] = {
     "woodblocks": (None, {"woodblock": "x...x...x...x...", "woodblock_lo": "..x...x...x...x."}, None),
     "agogo bells": (None, {"agogo": "x.x..x.x..x.x...", "agogo_lo": "...x.....x....x."}, None),
     "agogô": (None, {"agogo": "x.x..x.x..x.x...", "agogo_lo": "...x.....x....x."}, None),
-    "agogo bell": (None, {"agogo": "x.x..x.x..x.x...", "agogo_lo": "...x.....x....x."}, None),
-    # the tambourine by its other names: Italian (tarantella), Brazilian, Irish
-    "tamburello": (None, {"tamb": "x.xxx.xxx.xxx.xx"}, None), "tamburelli": (None, {"tamb": "x.xxx.xxx.xxx.xx"}, None),
-    "pandeiro": (None, {"tamb": "x.xxx.xxx.xxx.xx"}, None), "riq": (None, {"tamb": "x.xxx.xxx.xxx.xx"}, None),
-    # the samba school's whistle (apito): the mestre's calls, on the bar's last beat
-    "samba whistle": (None, {"whistle": "............x.x."}, None), "apito": (None, {"whistle": "............x.x."}, None),
     "vibraslap": (None, {"vibraslap": "............x..."}, None),
     "toms": (None, {"tom_hi": "..x.......x.....", "tom_lo": "......x.......x."}, None),
     "tom toms": (None, {"tom_hi": "..x.......x.....", "tom_lo": "......x.......x."}, None),
     "cymbals": (None, {"crash": "X..............."}, None),
 }
+DRUM_WORDS["agogo bell"] = DRUM_WORDS["agogo bells"]
+# the tambourine by its other names (Italian for the tarantella, Brazilian, Arabic): in 16ths
+DRUM_WORDS.update({w: (None, {"tamb": "x.xxx.xxx.xxx.xx"}, None)
+                   for w in ("tamburello", "tamburelli", "pandeiro", "riq")})
+# the samba school's whistle (apito): the mestre's calls, on the bar's last beat
+DRUM_WORDS.update({w: (None, {"whistle": "............x.x."}, None) for w in ("samba whistle", "apito")})
 # plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
 DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
                    if not w.endswith(("s", "ed", "ing", "h", "i", "floor")) and w + "s" not in DRUM_WORDS

@@ -296,11 +296,9 @@ def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
         elif nxt and sq + nxt in _SQUEEZED:
             hit = (_SQUEEZED[sq + nxt], f"{w} {nxt!r} read run together")
         if hit is None and len(sq) >= 5:
-            limit = 2 if len(sq) >= 8 else 1
-            best = min(((edit_distance(sq, k, limit), abs(len(k) - len(sq)), k) for k in _BY_INITIAL.get(sq[0], ())
-                        if abs(len(k) - len(sq)) <= limit), default=None)
-            if best and best[0] <= limit:           # nearest; a tie goes to the word of the same length
-                hit = (_SQUEEZED[best[2]], f"{w!r} read as the style word {best[2]!r} (a spelling within {best[0]})")
+            near = _nearest_spelling(sq, _BY_INITIAL)
+            if near:
+                hit = (_SQUEEZED[near[1]], f"{w!r} read as the style word {near[1]!r} (a spelling within {near[0]})")
         if hit is None and len(sq) >= 6:
             n = len(sq)
             pick = next((k for k in _PARTS if len(k) < n and sq.endswith(k)), None) or \
@@ -315,12 +313,23 @@ def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
             return
 
 
-#: single-word instrument and drum words by their first letter, for :func:`_read_misspelt_instruments`
-_SPELL_BY_INITIAL: dict[str, tuple[tuple[str, str], ...]] = {}
-for _table, _kind in ((G.INSTRUMENTS, "instrument"), (G.DRUM_WORDS, "drum")):
-    for _w in _table:
-        if re.fullmatch(r"[a-z]{5,}", _w):
-            _SPELL_BY_INITIAL[_w[0]] = _SPELL_BY_INITIAL.get(_w[0], ()) + ((_w, _kind),)
+def _nearest_spelling(w: str, by_initial: dict[str, tuple[str, ...]]) -> tuple[int, str] | None:
+    """``(edits, word)``: the word of ``by_initial`` (words by their first letter) nearest ``w``,
+    within one edit (two for words of 8 letters or more) and with its first letter; a tie goes to
+    the word of ``w``'s length. ``None`` when there is none that near."""
+    limit = 2 if len(w) >= 8 else 1
+    best = min(((edit_distance(w, k, limit), abs(len(k) - len(w)), k) for k in by_initial.get(w[0], ())
+                if abs(len(k) - len(w)) <= limit), default=None)
+    return (best[0], best[2]) if best and best[0] <= limit else None
+
+
+#: single-word instrument and drum words ("instrument" | "drum": a word of both tables is a drum
+#: word), and the same words by their first letter, for :func:`_read_misspelt_instruments`
+_SPELL_KIND = {w: kind for table, kind in ((G.INSTRUMENTS, "instrument"), (G.DRUM_WORDS, "drum"))
+               for w in table if re.fullmatch(r"[a-z]{5,}", w)}
+_SPELL_BY_INITIAL: dict[str, tuple[str, ...]] = {}
+for _w in _SPELL_KIND:
+    _SPELL_BY_INITIAL[_w[0]] = _SPELL_BY_INITIAL.get(_w[0], ()) + (_w,)
 
 
 def _read_misspelt_instruments(spec: PromptSpec, claim: _Claims) -> list[tuple[int, str, str]]:
@@ -339,14 +348,12 @@ def _read_misspelt_instruments(spec: PromptSpec, claim: _Claims) -> list[tuple[i
         tried += 1
         if tried > _MAX_TRIED:
             break
-        limit = 2 if len(w) >= 8 else 1
-        best = min(((edit_distance(w, k, limit), abs(len(k) - len(w)), k, kind)
-                    for k, kind in _SPELL_BY_INITIAL.get(w[0], ()) if abs(len(k) - len(w)) <= limit), default=None)
-        if best and _adjective_of(w, best[2]):
+        near = _nearest_spelling(w, _SPELL_BY_INITIAL)
+        if near is None or _adjective_of(w, near[1]):
             continue                              # "plucky", "brassy", "stringed": a word's own adjective
-        if best and best[0] <= limit and claim(m):
-            out.append((m.start(), best[2], best[3]))
-            spec.spelled.append(f"{w!r} read as {best[2]!r}")
+        if claim(m):
+            out.append((m.start(), near[1], _SPELL_KIND[near[1]]))
+            spec.spelled.append(f"{w!r} read as {near[1]!r}")
     return out
 
 
