@@ -11,7 +11,7 @@ import functools
 
 from engine.compose.band import Band, PartPlan
 from engine.compose.form import SECTION_BARS, Bar
-from engine.compose.harmony import nearest
+from engine.compose.harmony import nearest, scale_step
 
 # rhythms (beats in the bar), one per comping variant
 _STAB = ((0.5, 1.5, 2.5, 3.5), (0, 0.75, 1.5, 2.5, 3.25), (0.5, 1.75, 2.5, 3.75), (0, 1.5, 3))
@@ -261,8 +261,55 @@ def _bossa(k: _Comp) -> None:
         k.hit(t, 0.45, vel=k.vel - 4)
 
 
+#: riffs in eighths, a call and its answer per comping variant: ``R`` the root chugged (palm
+#: muted), ``H`` the root let ring, ``2``/``3``/``4`` a power chord on the mode's step that many
+#: degrees above the chord's root (the minor third and fourth of a minor key: D5 F5 G5), ``b`` on
+#: the step below (C5 under D5); ``.`` lets the last one ring
+_RIFFS = (("RR3RR43.", "RR3RR4b."), ("H.R3.4R.", "H.R3.b3."), ("RRR3RRR4", "RR3.4.3b"), ("H..3H.4.", "H..2b.3."))
+_RIFF_STEPS = {"2": 1, "3": 2, "4": 3, "b": -1}
+
+
+def _riff_chord(k: _Comp, t: float, ch: str) -> list[int]:
+    """The power chord a riff's ``ch`` plays at beat ``t``: the voicing of the chord sounding then,
+    moved whole to the mode's step (a borrowed chord's own minor pentatonic)."""
+    x = next((i for i, (a, b, _) in enumerate(k.chords) if a <= t < b), len(k.chords) - 1)
+    voicing = k.vs[x]
+    shift = 0
+    if ch in _RIFF_STEPS and voicing[0] % 12 in k.band.scale:
+        shift = scale_step(voicing[0], _RIFF_STEPS[ch], k.band.scale) - voicing[0]
+    elif ch in _RIFF_STEPS:
+        shift = {"2": 2, "3": 3, "4": 5, "b": -2}[ch]
+    return [p + shift for p in voicing]
+
+
+def _riff_slots(k: _Comp) -> list[tuple[float, str]]:
+    """This bar's riff: ``(beat, symbol)`` on the eighths, the rests left out."""
+    fig = _RIFFS[k.sec.comp_var % len(_RIFFS)][k.s % 2]
+    n = int(round(k.bpb * 2))
+    return [(q * 0.5, fig[q % len(fig)]) for q in range(n) if fig[q % len(fig)] != "."]
+
+
+def _riff(k: _Comp) -> None:
+    """A riff on the power chord: the root chugged, with power chords on the mode's third, fourth
+    and the step below (moved whole, as a guitarist moves the shape), the same riff in both
+    guitars (double-tracked) and answered every other bar."""
+    slots = _riff_slots(k)
+    for n, (t, ch) in enumerate(slots):
+        nxt = slots[n + 1][0] if n + 1 < len(slots) else k.bpb
+        if ch == "R":
+            d, vel = 0.22, k.vel + 2
+        else:
+            d, vel = max(0.22, nxt - t - 0.05), k.vel + (14 if ch == "H" else 10)
+        for p in _riff_chord(k, t, ch):
+            k.ev.append((k.j, t, min(t + d, k.bpb), p, vel, 0))
+
+
 def _power(k: _Comp) -> None:
-    """Power chords: held in a chorus, drop or solo, chugged eighths elsewhere."""
+    """Power chords: held in a chorus, drop or solo; elsewhere a riff where the style plays them
+    (doom, grunge, metal), else chugged eighths."""
+    if k.band.g.riffs and k.sec.kind not in ("B", "drop", "solo") and k.bpb >= 2:
+        _riff(k)
+        return
     if k.sec.kind in ("B", "drop", "solo"):
         for a, b, c in k.chords:
             k.hit(a, min(b - a, 2.0) - 0.05, vel=k.vel + 14)
@@ -284,9 +331,19 @@ def _tremolo(k: _Comp) -> None:
 
 
 def _chug(k: _Comp) -> None:
+    """Palm-muted 16ths on the kick and every beat; where the style plays riffs (metal), the riff's
+    power chords ring on its eighths outside the chorus and the chugs stop under them."""
     kick = k.band.kick_steps
+    riff = {}
+    if k.band.g.riffs and k.sec.kind not in ("B", "drop", "solo") and k.bpb >= 2:
+        riff = {int(round(t * 4)): ch for t, ch in _riff_slots(k) if ch in _RIFF_STEPS}
+    ring = -1
     for st in range(int(k.bpb * 4)):
-        if st in kick or st % 4 == 0:
+        if st in riff:
+            for p in _riff_chord(k, st * 0.25, riff[st]):
+                k.ev.append((k.j, st * 0.25, min(st * 0.25 + 0.45, k.bpb), p, k.vel + 12, 0))
+            ring = st + 1
+        elif st > ring and (st in kick or st % 4 == 0):
             k.hit(st * 0.25, 0.2, vel=k.vel + 16 if st % 4 == 0 else k.vel + 4)
 
 

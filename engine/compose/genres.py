@@ -177,6 +177,7 @@ class Genre:
     intro_bars: int = 2              # bars before the band is in (a long build asks for more)
     groups: dict = field(default_factory=dict)   # meter → grouping in eighths, e.g. {(9, 8): (2, 2, 2, 3)}
     chromatic_approach: bool = False # the bass leans into the next root by a semitone (jazz, blues, soul …)
+    riffs: bool = False              # the power-chord guitars play riffs on the mode's degrees (doom, grunge, metal)
 
 
 D, B, C, PD, L, A, P = "drums", "bass", "chords", "pad", "lead", "arp", "perc"

@@ -62,7 +62,7 @@ _g(name="punk", aliases=("punk", "punk rock", "pop punk", "pop-punk", "hardcore 
              "crash+": "X.......X......."}))
 _g(name="grunge", aliases=("grunge", "seattle", "seattle sound", "sludge", "noise rock", "post-grunge", "post grunge",
                            "nineties rock", "90s rock"),
-   bpm=(88, 126), kit=8, fill="toms", bass="rock8", chords="power", form="song", humanize_ms=7, vel_var=12,
+   riffs=True, bpm=(88, 126), kit=8, fill="toms", bass="rock8", chords="power", form="song", humanize_ms=7, vel_var=12,
    family="rock", tone=0.1, reverb=0.22, intro_drums="all",
    parts=(_p("drums", D, 8), _p("bass", B, 34), _p("distorted guitar", C, 30, "power"),
           _p("clean guitar", A, 27, "arp8"), _p("lead", L, 29, "melody")),
@@ -144,7 +144,7 @@ _g(name="blues shuffle", chromatic_approach=True, aliases=("blues shuffle", "shu
 # --- metal ------------------------------------------------------------------------------------------
 _g(name="metal", aliases=("metal", "heavy metal", "nwobhm", "power metal", "speed metal", "classic metal",
                           "traditional metal", "metalcore", "djent", "nu metal", "nu-metal"),
-   bpm=(120, 160), kit=16, fill="toms", bass="pats", chords="chug", form="song", humanize_ms=3, vel_var=6,
+   riffs=True, bpm=(120, 160), kit=16, fill="toms", bass="pats", chords="chug", form="song", humanize_ms=3, vel_var=6,
    family="metal", tone=0.75, reverb=0.15, intro_drums="all",
    parts=(_p("drums", D, 16), _p("bass", B, 34), _p("distorted guitar", C, 30, "chug"),
           _p("guitar 2", C, 29, "power", pan=0.5), _p("lead", L, 30, "melody")),
@@ -158,7 +158,7 @@ _g(name="metal", aliases=("metal", "heavy metal", "nwobhm", "power metal", "spee
              "crash+": "X.......X......."}))
 _g(name="thrash", aliases=("thrash", "thrash metal", "speed thrash", "death metal", "extreme metal",
                            "bay area thrash", "grindcore"),
-   bpm=(170, 210), kit=16, fill="toms", bass="metal", chords="chug", form="song", humanize_ms=2, vel_var=5,
+   riffs=True, bpm=(170, 210), kit=16, fill="toms", bass="metal", chords="chug", form="song", humanize_ms=2, vel_var=5,
    family="metal", tone=0.8, reverb=0.12, intro_drums="all", lead_density=0.6,
    parts=(_p("drums", D, 16), _p("bass", B, 34), _p("distorted guitar", C, 30, "chug"),
           _p("guitar 2", C, 30, "chug", pan=0.6), _p("lead", L, 30, "melody")),
@@ -185,7 +185,7 @@ _g(name="black metal", aliases=("black metal", "raw black metal", "atmospheric b
              "crash+": "X.......X......."}))
 _g(name="doom", aliases=("doom", "doom metal", "stoner", "stoner rock", "stoner metal", "sludge metal",
                          "funeral doom", "drone metal"),
-   bpm=(60, 75), kit=16, fill="toms", bass="pats", chords="power", form="song", humanize_ms=8, vel_var=8,
+   riffs=True, bpm=(60, 75), kit=16, fill="toms", bass="pats", chords="power", form="song", humanize_ms=8, vel_var=8,
    family="metal", tone=-0.15, reverb=0.38, intro_drums="all", lead_density=0.3,
    parts=(_p("drums", D, 16), _p("bass", B, 34), _p("distorted guitar", C, 30, "power"),
           _p("guitar 2", C, 29, "power", pan=0.6), _p("organ", PD, 19), _p("lead", L, 30, "melody")),
