@@ -81,6 +81,23 @@ def test_a_modal_mood_is_a_colour_a_named_mode_is_the_key():
     assert {compose(f"dreamy lofi beat in A minor, take {t}", 0).key_name for t in range(10)} == {"A minor"}
 
 
+@pytest.mark.parametrize("prompt", ["lofi beat in Eb lydian", "shoegaze in F lydian", "dream pop in G lydian"])
+def test_lydian_holds_its_tonic_under_the_raised_fourth(prompt):
+    """Lydian's II sounds over the tonic in the bass: I–II over a moving bass is IV–V of the key a
+    fifth above (a shoegaze in F lydian heard C major); over the pedal it is heard on its tonic."""
+    from engine.compose.harmony import parse_chord
+
+    assert parse_chord("II/I", 5, G.MODES["lydian"]).bass == 5 and parse_chord("II/I", 5, G.MODES["lydian"]).root == 7
+    for seed in range(3):
+        s = compose(prompt, seed)
+        assert s.mode == "lydian"
+        bass = [k for k, p in enumerate(s.parts) if p.role == "bass"]
+        notes = [n for i in range(2, 18) for n in s.bar(i)[0] if n.part in bass]
+        on_beat = Counter((n.pitch - s.key_root) % 12 for n in notes if abs(n.start % s.beats_per_bar) < 0.05)
+        assert on_beat and on_beat[2] == 0, (seed, on_beat)        # never the II's own root on a downbeat
+        assert on_beat[0] >= 0.6 * sum(on_beat.values()), (seed, on_beat)
+
+
 @pytest.mark.parametrize("prompt,bpm", [
     ("dubstep wobble bass half time 140", 140), ("techno, 130, dark", 130), ("trance 138.5", 138.5),
     ("house 4x4 120", 120), ("808 trap beat", None), ("80s synthwave", None), ("90's hip hop", None),

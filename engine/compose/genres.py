@@ -80,7 +80,9 @@ PROGRESSIONS = {
     "dorian": ("i7 IV7 i7 IV7", "i7 ii7 i7 IV", "i7 VII IV i7", "i7 IV III VII"),
     "mixolydian": ("I bVII IV I", "I I bVII IV", "I v bVII IV", "I bVII I IV"),
     "phrygian": ("i bII i bII", "i bII bIII bII", "i i bII VII", "i bVI bII i"),
-    "lydian": ("I II I II", "I II vii iii", "Imaj7 II7 Imaj7 vi", "I II V I"),
+    # lydian's II sounds over the tonic in the bass (II/I): without the pedal, I–II is heard as IV–V
+    # of the key a fifth above (a shoegaze in F lydian heard C major)
+    "lydian": ("I II/I I II/I", "I II/I vii I", "Imaj7 II/I Imaj7 vi", "I II/I V I"),
 }
 JAZZ = {
     "major": ("ii7-V7 Imaj7 ii7-V7 Imaj7", "Imaj7 vi7 ii7 V7", "iii7 vi7 ii7 V7", "Imaj7 IV7 iii7-vi7 ii7-V7",

@@ -50,9 +50,14 @@ _MAJOR = (0, 2, 4, 5, 7, 9, 11)
 
 def parse_chord(symbol: str, tonic: int, scale: tuple[int, ...]) -> Chord:
     """Roman numeral ``symbol`` (a degree of ``scale``; case = triad quality; ``b``/``#`` against
-    the major scale) in the key of ``tonic``. Cached. ``[engine]``"""
+    the major scale; ``/`` and a second numeral: that degree in the bass, ``II/I``) in the key of
+    ``tonic``. Cached. ``[engine]``"""
     key = (symbol, tonic, scale)
     hit = _chord_cache.get(key)
+    if hit is None and "/" in symbol:            # "II/I": the chord over another degree in the bass
+        upper, low = symbol.split("/", 1)
+        c = parse_chord(upper, tonic, scale)
+        hit = _chord_cache[key] = Chord(c.root, c.intervals, symbol, parse_chord(low, tonic, scale).root)
     if hit is None:
         m = _CHORD_RE.match(symbol)
         if not m:

@@ -84,7 +84,7 @@ _g(name="progressive rock", aliases=("progressive rock", "prog rock", "prog-rock
           _p("guitar", C, 29, "power", pan=0.55), _p("synth lead", L, 81, "melody")),
    progressions={"minor": ("i VI III VII", "i iv VII III", "i VII VI VII", "i bII VII i"),
                  "dorian": ("i IV i IV", "i ii III IV", "i VII IV i"),
-                 "lydian": ("I II I II", "I II vii iii", "I II V I"),
+                 "lydian": ("I II/I I II/I", "I II/I vii I", "I II/I V I"),
                  "mixolydian": ("I bVII IV I", "I v bVII IV")},
    modes=("dorian", "minor", "lydian", "mixolydian"),
    bass_pats=("R--.5--.R---A.", "R.R.R.5.8-.5.A", "R-.RR-.R5--5.A"),
