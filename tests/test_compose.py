@@ -327,7 +327,7 @@ def test_each_instrument_word_gets_its_program_and_plays(word):
     s = compose(f"pop song with {word}", 0)
     kind = _GENERIC.get(word, ())          # "guitar" is pop's own acoustic guitar, "synth" its synth lead
     parts = [k for k, p in enumerate(s.parts) if not p.is_drums and
-             ((p.name == word and p.program == prog) or p.program in kind)]
+             ((p.name == G.fold(word) and p.program == prog) or p.program in kind)]   # "guitarrón" as typed plain
     assert parts, (word, s.describe())
     played = {n.part for n in notes_of(s, 0, 48)}
     assert played & set(parts), (word, s.describe())
@@ -769,3 +769,45 @@ def test_a_solo_instrument_is_never_silent_for_a_whole_bar(prompt):
     s = compose(prompt, 0)
     silent = [i for i in range(80) if not s.bar(i)[0]]
     assert not silent, f"{prompt!r}: silent bars {silent[:8]}"
+
+
+@pytest.mark.parametrize("prompt,style", [("Forró pé de serra", "forro"), ("norteño polka", "polka"),
+                                          ("reggaetón", "reggaeton"), ("karşılama in 9/8", "daychovo"),
+                                          ("funk carioca, tamborzão", "reggaeton"), ("a Händel suite", "baroque")])
+def test_accents_are_read_as_plain_letters(prompt, style):
+    """A word typed with its accents or without them is one word: "forró" and "forro", "cajón"
+    and "cajon" (the prompt is folded to plain letters, the tables too)."""
+    assert read_prompt(prompt).genre == style, read_prompt(prompt).genre_why
+    assert read_prompt(prompt.replace("ó", "o")).genre == style
+    assert "cajon" in read_prompt("rumba with a cajón").drum_words
+    assert "cajon" in read_prompt("rumba with a cajon").drum_words
+    assert G.fold("Čoček ÉTUDE for cuíca") == "cocek etude for cuica"
+
+
+@pytest.mark.parametrize("prompt,instrument,drum", [
+    ("yung lean / clams casino vibe", None, None),          # a name, not "claps"
+    ("like carlos vives, with accordion", "accordion", None),   # not the vibraphone
+    ("808 kick and clapz", None, "claps"),                  # z for a plural's s: a typo
+    ("a salsa with congs", None, "conga"),                  # a neighbouring key
+])
+def test_a_short_word_one_letter_off_is_read_only_as_a_slip_of_the_finger(prompt, instrument, drum):
+    sp = read_prompt(prompt)
+    assert "vibes" not in sp.instruments and (instrument is None or instrument in sp.instruments), sp.instruments
+    assert (drum in sp.drum_words) if drum else "claps" not in sp.drum_words, sp.drum_words
+
+
+def test_a_303_line_is_an_acid_bassline_not_the_tune():
+    s = compose("acid house with a squelchy 303 line", 0)
+    acid = [p for p in s.parts if p.name == "303"]
+    assert acid and acid[0].role == "arp" and acid[0].program == 87, s.describe()
+    assert "303" not in read_prompt("acid house with a squelchy 303 line").as_lead
+
+
+def test_a_named_drum_the_style_plays_keeps_the_styles_figure():
+    """A forró's triangle named is the forró's triangle (sixteenths, open on the and), not the
+    word's generic quarters; a word denser than the style's lane ("hats") still adds its hits."""
+    def lane(prompt, name):
+        c = composer_of(compose(prompt, 0))
+        return c.groove.get(name)
+    assert lane("forró with zabumba and triangle", "triangle_mute") == lane("forró", "triangle_mute")
+    assert lane("pop song with hats", "chat").count("x") + lane("pop song with hats", "chat").count("o") >= 16

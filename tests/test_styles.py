@@ -296,7 +296,8 @@ def test_plural_and_other_names_of_percussion_play(word):
     test_named_percussion_plays_within_eight_seconds(word, "rock")
 
 
-@pytest.mark.parametrize("prompt", ["samba with a whistle", "batucada, big surdos and the mestre's whistle"])
+@pytest.mark.parametrize("prompt", ["samba with a whistle", "batucada, big surdos and the mestre's whistle",
+                                    "dark gqom, tom rolls, woodblock hits, whistles"])
 def test_a_samba_whistle_is_the_apito_not_a_tune(prompt):
     sp = read_prompt(prompt)
     assert "samba whistle" in sp.drum_words and not any("whistle" in w for w in sp.instruments), sp
@@ -306,6 +307,7 @@ def test_a_samba_whistle_is_the_apito_not_a_tune(prompt):
     assert any(n.part == d and n.pitch in (71, 72) for n in notes(s, 0, 8))
     # a tin whistle in a samba is still a melody instrument
     assert "tin whistle" in read_prompt("samba with a tin whistle melody").instruments
+    assert "whistle" in read_prompt("deep house with a whistle melody").instruments
 
 
 @pytest.mark.parametrize("typo,word", [("accordian", "accordion"), ("vibrafone", "vibraphone"),
@@ -342,9 +344,14 @@ def test_vibes_is_the_vibraphone_only_where_it_is_played(prompt, vibraphone):
                                          ("jazz trio, the tune on piano", "piano"),
                                          ("rock with a guitar solo", "guitar")])
 def test_a_named_melody_instrument_carries_the_tune(prompt, word):
+    """The word's instrument on the tune — for a word that names a family ("guitar"), the style's own
+    of that family (rock's solo on its overdriven guitar, not an acoustic one)."""
+    from engine.compose.band import _GENERIC
+
     s = compose(prompt, 0)
-    prog = G.INSTRUMENTS[word][0]
-    assert any(p.role == "lead" and p.program == prog for p in s.parts), s.describe()
+    progs = set(_GENERIC.get(word, ())) | {G.INSTRUMENTS[word][0]}
+    assert any(p.role == "lead" and p.program in progs for p in s.parts), s.describe()
+    assert not any(p.role == "lead" and p.program == 25 for p in compose("power ballad, a guitar solo", 0).parts)
 
 
 def test_every_gm_program_name_reaches_its_program_and_plays():

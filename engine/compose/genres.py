@@ -33,6 +33,7 @@ in that beat.
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 
 # --- GM drum map -------------------------------------------------------------------------------
@@ -63,7 +64,10 @@ MODES = {
     "locrian": (0, 1, 3, 5, 6, 8, 10),
 }
 MODE_ALIASES = {"maj": "major", "ionian": "major", "min": "minor", "aeolian": "minor", "m": "minor",
-                "harmonic minor": "minor", "natural minor": "minor"}
+                "harmonic minor": "minor", "natural minor": "minor",
+                # ragas by their thaat's nearest mode
+                "yaman": "lydian", "yaman kalyan": "lydian", "kalyan": "lydian", "bilawal": "major",
+                "khamaj": "mixolydian", "kafi": "dorian", "bhairavi": "phrygian", "asavari": "minor", "todi": "phrygian"}
 #: which progression family a mode reads its chords from
 MODE_FAMILY = {"major": "major", "lydian": "lydian", "mixolydian": "mixolydian", "minor": "minor",
                "dorian": "dorian", "phrygian": "phrygian", "locrian": "phrygian"}
@@ -313,6 +317,23 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "shanai": (111, L, ""), "steel drums": (114, L, ""), "steel pan": (114, L, ""),
     "taiko": (116, P, ""), "melodic tom": (117, P, ""), "synth drum": (118, P, ""),
     "agogo": (113, P, ""), "woodblock": (115, P, ""),
+    # more of the world's instruments, by the nearest program
+    "erhu": (110, L, ""), "er hu": (110, L, ""), "morin khuur": (110, L, ""), "sarangi": (110, L, ""),
+    "tanpura": (104, A, "arp8"), "tambura": (104, A, "arp8"), "sarod": (104, L, ""), "veena": (104, L, ""),
+    "bansuri": (73, L, ""), "shakuhachi": (77, L, ""), "duduk": (68, L, ""), "ney": (77, L, ""),
+    "hang drum": (114, L, ""), "handpan": (114, L, ""), "tenor pan": (114, L, ""),
+    "tenor pans": (114, L, ""), "steelpan": (114, L, ""), "steel pans": (114, L, ""), "bass pans": (114, B, ""),
+    "guzheng": (107, A, "harp"), "kora": (46, A, "harp"), "mbira": (108, A, "arp8"), "balalaika": (105, C, ""),
+    "charango": (24, C, ""), "bandura": (46, A, "harp"), "bajo sexto": (25, C, ""), "bajo quinto": (25, C, ""),
+    "twelve string guitar": (25, C, ""), "12 string guitar": (25, C, ""), "12-string guitar": (25, C, ""),
+    "tololoche": (32, B, ""), "sanfona": (21, L, ""), "squeezebox": (21, C, ""), "concertina": (21, C, ""),
+    "bandoneon": (23, C, ""), "melodica": (22, L, ""), "bamboo sax": (71, L, ""),
+    "theremin": (85, L, ""), "talk box": (85, L, ""), "talkbox": (85, L, ""), "vocoder": (85, L, ""),
+    "dx7 electric piano": (5, C, ""), "dx7 piano": (5, C, ""), "fm piano": (5, C, ""),
+    "fm electric piano": (5, C, ""), "minimoog": (81, L, ""), "303": (87, A, "acid16"), "tb-303": (87, A, "acid16"), "tb303": (87, A, "acid16"),
+    "mellotron choir": (52, PD, ""), "mellotron flute": (73, L, ""), "fuzz bass": (34, B, ""),
+    "distorted bass": (34, B, ""), "bell melody": (14, L, "sparse"), "bell": (14, L, "sparse"),
+    "didgeridoo": (33, B, "drone"),
 }
 
 #: the General MIDI 1 program names, program 0 … 127 (the words every SoundFont labels its presets with)
@@ -448,6 +469,30 @@ DRUM_WORDS.update({w: (None, {"tamb": "x.xxx.xxx.xxx.xx"}, None)
                    for w in ("tamburello", "tamburelli", "pandeiro", "riq")})
 # the samba school's whistle (apito): the mestre's calls, on the bar's last beat
 DRUM_WORDS.update({w: (None, {"whistle": "............x.x."}, None) for w in ("samba whistle", "apito")})
+# more drums by their names: the cajón (its bass tone and slap), Brazil's zabumba, India's dholak,
+# the vallenato caja, the scraper by other names, claps by snapping, stomps, roto-toms, a gong
+DRUM_WORDS.update({
+    "cajon": (None, {"kick_lo": "X.....x...x.....", "side": "....X.......X..."}, None),
+    "zabumba": (None, {"kick_lo": "X..X....X..X....", "tom_lo": "......x.......x."}, None),
+    "dholak": (None, {"bongo": "x.xxx.x.x.xxx.x.", "conga_lo": "X..X....X..X...."}, None),
+    "dhol": (None, {"floor": "X..x..X.X..x..X.", "tom_hi": "..x...x...x...x."}, None),
+    "caja": (None, {"bongo": "x.xx.xx.x.xx.xx.", "bongo_lo": "...x.......x...."}, None),
+    "caja vallenata": (None, {"bongo": "x.xx.xx.x.xx.xx.", "bongo_lo": "...x.......x...."}, None),
+    "guacharaca": (None, {"guiro": "x.x.x.x.x.x.x.x.", "guiro_long": "x.......x......."}, None),
+    "scratcher": (None, {"guiro": "x.x.x.x.x.x.x.x.", "guiro_long": "x.......x......."}, None),
+    "guira": (None, {"guiro": "xxxxxxxxxxxxxxxx"}, None),
+    "engine room": (None, {"cowbell": "x.xxx.xxx.xxx.xx"}, None),
+    "finger snaps": (None, {"hclap": "....x.......x..."}, None),
+    "fingersnaps": (None, {"hclap": "....x.......x..."}, None),
+    "snaps": (None, {"hclap": "....x.......x..."}, None), "snapping": (None, {"hclap": "....x.......x..."}, None),
+    "stomps": (None, {"kick_lo": "X.......X......."}, None), "stomp": (None, {"kick_lo": "X.......X......."}, None),
+    "foot stomps": (None, {"kick_lo": "X.......X......."}, None),
+    "roto toms": (None, {"tom_hi": "..x.x.....x.x...", "tom_mid": "......x.......x."}, None),
+    "rototoms": (None, {"tom_hi": "..x.x.....x.x...", "tom_mid": "......x.......x."}, None),
+    "tom rolls": (None, {"tom_hi": "..........xx....", "tom_mid": "............xx..", "floor": "..............xx"}, None),
+    "gong": (None, {"chinese": "X" + "." * 31}, None), "china cymbal": (None, {"china": "X.......X......."}, None),
+    "ti-fer": (None, {"triangle": "x...x...x...x...", "triangle_mute": "..x...x...x...x."}, None),
+})
 # plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
 DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
                    if not w.endswith(("s", "ed", "ing", "h", "i", "floor")) and w + "s" not in DRUM_WORDS
@@ -456,6 +501,22 @@ DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
 DRUM_WORDS.update({w: (None, {"belltree": "x" + "." * 31}, None)
                    for w in ("wind chimes", "windchimes", "mark tree", "bell tree", "belltree", "chime tree")})
 
+
+#: letters that carry no accent to take off but are written plain in English prompts
+_PLAIN = str.maketrans({"ı": "i", "ø": "o", "ß": "ss", "æ": "ae", "œ": "oe", "đ": "d", "ł": "l", "ð": "d",
+                        "þ": "th"})
+
+
+def fold(text: str) -> str:
+    """Lower case without accents: "Forró", "norteño", "cajón", "tamborzão", "karşılama" read as
+    the plain letters people type as often ("forro", "norteno" …); the sharp and flat signs are kept."""
+    t = str(text).lower().replace("♯", "#").replace("♭", "b").translate(_PLAIN)
+    return "".join(ch for ch in unicodedata.normalize("NFKD", t) if not unicodedata.combining(ch))
+
+
+# the prompt reader folds what it reads, so every word is known by its plain spelling too
+INSTRUMENTS.update({fold(w): v for w, v in list(INSTRUMENTS.items()) if fold(w) != w})
+DRUM_WORDS.update({fold(w): v for w, v in list(DRUM_WORDS.items()) if fold(w) != w and fold(w) not in INSTRUMENTS})
 
 #: named grooves drum words ask for (replace the genre's)
 SPECIAL_GROOVES = {

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from engine.compose import genres as G
+from engine.compose.genres import fold
 from engine.compose import styles  # noqa: F401  (registers the style library in G.GENRES)
 
 _NOTE_NAMES = {"c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "b": 11}
@@ -69,7 +70,7 @@ def _phrase_re(phrase: str) -> re.Pattern:
     return re.compile(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])")
 
 
-_GENRE_PHRASES = sorted(((a, g.name) for g in G.GENRES.values() for a in g.aliases),
+_GENRE_PHRASES = sorted(((fold(a), g.name) for g in G.GENRES.values() for a in g.aliases),
                         key=lambda t: len(t[0]), reverse=True)
 _GENRE_OF = dict(_GENRE_PHRASES)
 
@@ -116,9 +117,7 @@ _PARTS = tuple(sorted((k for k in _SQUEEZED if len(k) >= 4), key=len, reverse=Tr
 
 
 def _normalise(prompt: str) -> str:
-    t = " ".join(str(prompt).lower().replace("’", "'").split())
-    t = t.replace("♯", "#").replace("♭", "b")
-    return t
+    return " ".join(fold(prompt).replace("’", "'").split())
 
 
 class _Claims:
@@ -150,7 +149,8 @@ def read_prompt(prompt: str) -> PromptSpec:
         _read_genre_nearest(spec, claim)
     _read_instruments(spec, claim, phrase, misspelt)
     words = set(re.findall(r"[a-z]+", text))
-    _read_moods(spec, words)
+    style_words = set(re.findall(r"[a-z]+", phrase)) if phrase and " " in phrase.strip() else set()
+    _read_moods(spec, words, style_words)
     _read_solo(spec, words)
     _read_intro(spec)
     return spec
@@ -186,10 +186,14 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
             break
     if spec.mode is None:
         for w in ("harmonic minor", "phrygian dominant", "freygish", "dorian", "phrygian", "lydian", "mixolydian",
-                  "locrian", "aeolian", "ionian", "minor", "major"):
+                  "locrian", "aeolian", "ionian", "minor", "major", *_RAGA_MODES):
             if _phrase_re(w).search(text):
                 spec.mode = G.MODE_ALIASES.get(w, w)
                 break
+
+
+#: a raga's name read as the mode nearest its scale (thaats: yaman lydian, bilawal major …)
+_RAGA_MODES = ("yaman", "yaman kalyan", "kalyan", "bilawal", "khamaj", "kafi", "bhairavi", "asavari", "todi")
 
 
 _GROUPING_RE = re.compile(r"(?<![\d/-])([1-9](?:\s*\+\s*[1-9]){1,7}|[1-9](?:-[1-9]){1,7})(?![\d/-])")
@@ -313,20 +317,45 @@ def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
             return
 
 
+_KEYS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_KEY_AT = {ch: (r, c) for r, row in enumerate(_KEYS) for c, ch in enumerate(row)}
+
+
+def _typo(a: str, b: str) -> bool:
+    """Whether one letter of ``a`` in place of ``b``'s is a slip of the finger: a neighbouring key,
+    or ``z`` for a plural's ``s`` ("clapz")."""
+    if {a, b} == {"s", "z"}:
+        return True
+    (ra, ca), (rb, cb) = _KEY_AT.get(a, (9, 0)), _KEY_AT.get(b, (-9, 0))
+    return abs(ra - rb) <= 1 and abs(ca - cb) <= 1 + (ra != rb)
+
+
+def _short_slip(w: str, k: str) -> bool:
+    """A short word (5 letters or fewer) one letter from ``k``: read as ``k`` only for a slip of the
+    finger. Another letter in its place is as often another word or a name ("clams" is no
+    "claps", "vives" no "vibes"); a letter more, one less or two swapped stay typos."""
+    if len(w) > 5 or len(w) != len(k):
+        return True
+    diff = [(a, b) for a, b in zip(w, k) if a != b]
+    return len(diff) != 1 or _typo(*diff[0])
+
+
 def _nearest_spelling(w: str, by_initial: dict[str, tuple[str, ...]]) -> tuple[int, str] | None:
     """``(edits, word)``: the word of ``by_initial`` (words by their first letter) nearest ``w``,
-    within one edit (two for words of 8 letters or more) and with its first letter; a tie goes to
-    the word of ``w``'s length. ``None`` when there is none that near."""
+    within one edit (two for words of 8 letters or more; a short word's changed letter a slip of the
+    finger, :func:`_short_slip`) and with its first letter; a tie goes to the word of ``w``'s
+    length. ``None`` when there is none that near."""
     limit = 2 if len(w) >= 8 else 1
     best = min(((edit_distance(w, k, limit), abs(len(k) - len(w)), k) for k in by_initial.get(w[0], ())
-                if abs(len(k) - len(w)) <= limit), default=None)
+                if abs(len(k) - len(w)) <= limit and _short_slip(w, k)), default=None)
     return (best[0], best[2]) if best and best[0] <= limit else None
 
 
 #: single-word instrument and drum words ("instrument" | "drum": a word of both tables is a drum
-#: word), and the same words by their first letter, for :func:`_read_misspelt_instruments`
+#: word; not "vibes", slang before it is a vibraphone), and the same words by their first letter,
+#: for :func:`_read_misspelt_instruments`
 _SPELL_KIND = {w: kind for table, kind in ((G.INSTRUMENTS, "instrument"), (G.DRUM_WORDS, "drum"))
-               for w in table if re.fullmatch(r"[a-z]{5,}", w)}
+               for w in table if re.fullmatch(r"[a-z]{5,}", w) and w != "vibes"}   # "vibes" is slang first
 _SPELL_BY_INITIAL: dict[str, tuple[str, ...]] = {}
 for _w in _SPELL_KIND:
     _SPELL_BY_INITIAL[_w[0]] = _SPELL_BY_INITIAL.get(_w[0], ()) + (_w,)
@@ -381,14 +410,18 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
     drums += [(i, w) for i, w, kind in misspelt if kind == "drum"]
     named += [(i, w) for i, w, kind in misspelt if kind == "instrument"]
     if spec.genre in _PERCUSSION_WHISTLE:
-        # in a samba school the whistle is the mestre's apito, not a tin whistle's tune
+        # in a samba school the whistle is the mestre's apito, not a tin whistle's tune (gqom's too)
         for i, w in list(named):
-            if w in ("whistle", "whistles") and not re.search(r"(?:tin|penny|irish|low)\s+$", text[:i]):
+            if w in ("whistle", "whistles") and not re.search(r"(?:tin|penny|irish|low)\s+$", text[:i]) \
+                    and not re.match(r"whistles?\s+(?:melody|melodies|lead|tune|solo|line|theme)\b", text[i:]):
                 named.remove((i, w))
                 drums.append((i, "samba whistle"))
     spec.drum_words = [w for _, w in sorted(drums)]
     spec.instruments = [w if w in G.INSTRUMENTS else _singular(w) for _, w in sorted(named)]
     for w in spec.instruments:                    # "accordion melody", "a guitar solo", "piano lead"
+        if G.INSTRUMENTS[w][1] in ("bass", "arp") and re.search(                 # a "303 line" is a bassline
+                r"(?<![a-z])" + re.escape(w) + r"s?\s+line\b", text):
+            continue
         if re.search(r"(?<![a-z])" + re.escape(w) + r"s?\s+(?:melody|melodies|lead|solo|solos|line|tune|theme)\b",
                      text) or re.search(r"\b(?:melody|lead|tune|theme)\s+(?:on|from|by|played on)\s+(?:an?\s+|the\s+)?"
                                         + re.escape(w), text):
@@ -403,7 +436,9 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
 
 
 #: styles whose whistle is percussion (the apito)
-_PERCUSSION_WHISTLE = frozenset({"samba"})
+#: styles whose whistle is a percussionist's call (the samba school's apito, gqom's and carnival's
+#: whistles), unless the prompt gives it a tune ("a whistle melody")
+_PERCUSSION_WHISTLE = frozenset({"samba", "house", "soca", "reggaeton"})
 
 
 def _singular(w: str) -> str:
@@ -414,10 +449,12 @@ def _singular(w: str) -> str:
     return w
 
 
-def _read_moods(spec: PromptSpec, words: set[str]) -> None:
-    """Mood words (mode when none is named, tempo factor), tempo and swing words."""
+def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] | set[str] = frozenset()) -> None:
+    """Mood words (mode when none is named, tempo factor), tempo and swing words. A mood word that
+    is part of the style's own name ("power ballad", "dark ambient") is the style's, not a mood: a
+    power ballad is not slowed again as a ballad."""
     for w, (mmode, tf, _) in G.MOODS.items():
-        if w in words:
+        if w in words and w not in style_words:
             spec.moods.append(w)
             spec.tempo_factor *= tf
             if mmode and spec.mode is None:
