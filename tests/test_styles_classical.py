@@ -263,3 +263,23 @@ def test_a_hymn_is_organ_and_choir_in_slow_four():
     assert organ and parts_with(s, 52)
     ns = [n for n in notes_of(s, 4, 36) if n.part in organ]
     assert ns and all(abs(p - round(p)) < 0.06 for p in positions(s, ns))    # chords on the beats
+
+
+@pytest.mark.parametrize("prompt", ["big broadway opening number", "musical theatre showstopper",
+                                    "a show tune like west side story"])
+def test_a_show_tune_is_the_pit_band_two_beat_brass_and_a_trumpet_tune(prompt):
+    """A Broadway number: the pit's bass on one and three, the brass punching chords, a trumpet on the
+    tune, timpani; bright (mostly major) and driving — not a marching band or a film score."""
+    majors = 0
+    for seed in range(4):
+        s = compose(prompt, seed)
+        assert s.genre == "show tune", (prompt, s.describe())
+        majors += s.mode == "major"
+        assert 112 * 0.85 <= s.bpm <= 144 * 1.15
+        bass = parts_with(s, role="bass")
+        b_on = positions(s, [n for n in notes_of(s, 2, 18) if n.part in bass])
+        assert sum(abs(p) < 0.05 for p in b_on) >= 12 and sum(abs(p - 2) < 0.05 for p in b_on) >= 10, seed
+        assert parts_with(s, program=61) and parts_with(s, program=47)             # brass, timpani
+        trumpet = parts_with(s, program=56, role="lead")
+        assert trumpet and sum(n.part in trumpet for n in notes_of(s, 2, 18)) >= 16
+    assert majors >= 2

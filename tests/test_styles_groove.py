@@ -8,6 +8,7 @@ meter, tempo and swing are as stated. Scores only (no audio): fast.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -412,3 +413,23 @@ def test_the_family_keeps_each_styles_own_colour():
     assert tone["k-pop"] > tone["pop"] > tone["soul"] > tone["cool jazz"]
     assert tone["r&b"] < 0 and tone["lounge"] < 0 and tone["disco"] > 0
     assert G.GENRES["gospel"].reverb > G.GENRES["funk"].reverb
+
+
+def test_dixieland_is_a_two_beat_tuba_banjo_chunk_and_three_horns_at_once():
+    """New Orleans: the tuba on one and three, the banjo on every beat, and trumpet, clarinet and
+    trombone all playing the same bars (collective improvisation), swung."""
+    for seed in range(3):
+        s = compose("new orleans dixieland", seed)
+        assert s.genre == "dixieland" and s.swing > 0.2, s.describe()
+        main = main_bars(s, 8)
+        tuba = [k for k, p in enumerate(s.parts) if p.program == 58]
+        banjo = [k for k, p in enumerate(s.parts) if p.program == 105]
+        horns = {p.program: k for k, p in enumerate(s.parts) if p.role == "lead"}
+        assert tuba and banjo and set(horns) == {56, 71, 57}, s.describe()
+        bpb = s.beats_per_bar
+        t_on = Counter(round(n.start - i * bpb) for i in main for n in s.bar(i)[0] if n.part == tuba[0])
+        assert t_on[0] >= len(main) - 1 and t_on[2] >= len(main) - 1 and t_on[1] + t_on[3] <= len(main), t_on
+        b_on = Counter(round(n.start - i * bpb) % 4 for i in main for n in s.bar(i)[0] if n.part == banjo[0])
+        assert all(b_on[q] >= len(main) - 1 for q in range(4)), b_on
+        together = sum(all(any(n.part == k for n in s.bar(i)[0]) for k in horns.values()) for i in main)
+        assert together >= len(main) // 2, (seed, together)

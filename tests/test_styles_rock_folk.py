@@ -443,3 +443,24 @@ def test_a_chorus_holds_its_power_chords():
     assert bars
     notes = [n for i in bars for n in s.bar(i)[0] if n.part in gtr]
     assert notes and sum(n.dur >= 0.9 for n in notes) >= 0.8 * len(notes)
+
+
+@pytest.mark.parametrize("prompt", ["80s power ballad", "rock ballad with a guitar solo", "arena rock ballad"])
+def test_a_power_ballad_is_slow_soft_at_first_and_holds_its_power_chords(prompt):
+    """Electric piano and strings over a slow kit; kick and snare wait out the intro (but its fill); in the
+    chorus the overdriven guitar holds its power chords; the solo is on that guitar."""
+    for seed in range(3):
+        s = compose(prompt, seed)
+        assert s.genre == "power ballad" and s.bpm <= 80 * 1.15, s.describe()
+        kit = part_idx(s, drums=True)
+        off = composer_of(s).offset
+        intro = [i for i in range(8) if s.section_of(i) == "intro"]
+        end = (intro[-1] + 1) * s.beats_per_bar - 2.05                            # (a fill leads in)
+        assert intro and not any(n.part in kit and n.pitch in (35, 36, 38, 40) and n.start < end for i in intro
+                                 for n in s.bar(i)[0]), seed                      # no kick or snare yet
+        gtr = part_idx(s, program=29, role="chords")
+        chorus = [i for i in range(200) if s.section_of(i) == "B" and (i + off) % 8 not in (3, 7)][:4]
+        held = [n for i in chorus for n in s.bar(i)[0] if n.part in gtr]
+        assert held and sum(n.dur >= 0.9 for n in held) >= 0.8 * len(held), seed
+        assert part_idx(s, program=5, role="chords") or part_idx(s, program=4, role="chords")
+    assert all(p.program == 29 for p in compose("rock ballad with a guitar solo", 0).parts if p.role == "lead")

@@ -253,3 +253,51 @@ def test_named_world_percussion_plays():
     assert any(per_bar(s, bl, {78, 79}).values()) and any(per_bar(s, bl, {67, 68}).values())
     s = compose("afrobeat with shekere and guira", 0)
     assert any(per_bar(s, bars(s)[:4], {69}).values())
+
+
+# --- the Brazilian northeast and India -----------------------------------------------------------
+@pytest.mark.parametrize("prompt,style", [("forró pé de serra", "forro"), ("forro", "forro"), ("baião", "forro"),
+                                          ("xote for dancing close", "forro"), ("hindustani raga", "raga"),
+                                          ("qawwali", "raga"), ("carnatic", "raga"), ("funk carioca", "reggaeton"),
+                                          ("baile funk from rio, tamborzão", "reggaeton"), ("old jamaican mento", "calypso")])
+def test_the_northeast_india_and_rio_are_reached_by_their_words(prompt, style):
+    assert compose(prompt, 0).genre == style, read_prompt(prompt).genre_why
+
+
+def test_forro_is_a_baiao_in_two_zabumba_triangle_and_the_sanfona_on_the_tune():
+    """The zabumba's beater on one and the last 16th of its first eighth … (the baião's dotted figure),
+    the triangle in 16ths open on the and, the accordion (sanfona) carrying the melody; and a
+    sanfona named beside an accordion is one instrument, not two."""
+    for seed in range(3):
+        s = compose("forró pé de serra, sanfona melody, zabumba and triangle", seed)
+        assert s.genre == "forro" and s.meter == (2, 4), s.describe()
+        main = bars(s)[:8]
+        low = per_bar(s, main, pitches={35})
+        tri = per_bar(s, main, pitches={80, 81})
+        assert sum(near([t for t, _ in low[i]], 0.0) for i in main) >= len(main) - 1, seed
+        assert sum(len(tri[i]) >= 6 for i in main) >= len(main) - 1, seed         # sixteenths, a bar of two
+        assert sum(any(n.pitch == 81 and abs(t % 1 - 0.5) < 0.05 for t, n in tri[i]) for i in main) >= len(main) - 1
+        lead = [k for k, p in enumerate(s.parts) if p.role == "lead"]
+        assert [s.parts[k].program for k in lead] == [21], s.describe()
+    two = compose("forró with a sanfona accordion melody and an accordian", 0)
+    assert sum(p.program == 21 for p in two.parts) == 1, two.describe()
+
+
+def test_a_raga_is_a_drone_a_line_and_the_tabla_never_a_chord_change():
+    """The tanpura re-plucks the tonic and fifth only, for the whole piece; the tabla's drums are hand
+    drums (no kick, snare or hats); the sitar has the tune; "raga yaman" is its lydian scale."""
+    for seed in range(3):
+        s = compose("hindustani raga, sitar, tanpura and tabla", seed)
+        assert s.genre == "raga", s.describe()
+        tan = [k for k, p in enumerate(s.parts) if p.name == "tanpura"]
+        assert len(tan) == 1, s.describe()
+        notes = [n for i in range(2, 24) for n in s.bar(i)[0]]
+        pcs = {(n.pitch - s.key_root) % 12 for n in notes if n.part == tan[0]}
+        assert pcs == {0, 7}, (seed, pcs)
+        kit = next(k for k, p in enumerate(s.parts) if p.is_drums)
+        drums = {n.pitch for n in notes if n.part == kit}
+        assert drums and drums <= {60, 61, 62, 63, 64, 39}, drums
+        sitar = [k for k, p in enumerate(s.parts) if p.role == "lead" and p.program == 104]
+        assert sitar and sum(n.part in sitar for n in notes) >= 20
+    assert compose("raga yaman on the sitar", 0).mode == "lydian"
+    assert compose("raga bhairavi at dawn", 0).mode == "phrygian"

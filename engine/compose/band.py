@@ -34,7 +34,13 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
 #: kind stays (and counts as named) instead of being replaced by the word's default program
 _GENERIC = {"organ": range(16, 24), "guitar": range(24, 32), "guitars": range(24, 32), "strings": range(40, 52),
             "horns": range(56, 64), "brass": range(56, 64), "brass section": range(56, 64), "sax": range(64, 68),
-            "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8)}
+            "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8),
+            "drone": (20, 104, 109, *range(88, 96))}    # a style's own drone: harmonium, tanpura, pipes, a pad
+
+
+def _density(pat: str) -> float:
+    """Hits per step of a drum lane."""
+    return sum(ch != "." for ch in pat) / max(1, len(pat))
 
 
 def stable_hash(*parts) -> int:
@@ -165,6 +171,8 @@ class Band:
             for lane, pat in lanes.items():
                 pat = self.fit(pat)
                 have = self.groove.get(lane)
+                if have and _density(have) >= _density(pat):   # the style plays it as much already: its
+                    continue                                    # way (forró's triangle, not the word's quarters)
                 if have and len(have) % len(pat) == 0:         # merge: the groove's hits (rolls, accents) stay
                     pat = "".join(h if h != "." else pat[q % len(pat)] for q, h in enumerate(have))
                 self.groove[lane] = pat
@@ -409,8 +417,9 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
     for w in spec.instruments:
         prog, role, style = G.INSTRUMENTS[w]
         kin = _GENERIC.get(w)
-        if kin is not None and w not in spec.as_lead:          # "organ" in a hymn is its church organ, "guitars" in metal its distortion
-            own = next((d for d in specs if not d["named"] and d["role"] != "drums" and d["program"] in kin), None)
+        if kin is not None:          # "organ" in a hymn is its church organ, "guitars" in metal its distortion,
+            own = next((d for d in specs if not d["named"] and d["program"] in kin        # a "guitar solo" in a
+                        and (d["role"] == "lead" if w in spec.as_lead else d["role"] != "drums")), None)  # power ballad its own
             if own is not None:
                 own["named"] = True
                 continue
@@ -419,8 +428,9 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         if role != "lead" and (w in spec.as_lead or any(
                 d["role"] == "lead" and d["program"] == prog and not d["named"] for d in specs)):
             role, style = "lead", ""        # the tune's instrument: asked for ("accordion melody"), or the style's
-        if any(d["program"] == prog and d["named"] and d["role"] == role for d in specs):
-            continue
+        if any(d["program"] == prog and d["named"] and (d["role"] == role or {d["role"], role} <= {"lead", "chords"})
+               for d in specs):
+            continue                        # the same instrument by another name ("sanfona", "accordion")
         slot = next((d for d in specs if d["role"] == role and not d["named"]), None)
         if slot is None:
             if any(d["program"] == prog and d["role"] == role for d in specs):

@@ -310,12 +310,14 @@ def _voice_part(pl: PartPlan, chords: list, n: int, keep: tuple[int, ...] | None
 
 
 def _resting(band: Band, kind: str, r: random.Random, k: int) -> set[int]:
-    """Which parts rest: one optional part now and then (never the only harmony); the lead in
-    some verses after the first block (the style's tune is heard first)."""
+    """Which parts rest: one optional part now and then (never the only harmony, nor the power
+    chords of a chorus); the lead in some verses after the first block (the style's tune is heard
+    first)."""
     plans = band.plans
     drop = set()
     optional = [j for j, pl in enumerate(plans) if pl.role in ("arp", "pad", "perc")
-                or (pl.role == "chords" and sum(p.role == "chords" for p in plans) > 1)]
+                or (pl.role == "chords" and sum(p.role == "chords" for p in plans) > 1
+                    and not (kind == "B" and pl.style == "power"))]      # the chorus's wall of guitars stays
     harmonic = [j for j, pl in enumerate(plans) if pl.role in ("chords", "pad", "arp")]
     if optional and kind in ("A", "B") and r.random() < 0.35:
         x = optional[r.randrange(len(optional))]

@@ -143,6 +143,29 @@ _g(name="cinematic", aliases=("cinematic", "epic", "orchestral", "film score", "
             {"kick": "X...X...X.....", "floor": "X.x.X.x.X.x.x.", "tom_lo": "............xx"}),
    family=CL, tone=0.05)
 
+# --- the stage -----------------------------------------------------------------------------------
+# a Broadway number: the pit's two-beat bass, brass stabs and fanfares, strings, the piano pumping
+# quarters, a trumpet on the tune, timpani — bright and in major, driving
+_g(name="show tune", family="pop",
+   aliases=("show tune", "show tunes", "showtune", "showtunes", "broadway", "broadway musical", "musical theatre",
+            "musical theater", "musical", "musicals", "pit orchestra", "west end", "cabaret", "vaudeville",
+            "opening number", "showstopper", "show stopper", "sondheim", "west side story", "chorus line"),
+   bpm=(112, 144), kit=0, fill="snare", bass="pats", chords="piano8", form="song", humanize_ms=5, vel_var=10,
+   tone=0.3, reverb=0.32, lead_density=0.55, intro_drums="all",
+   parts=(_p("drums", D, 0), _p("upright bass", B, 32), _p("piano", C, 0), _p("brass", C, 61, "stab", pan=0.4),
+          _p("strings", PD, 48), _p("trumpet", L, 56, "melody"), _p("timpani", P, 47)),
+   progressions={"major": ("I vi ii V7", "I IV I V7", "I I6 ii7 V7", "I III7 IV iv", "IV V7 I vi"),
+                 "minor": ("i iv V7 i", "i VI iv V7", "i i7 iv V7")},
+   modes=("major", "major", "minor"),
+   bass_pats=("R.......5.......", "R...5...R...5...", "R.......5.....A."),
+   # the pit drummer: a kick on one and three under a ride's skip and the snare's pickups; a
+   # charleston kick with the tambourine; a vamp's woodblock eighths over a four-square kick
+   grooves=({"kick": "X.......X.......", "snare": "....X..x....X.x.", "ride": "x...x.x.x...x.x.",
+             "crash+": "X..............."},
+            {"kick": "X.....X.X.......", "snare": "....X.......X..x", "tamb": "x...x...x...x.x.",
+             "crash+": "X..............."},
+            {"kick": "X...X...X...X...", "rim": "....x.......x...", "woodblock": "x.x.x.x.x.x.x.x."}))
+
 # --- the ballroom and the nursery ------------------------------------------------------------------------
 _g(name="waltz", aliases=("waltz", "valse", "vals", "mazurka", "viennese waltz", "strauss", "blue danube",
                           "ballroom waltz", "waltzes"),

@@ -117,7 +117,8 @@ _g(name="disco", family="pop",
 # --- funk, soul, r&b, gospel, motown --------------------------------------------------------------------
 _g(name="funk", chromatic_approach=True, family="soul",
    aliases=("funk", "funky", "go-go", "p-funk", "boogaloo", "jazz funk", "jazz-funk", "70s funk", "slap funk",
-            "funk groove", "minneapolis funk", "new orleans funk"),
+            "funk groove", "minneapolis funk", "new orleans funk",
+            "jazz fusion", "jazz rock", "jazz-rock", "fusion jazz"),
    bpm=(94, 112), kit=0, fill="snare", bass="funk", chords="funk16", form="song", swing=0.06, swing_unit=0.25,
    humanize_ms=6, vel_var=14, tone=0.3, reverb=0.15,
    parts=(_p("drums", D, 0), _p("bass", B, 36), _p("guitar", C, 28), _p("clavinet", C, 7, "funk16", pan=0.45),
@@ -290,6 +291,26 @@ _g(name="jazz", chromatic_approach=True, family="jazz",
              "snare": "...........x..?."},
             # in three (a jazz prompt in 3/4 that is no jazz waltz): the ride in three, the hat on two and three,
             {"ride": "x...x...x...", "phat": "....x...x...", "kick": "o...........", "rim": "........x..."}))
+
+# New Orleans: a two-beat tuba, the banjo's chunk on every beat, the front line's three voices at once
+# (trumpet lead, clarinet above, trombone below), press rolls and woodblock on the kit
+_g(name="dixieland", chromatic_approach=True, family="jazz",
+   aliases=("dixieland", "dixie", "dixieland jazz", "new orleans jazz", "new orleans", "trad jazz",
+            "traditional jazz", "hot jazz", "early jazz", "1920s jazz", "20s jazz", "roaring twenties",
+            "second line", "preservation hall", "storyville", "jazz funeral", "chicago jazz"),
+   bpm=(150, 210), kit=32, fill="jazz", bass="pats", chords="pats", form="jazz", swing=0.28, swing_unit=0.5,
+   humanize_ms=7, vel_var=10, tone=0.2, reverb=0.2, lead_density=0.7, intro_drums="all",
+   parts=(_p("drums", D, 32), _p("tuba", B, 58), _p("banjo", C, 105), _p("trumpet", L, 56, "melody"),
+          _p("clarinet", L, 71, "melody", pan=0.4), _p("trombone", L, 57, "melody", pan=-0.4)),
+   progressions={"major": ("I I V7 V7", "I I7 IV iv", "I VI7 II7 V7", "I V7 V7 I", "IV IV I I"),
+                 "minor": ("i i V7 V7", "i iv V7 i")},
+   modes=("major", "major", "minor"),
+   bass_pats=("R.......5.......", "R.......5.....A.", "R.......l......."),
+   comp_pats=("x...X...x...X...", "x...X...x...X.x."),
+   # the parade drummer: press rolls leading into two and four over a two-beat kick, woodblock on the
+   # beats; the snare's marching eighths over four on the floor
+   grooves=({"kick": "X.......X.......", "snare": "..r.X.o...r.X.o.", "woodblock": "x...x...x...x..."},
+            {"kick": "X...X...X...X...", "snare": "x.x.x.x.x.x.x.x.", "phat": "....x.......x..."}))
 
 _g(name="swing", chromatic_approach=True, family="jazz",
    aliases=("swing", "big band", "big-band", "big band jazz", "swing era", "swing band", "swing jazz", "lindy hop",

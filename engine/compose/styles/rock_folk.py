@@ -111,6 +111,28 @@ _g(name="surf rock", aliases=("surf rock", "surf", "surf music", "surf guitar", 
             {"kick": "X..x..x.X..x..x.", "snare": "....X.......X...", "tom_hi": "..x...x...x...x.",
              "ride": "x...x...x...x...", "tamb+": "....x.......x..."}))
 
+# the power ballad: electric piano and strings over a half-time kit that hits hard in the chorus,
+# the guitar holding power chords there and taking the solo
+_g(name="power ballad", family="rock",
+   aliases=("power ballad", "power ballads", "rock ballad", "80s ballad", "80s power ballad", "hair metal ballad",
+            "arena ballad", "stadium ballad", "hard rock ballad", "glam ballad", "soft rock ballad",
+            "arena rock ballad", "stadium rock ballad", "hair metal power ballad"),
+   bpm=(62, 80), kit=8, fill="toms", bass="pats", chords="piano8", form="song", humanize_ms=6, vel_var=10,
+   tone=0.2, reverb=0.42, lead_density=0.4, intro_drums="none",
+   parts=(_p("drums", D, 8), _p("bass", B, 34), _p("electric piano", C, 5), _p("overdriven guitar", C, 29, "power"),
+          _p("strings", PD, 48), _p("guitar solo", L, 29, "melody")),
+   progressions={"major": ("I V vi IV", "vi IV I V", "I iii IV V", "IV V I vi", "I V/vii vi IV"),
+                 "minor": ("i VI III VII", "i VII VI VII", "VI VII i i")},
+   modes=("major", "major", "minor"),
+   bass_pats=("R-------R---5---", "R-------R-----A-", "R-----R-R---5-A-"),
+   # slow and wide: 16th hats, a kick that pushes into three; quarter open hats; a rim-click verse
+   grooves=({"kick": "X......xX.......", "snare": "....X.......X...", "chat": "xxxxxxxxxxxxxxxx",
+             "crash+": "X..............."},
+            {"kick": "X.......X.....x.", "snare": "....X.......X...", "ohat": "x...x...x...x...",
+             "tom_lo+": "..............xx"},
+            {"kick": "X..x....X.......", "rim": "....x.......x...", "chat": "x.xxx.xxx.xxx.xx",
+             "snare+": "....X.......X..."}))
+
 # --- blues ------------------------------------------------------------------------------------------
 #: eight-bar blues (the form's sections are eight bars): "Key to the Highway", "Trouble in Mind" …
 _EIGHT_BAR = {"major": ("I7 V7 IV7 IV7 I7 V7 I7 V7", "I7 I7 IV7 IV7 I7 V7 I7 V7", "I7 IV7 I7 I7 IV7 IV7 I7 V7"),
@@ -201,7 +223,8 @@ _g(name="doom", aliases=("doom", "doom metal", "stoner", "stoner rock", "stoner 
 # --- country, bluegrass, folk -------------------------------------------------------------------------
 _g(name="country", aliases=("country", "country and western", "honky tonk country", "nashville", "outlaw country",
                             "western", "cowboy", "two-step", "two step", "train beat", "americana", "alt country",
-                            "alt-country", "country rock", "western swing", "texas country"),
+                            "alt-country", "country rock", "western swing", "texas country",
+                            "cajun", "zydeco", "louisiana", "cajun two-step"),
    bpm=(96, 132), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=8,
    family="country", tone=0.15, reverb=0.18, intro_drums="all", lead_density=0.55,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("acoustic guitar", C, 25), _p("pedal steel", PD, 26, "swell"),
@@ -285,7 +308,8 @@ _g(name="sea shanty", aliases=("sea shanty", "shanty", "sea shanties", "shanties
             {"kick": "X.......X.....x.", "clap": "....X..x....X...", "tamb": "..x...x...x...x."},
             {"kick": "X.....x.....", "clap": "......X.....", "tamb": "x.x.x.x.x.x."}))         # a 6/8 shanty
 _g(name="polka", aliases=("polka", "bierkeller", "beer hall", "oktoberfest",
-                          "bavarian", "tyrolean", "polish polka", "czech polka"),
+                          "bavarian", "tyrolean", "polish polka", "czech polka",
+                          "norteno", "musica nortena", "conjunto", "tejano", "tex-mex", "tex mex"),
    bpm=(112, 140), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4,
    vel_var=8, family="folk", tone=0.3, reverb=0.12, intro_drums="all", lead_density=0.7,
    parts=(_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _p("clarinet", L, 71, "melody"),

@@ -70,6 +70,26 @@ _g(name="samba", family="latin",
              "snare": "..xo..xo..xo..xx", "agogo": "x.x.x..x.x.x.x..", "agogo_lo": ".....x.......x..",
              "chat": "xxxxxxxxxxxxxxxx", "cuica+": "..x.......x....."}))
 
+# the Brazilian northeast: the baião's zabumba (the beater's dotted figure, the stick's off-beats),
+# the triangle's sixteenths open on the and, the sanfona (accordion) on the tune, in two
+_g(name="forro", family="latin",
+   aliases=("forro", "forró", "baiao", "baião", "xote", "xaxado", "pe de serra", "forro pe de serra",
+            "forro universitario", "nordestino", "luiz gonzaga", "arrasta-pe", "arrasta pe"),
+   bpm=(100, 130), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5,
+   vel_var=10, tone=0.25, reverb=0.15, intro_drums="all", lead_density=0.7,
+   parts=(_p("drums", D, 0), _p("bass", B, 32), _p("guitar", C, 24), _p("accordion", L, 21, "melody")),
+   progressions={"major": ("I I V V", "I IV V I", "I V I I", "I I IV V"),
+                 "mixolydian": ("I I bVII I", "I bVII IV I"), "minor": ("i i iv V", "i VII i V")},
+   modes=("major", "mixolydian", "major", "minor"),
+   bass_pats=("R..5R...", "R..RA..5"),
+   comp_pats=("..x...x.", "x.x..xx."),
+   grooves=({"kick_lo": "X..X....", "tom_lo": "....x...", "side": "..x...x.", "triangle": "..x...x.",
+             "triangle_mute": "xx.xxx.x"},
+            {"kick_lo": "X..X..x.", "side": "..x...x.", "triangle": "..x...x.", "triangle_mute": "xx.xxx.x",
+             "shaker+": "xxxxxxxx"},
+            {"kick_lo": "X......x", "tom_lo": "...x....", "side": "..x...x.", "triangle": "..x...x.",
+             "triangle_mute": "xx.xxx.x"}))
+
 # --- the Spanish Caribbean -----------------------------------------------------------------------
 # salsa: one bar holds the whole two-bar clave (its 16ths are the music's eighths), so ``bpm`` is
 # the half-note pulse: 90–104 here is salsa's 180–208
@@ -201,7 +221,8 @@ _g(name="mariachi", family="latin",
 # two, and again in the bar's second half) — an 808 on the kick
 _g(name="reggaeton", family="latin",
    aliases=("reggaeton", "reggaetón", "regueton", "reguetón", "dembow", "perreo", "neoperreo", "urbano",
-            "latin urban", "moombahton"),
+            "latin urban", "moombahton",
+            "funk carioca", "baile funk", "funk brasileiro", "brazilian funk", "tamborzao", "mandelao", "rio funk"),
    bpm=(90, 100), kit=25, fill="snare", bass="808", form="song", humanize_ms=2, vel_var=6,
    parts=(_p("drums", D, 25), _p("808", B, 38, "808"), _p("keys", C, 5), _p("pad", PD, 89),
           _p("lead", L, 81, "sparse")),
@@ -270,7 +291,8 @@ _g(name="dancehall", family="caribbean",
 # --- Trinidad --------------------------------------------------------------------------------------
 _g(name="calypso", family="caribbean",
    aliases=("calypso", "trinidad", "trinidadian", "kompa", "konpa", "haitian", "steelband", "steel band",
-            "caribbean", "kaiso"),
+            "caribbean", "kaiso",
+            "mento", "jamaican mento"),
    bpm=(100, 120), kit=0, fill="toms", form="song", humanize_ms=5, vel_var=8, tone=0.4, reverb=0.2,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("guitar", C, 25), _p("steel pan", L, 114),
           _p("brass", C, 61, "stab", pan=0.5)),
@@ -319,3 +341,23 @@ _g(name="afrobeat", family="african",
             {"kick": "X..x......x..x..", "snare": "....X......oX...", "ohat": "..x...x...x...x.",
              "chat": "x...x...x...x...", "conga": "..x..x.x..x..x.x", "shekere": "xoooxoooxoooxooo",
              "cowbell+": "x.x.xx.x.x.xx.x."}))
+
+
+# --- India --------------------------------------------------------------------------------------------
+# a raga: the tanpura's drone of tonic and fifth re-plucked (never a chord change), the sitar's line over it, the
+# tabla's theka, the harmonium of a qawwali or a bhajan; the mode is the scale nearest the raga's
+# (yaman lydian, bilawal major, khamaj mixolydian, kafi dorian, bhairavi phrygian, asavari minor)
+_g(name="raga", family="indian",
+   aliases=("raga", "raag", "ragas", "hindustani", "hindustani classical", "indian classical", "carnatic",
+            "qawwali", "sufi", "ghazal", "bhajan", "kirtan", "sitar music", "ravi shankar", "indian raga",
+            "raga rock", "tabla and sitar"),
+   bpm=(60, 96), kit=0, fill="none", chords="pad", form="song", humanize_ms=8, vel_var=10,
+   tone=0.05, reverb=0.35, lead_density=0.6, intro_drums="none", cadence_v=False,
+   parts=(_p("tabla", D, 0), _p("tanpura", A, 104, "arp8", level=0.3), _p("harmonium", PD, 20),
+          _p("sitar", L, 104, "melody")),
+   progressions={m: ("I5 I5 I5 I5",) for m in ("major", "lydian", "mixolydian")}
+   | {m: ("i5 i5 i5 i5",) for m in ("minor", "dorian", "phrygian")},
+   modes=("lydian", "major", "mixolydian", "dorian", "phrygian", "minor"),
+   grooves=({"bongo": "x.xxx.x.x.xxx.x.", "conga_lo": "X...x...X.......", "bongo_lo": "...x.......x...."},
+            {"bongo": "xx.xx.x.xx.xx.x.", "conga_lo": "X.......X...x...", "bongo_lo": "......x.......x."}))
+
