@@ -307,7 +307,7 @@ def test_a_samba_whistle_is_the_apito_not_a_tune(prompt):
     assert any(n.part == d and n.pitch in (71, 72) for n in notes(s, 0, 8))
     # a tin whistle in a samba is still a melody instrument
     assert "tin whistle" in read_prompt("samba with a tin whistle melody").instruments
-    assert "whistle" in read_prompt("deep house with a whistle melody").instruments
+    assert "whistle" in read_prompt("gqom with a whistle melody").instruments
 
 
 @pytest.mark.parametrize("typo,word", [("accordian", "accordion"), ("vibrafone", "vibraphone"),

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from engine.compose import compose, composer_of
+from engine.compose import compose, composer_of, read_prompt
 from engine.compose import genres as G
 
 MINE = ("rock", "punk", "grunge", "progressive rock", "surf rock", "blues", "blues shuffle", "metal", "thrash",
@@ -464,3 +464,6 @@ def test_a_power_ballad_is_slow_soft_at_first_and_holds_its_power_chords(prompt)
         assert held and sum(n.dur >= 0.9 for n in held) >= 0.8 * len(held), seed
         assert part_idx(s, program=5, role="chords") or part_idx(s, program=4, role="chords")
     assert all(p.program == 29 for p in compose("rock ballad with a guitar solo", 0).parts if p.role == "lead")
+    # "ballad" in the style's name is the style's tempo, not a mood that slows it again
+    assert "ballad" not in read_prompt("80s power ballad").moods and "ballad" in read_prompt("a sad ballad").moods
+    assert all(compose("power ballad", seed).bpm >= 62 for seed in range(6))
