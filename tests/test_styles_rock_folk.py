@@ -466,4 +466,5 @@ def test_a_power_ballad_is_slow_soft_at_first_and_holds_its_power_chords(prompt)
     assert all(p.program == 29 for p in compose("rock ballad with a guitar solo", 0).parts if p.role == "lead")
     # "ballad" in the style's name is the style's tempo, not a mood that slows it again
     assert "ballad" not in read_prompt("80s power ballad").moods and "ballad" in read_prompt("a sad ballad").moods
+    assert "dark" in read_prompt("dark ambient").moods          # a mood in another of a style's names still counts
     assert all(compose("power ballad", seed).bpm >= 62 for seed in range(6))

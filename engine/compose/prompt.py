@@ -149,7 +149,8 @@ def read_prompt(prompt: str) -> PromptSpec:
         _read_genre_nearest(spec, claim)
     _read_instruments(spec, claim, phrase, misspelt)
     words = set(re.findall(r"[a-z]+", text))
-    style_words = set(re.findall(r"[a-z]+", phrase)) if phrase and " " in phrase.strip() else set()
+    name = G.GENRES[spec.genre].name if spec.genre in G.GENRES else ""
+    style_words = set(name.split()) if phrase and " " in name and name in phrase else set()
     _read_moods(spec, words, style_words)
     _read_solo(spec, words)
     _read_intro(spec)
@@ -450,9 +451,9 @@ def _singular(w: str) -> str:
 
 
 def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] | set[str] = frozenset()) -> None:
-    """Mood words (mode when none is named, tempo factor), tempo and swing words. A mood word that
-    is part of the style's own name ("power ballad", "dark ambient") is the style's, not a mood: a
-    power ballad is not slowed again as a ballad."""
+    """Mood words (mode when none is named, tempo factor), tempo and swing words. A mood word in
+    the style's own name is the style's, not a mood: a power ballad is not slowed again as a ballad
+    (a mood word in another of its names still colours it: "dark ambient", "uplifting trance")."""
     for w, (mmode, tf, _) in G.MOODS.items():
         if w in words and w not in style_words:
             spec.moods.append(w)
