@@ -811,3 +811,31 @@ def test_a_named_drum_the_style_plays_keeps_the_styles_figure():
         return c.groove.get(name)
     assert lane("forró with zabumba and triangle", "triangle_mute") == lane("forró", "triangle_mute")
     assert lane("pop song with hats", "chat").count("x") + lane("pop song with hats", "chat").count("o") >= 16
+
+
+@pytest.mark.parametrize("prompt", ["polka", "country two-step", "calypso", "bossa nova", "jazz trio"])
+def test_over_the_home_chord_the_bass_fifth_is_lighter_than_its_root(prompt):
+    """A root–fifth bass that gives the fifth the root's weight puts the key a fifth up (set C's
+    kompa in A and set D's forró in Ab were heard in the dominant): over the home chord the fifth
+    is the lighter note."""
+    from engine.compose.composer import composer_of as comp
+
+    roots, fifths = [], []
+    for seed in range(3):
+        s = compose(prompt, seed)
+        c = comp(s)
+        bass = {k for k, p in enumerate(s.parts) if p.role == "bass"}
+        home = s.key_root % 12
+        for i in range(2, 26):
+            k, b = divmod(i + c.offset, 8)
+            chords = c.section(k).chords[b]
+            for n in s.bar(i)[0]:
+                if n.part not in bass:
+                    continue
+                t = n.start - i * s.beats_per_bar
+                ch = next((ch for a, e, ch in chords if a - 0.1 <= t < e), chords[-1][2])
+                if ch.root % 12 != home:
+                    continue
+                (roots if (n.pitch - home) % 12 == 0 else fifths if (n.pitch - home) % 12 == 7 else []).append(n.vel)
+    assert roots and fifths, prompt
+    assert np.mean(fifths) <= 0.85 * np.mean(roots), (prompt, np.mean(fifths), np.mean(roots))

@@ -44,6 +44,9 @@ from engine.score import Control, Note, Score
 log = logging.getLogger("wavebridge.compose")
 
 _GAP = 0.012                      # beats between a note's end and the next onset of its pitch
+#: the velocity of the bass's fifth over the home chord, against the root's
+_FIFTH_OVER_HOME = 0.75
+
 #: role → the player that writes one bar of a part of that role
 _PLAYERS: dict[str, Callable[[Band, int, PartPlan, Bar], None]] = {
     "drums": play_drums, "bass": play_bass, "chords": play_chords, "pad": play_chords, "arp": play_arp,
@@ -164,7 +167,20 @@ class Composer(Band):
             _PLAYERS[pl.role](self, j, pl, bar)
         if self.harmony:
             self._move_to_chords(i, sec, s, bar)
+        self._lean_on_the_tonic(sec, s, bar)
         return self._finish(i, bar.ev, bar.ctl, rng)
+
+    def _lean_on_the_tonic(self, sec: Section, s: int, bar: Bar) -> None:
+        """Over the home chord the bass's fifth is the lighter note: a root–fifth bass that gives
+        the fifth the root's weight makes the key a fifth up (the fifth is the dominant's root, and a
+        low root's third harmonic is its fifth again)."""
+        chords, home = sec.chords[s], self.key_root % 12
+        for q, (j, t0, t1, p, v, g) in enumerate(bar.ev):
+            if self.plans[j].role != "bass" or (p - home) % 12 != 7:
+                continue
+            c = next((c for a, b, c in chords if a - 1e-6 <= t0 < b), chords[-1][2])
+            if c.root % 12 == home and (c.bass is None or c.bass % 12 == home):
+                bar.ev[q] = (j, t0, t1, p, v * _FIFTH_OVER_HOME, g)
 
     def _move_to_chords(self, i: int, sec: Section, s: int, bar: Bar) -> None:
         """A chord a player steers to inside the bar is struck where it comes, as a band would
