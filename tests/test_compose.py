@@ -839,3 +839,20 @@ def test_over_the_home_chord_the_bass_fifth_is_lighter_than_its_root(prompt):
                 (roots if (n.pitch - home) % 12 == 0 else fifths if (n.pitch - home) % 12 == 7 else []).append(n.vel)
     assert roots and fifths, prompt
     assert np.mean(fifths) <= 0.85 * np.mean(roots), (prompt, np.mean(fifths), np.mean(roots))
+
+
+@pytest.mark.parametrize("prompt,key,mode", [
+    ("tango en La menor", 9, "minor"), ("forró em Ré maior", 2, "major"), ("chanson en ré majeur", 2, "major"),
+    ("valse en si bémol mineur", 10, "minor"), ("ballata in Do maggiore", 0, "major"),
+    ("salsa en mib menor", 3, "minor"), ("fa# menor bolero", 6, "minor"),
+    ("a fugue in fis-moll", 6, "minor"), ("Es-Dur hymn", 3, "major"), ("h-moll mass", 11, "minor"),
+    ("b-moll nocturne", 10, "minor"), ("in A-Dur", 9, "major"),
+])
+def test_keys_named_in_solfege_or_in_german(prompt, key, mode):
+    """"la menor", "ré majeur", "fis-moll", "h-moll" (B minor), "b-moll" (B flat minor) — and a
+    solfège syllable with no mode word is no key ("la bamba", "do it slow")."""
+    sp = read_prompt(prompt)
+    assert (sp.key_root, sp.mode) == (key, mode), (prompt, sp.key_root, sp.mode)
+    assert compose(prompt, 0).key_root == key
+    assert read_prompt("la bamba party").key_root is None
+    assert read_prompt("do it slow in A minor").key_root == 9

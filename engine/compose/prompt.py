@@ -167,9 +167,45 @@ def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
         claim(m)
 
 
-def _read_key(spec: PromptSpec, claim: _Claims) -> None:
-    """The tonic and mode ("in A minor", "F# dorian", "key of Eb"), else a bare mode word."""
+#: keys as musicians outside English name them: solfège with a mode word ("la menor", "ré majeur",
+#: "si bemol maggiore", "fa# menor") and the German letters with Dur/Moll ("a-moll", "Es-Dur",
+#: "fis-moll", "h-moll" = B minor, "b-moll" = Bb minor); a solfège syllable alone is no key ("do it")
+_SOLFEGE = {"do": 0, "re": 2, "mi": 4, "fa": 5, "sol": 7, "la": 9, "si": 11}
+_SOLFEGE_RE = re.compile(r"\b(do|re|mi|fa|sol|la|si)(#|b)?(?:\s+(sostenido|sustenido|diese|diesis|bemol|bemolle))?"
+                         r"\s+(mayor|maior|majeur|maggiore|menor|mineur|minore)\b")
+_GERMAN_KEY_RE = re.compile(r"\b([a-h])(is|es|s)?[- ](dur|moll)\b")
+_GERMAN = {"c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "h": 11, "b": 10}
+
+
+def _read_foreign_key(spec: PromptSpec, claim: _Claims) -> bool:
+    """A key named in solfège or in German (:data:`_SOLFEGE_RE`, :data:`_GERMAN_KEY_RE`)."""
     text = spec.text
+    m = _SOLFEGE_RE.search(text)
+    if m:
+        acc = m.group(2) or m.group(3) or ""
+        shift = 1 if acc in ("#", "sostenido", "sustenido", "diese", "diesis") else -1 if acc else 0
+        spec.key_root = (_SOLFEGE[m.group(1)] + shift) % 12
+        spec.mode = "major" if m.group(4) in ("mayor", "maior", "majeur", "maggiore") else "minor"
+        claim(m)
+        return True
+    m = _GERMAN_KEY_RE.search(text)
+    if m:
+        letter, acc = m.group(1), m.group(2) or ""
+        if letter == "b" and acc:
+            return False                          # no "bes": B flat is b
+        spec.key_root = (_GERMAN[letter] + (1 if acc == "is" else -1 if acc else 0)) % 12
+        spec.mode = "major" if m.group(3) == "dur" else "minor"
+        claim(m)
+        return True
+    return False
+
+
+def _read_key(spec: PromptSpec, claim: _Claims) -> None:
+    """The tonic and mode ("in A minor", "F# dorian", "key of Eb"; "la menor", "fis-moll"), else a
+    bare mode word."""
+    text = spec.text
+    if _read_foreign_key(spec, claim):
+        return
     for rx in _KEY_RES:
         m = rx.search(text)
         if m and rx is _KEY_RES[0] and m.group(1) == "a" and not (m.group(2) or m.group(3) or m.group(4)) \
