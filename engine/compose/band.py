@@ -417,9 +417,11 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
     for w in spec.instruments:
         prog, role, style = G.INSTRUMENTS[w]
         kin = _GENERIC.get(w)
-        if kin is not None:          # "organ" in a hymn is its church organ, "guitars" in metal its distortion,
-            own = next((d for d in specs if not d["named"] and d["program"] in kin        # a "guitar solo" in a
-                        and (d["role"] == "lead" if w in spec.as_lead else d["role"] != "drums")), None)  # power ballad its own
+        if kin is not None:
+            # the style's own part of the kind: "organ" in a hymn is its church organ, "guitars" in
+            # metal its distortion, a "guitar solo" in a power ballad its overdriven lead
+            own = next((d for d in specs if not d["named"] and d["program"] in kin
+                        and (d["role"] == "lead" if w in spec.as_lead else d["role"] != "drums")), None)
             if own is not None:
                 own["named"] = True
                 continue

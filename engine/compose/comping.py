@@ -267,6 +267,13 @@ def _bossa(k: _Comp) -> None:
 #: the step below (C5 under D5); ``.`` lets the last one ring
 _RIFFS = (("RR3RR43.", "RR3RR4b."), ("H.R3.4R.", "H.R3.b3."), ("RRR3RRR4", "RR3.4.3b"), ("H..3H.4.", "H..2b.3."))
 _RIFF_STEPS = {"2": 1, "3": 2, "4": 3, "b": -1}
+#: the same moves in semitones over a chord the mode does not hold (its own minor pentatonic)
+_RIFF_BORROWED = {"2": 2, "3": 3, "4": 5, "b": -2}
+
+
+def _riffing(k: _Comp) -> bool:
+    """Whether this bar plays the style's riff: a riffing style outside its chorus, drop or solo."""
+    return k.band.g.riffs and k.sec.kind not in ("B", "drop", "solo") and k.bpb >= 2
 
 
 def _riff_chord(k: _Comp, t: float, ch: str) -> list[int]:
@@ -278,7 +285,7 @@ def _riff_chord(k: _Comp, t: float, ch: str) -> list[int]:
     if ch in _RIFF_STEPS and voicing[0] % 12 in k.band.scale:
         shift = scale_step(voicing[0], _RIFF_STEPS[ch], k.band.scale) - voicing[0]
     elif ch in _RIFF_STEPS:
-        shift = {"2": 2, "3": 3, "4": 5, "b": -2}[ch]
+        shift = _RIFF_BORROWED[ch]
     return [p + shift for p in voicing]
 
 
@@ -307,7 +314,7 @@ def _riff(k: _Comp) -> None:
 def _power(k: _Comp) -> None:
     """Power chords: held in a chorus, drop or solo; elsewhere a riff where the style plays them
     (doom, grunge, metal), else chugged eighths."""
-    if k.band.g.riffs and k.sec.kind not in ("B", "drop", "solo") and k.bpb >= 2:
+    if _riffing(k):
         _riff(k)
         return
     if k.sec.kind in ("B", "drop", "solo"):
@@ -334,9 +341,7 @@ def _chug(k: _Comp) -> None:
     """Palm-muted 16ths on the kick and every beat; where the style plays riffs (metal), the riff's
     power chords ring on its eighths outside the chorus and the chugs stop under them."""
     kick = k.band.kick_steps
-    riff = {}
-    if k.band.g.riffs and k.sec.kind not in ("B", "drop", "solo") and k.bpb >= 2:
-        riff = {int(round(t * 4)): ch for t, ch in _riff_slots(k) if ch in _RIFF_STEPS}
+    riff = {int(round(t * 4)): ch for t, ch in _riff_slots(k) if ch in _RIFF_STEPS} if _riffing(k) else {}
     ring = -1
     for st in range(int(k.bpb * 4)):
         if st in riff:

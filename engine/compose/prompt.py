@@ -70,7 +70,7 @@ def _phrase_re(phrase: str) -> re.Pattern:
     return re.compile(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])")
 
 
-_GENRE_PHRASES = sorted(((fold(a), g.name) for g in G.GENRES.values() for a in g.aliases),
+_GENRE_PHRASES = sorted(((a, g.name) for g in G.GENRES.values() for a in g.aliases),
                         key=lambda t: len(t[0]), reverse=True)
 _GENRE_OF = dict(_GENRE_PHRASES)
 
@@ -223,14 +223,10 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
             break
     if spec.mode is None:
         for w in ("harmonic minor", "phrygian dominant", "freygish", "dorian", "phrygian", "lydian", "mixolydian",
-                  "locrian", "aeolian", "ionian", "minor", "major", *_RAGA_MODES):
+                  "locrian", "aeolian", "ionian", "minor", "major", *G.RAGA_MODES):
             if _phrase_re(w).search(text):
                 spec.mode = G.MODE_ALIASES.get(w, w)
                 break
-
-
-#: a raga's name read as the mode nearest its scale (thaats: yaman lydian, bilawal major …)
-_RAGA_MODES = ("yaman", "yaman kalyan", "kalyan", "bilawal", "khamaj", "kafi", "bhairavi", "asavari", "todi")
 
 
 _GROUPING_RE = re.compile(r"(?<![\d/-])([1-9](?:\s*\+\s*[1-9]){1,7}|[1-9](?:-[1-9]){1,7})(?![\d/-])")
@@ -472,7 +468,6 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
             roles.add(G.INSTRUMENTS[w][1])
 
 
-#: styles whose whistle is percussion (the apito)
 #: styles whose whistle is a percussionist's call (the samba school's apito, gqom's and carnival's
 #: whistles), unless the prompt gives it a tune ("a whistle melody")
 _PERCUSSION_WHISTLE = frozenset({"samba", "house", "soca", "reggaeton"})

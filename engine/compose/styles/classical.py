@@ -61,7 +61,7 @@ _g(name="classical", aliases=("classical", "string quartet", "quartet", "minimal
    progressions=CLASSICAL, modes=("major", "major", "minor"), lead_density=0.5, reverb=0.4, grooves=(),
    intro_drums="none", family=CL, tone=-0.1)
 
-_g(name="baroque", aliases=("baroque", "baroque music", "baroque period", "bach", "vivaldi", "handel", "händel",
+_g(name="baroque", aliases=("baroque", "baroque music", "baroque period", "bach", "vivaldi", "handel",
                             "telemann", "corelli", "pachelbel", "fugue", "toccata", "partita", "passacaglia",
                             "chaconne", "concerto grosso", "brandenburg", "basso continuo", "continuo", "canon",
                             "harpsichord music", "four seasons", "barock", "barroco"),
@@ -93,7 +93,7 @@ _g(name="minuet", aliases=("minuet", "menuet", "minuetto", "courtly dance", "cou
 
 _g(name="romantic piano", aliases=("romantic piano", "nocturne", "chopin", "liszt", "schumann",
                                    "rachmaninoff", "romantic era", "romantic period", "impromptu",
-                                   "etude", "étude", "debussy", "satie", "gymnopedie", "gymnopédie",
+                                   "etude", "debussy", "satie", "gymnopedie",
                                    "impressionist", "clair de lune", "piano nocturne", "piano etude"),
    bpm=(58, 80), kit=0, fill="none", bass="long", chords="block", arp="harp", form="calm", humanize_ms=14,
    vel_var=12, parts=(_p("piano", L, 0, "melody"), _p("left hand", A, 0, "harp", octave=-1),

@@ -111,7 +111,7 @@ _g(name="surf rock", aliases=("surf rock", "surf", "surf music", "surf guitar", 
             {"kick": "X..x..x.X..x..x.", "snare": "....X.......X...", "tom_hi": "..x...x...x...x.",
              "ride": "x...x...x...x...", "tamb+": "....x.......x..."}))
 
-# the power ballad: electric piano and strings over a half-time kit that hits hard in the chorus,
+# the power ballad: electric piano and strings over a slow kit that hits hard in the chorus,
 # the guitar holding power chords there and taking the solo
 _g(name="power ballad", family="rock",
    aliases=("power ballad", "power ballads", "rock ballad", "80s ballad", "80s power ballad", "hair metal ballad",
@@ -271,7 +271,7 @@ _CELTIC_PROG = {"major": ("I I IV V", "I IV I V", "I V IV V", "I I V I"),
 _g(name="celtic", aliases=("celtic", "jig", "irish jig", "double jig", "tarantella", "tarantela", "irish",
                            "irish folk", "irish pub",
                            "irish trad", "trad session", "scottish", "scottish folk", "celtic folk", "gaelic",
-                           "ceili", "céilí", "highland", "breton", "galician"),
+                           "ceili", "highland", "breton", "galician"),
    bpm=(100, 120), meter=(6, 8), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4,
    vel_var=8, family="celtic", tone=0.2, reverb=0.25, intro_drums="all", lead_density=0.95,
    parts=(_p("drums", D, 0), _p("acoustic guitar", C, 25), _p("upright bass", B, 32, level=0.7),
@@ -348,7 +348,7 @@ _g(name="balkan", aliases=("balkan", "balkan brass", "rachenitsa", "ruchenitsa",
    grooves=({"kick": "X...X...X.....", "rim": "..x...x...x.x."},                       # tapan: beater, switch
             {"kick": "X.......X.....", "rim": "x.x.X.x.x.x.x.", "floor": "........x.x..."},
             {"kick": "X...x...X...x.", "snare": "..o...o...o...", "chat": "x.x.x.x.x.x.x."}))
-_g(name="daychovo", aliases=("daychovo", "daichovo", "cocek", "čoček", "karsilama", "karşılama"),
+_g(name="daychovo", aliases=("daychovo", "daichovo", "cocek", "karsilama"),
    bpm=(150, 190), meter=(9, 8), groups={(9, 8): (2, 2, 2, 3)}, kit=0, fill="snare", bass="pats", chords="pats",
    form="song", humanize_ms=4, vel_var=8, family="balkan", tone=0.3, reverb=0.2, intro_drums="all",
    lead_density=0.8, parts=_BALKAN_PARTS, progressions=_BALKAN_PROG, modes=("minor", "freygish"),

@@ -22,12 +22,12 @@ from engine.compose.genres import BOSSA, A, B, C, D, L, PD, _g, _p
 
 # --- words the shared tables lack (setdefault: an entry another module made wins) ------------------
 for _w, _v in (("cavaquinho", (25, C, "")), ("vihuela", (24, C, "")), ("guitarron", (32, B, "")),
-               ("guitarrón", (32, B, "")), ("requinto", (25, A, "arp16"))):
+               ("requinto", (25, A, "arp16"))):
     G.INSTRUMENTS.setdefault(_w, _v)
 G.LANES.setdefault("guira", 69)          # the güira (a metal scraper): the cabasa is its GM neighbour
 G.LANES.setdefault("shekere", 69)        # the shekere (a beaded gourd): the cabasa too
 G.LANES.setdefault("tambora", 47)        # the merengue tambora's drum head: a mid tom
-for _w, _v in (("güira", {"guira": "x.oox.oox.oox.oo"}), ("guira", {"guira": "x.oox.oox.oox.oo"}),
+for _w, _v in (("guira", {"guira": "x.oox.oox.oox.oo"}),
                ("shekere", {"shekere": "x.oox.oox.oox.oo"}), ("palmas", {"clap": "..x...x...x...x."}),
                ("tambora", {"tambora": "x..x.xx.x..x.xx."})):
     G.DRUM_WORDS.setdefault(_w, (None, _v, None))
@@ -73,7 +73,7 @@ _g(name="samba", family="latin",
 # the Brazilian northeast: the baião's zabumba (the beater's dotted figure, the stick's off-beats),
 # the triangle's sixteenths open on the and, the sanfona (accordion) on the tune, in two
 _g(name="forro", family="latin",
-   aliases=("forro", "forró", "baiao", "baião", "xote", "xaxado", "pe de serra", "forro pe de serra",
+   aliases=("forro", "baiao", "xote", "xaxado", "pe de serra", "forro pe de serra",
             "forro universitario", "nordestino", "luiz gonzaga", "arrasta-pe", "arrasta pe"),
    bpm=(100, 130), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5,
    vel_var=10, tone=0.25, reverb=0.15, intro_drums="all", lead_density=0.7,
@@ -220,7 +220,7 @@ _g(name="mariachi", family="latin",
 # reggaeton: the dembow — the kick on every beat, the snare 3+3+2 (the "a" of one, the "and" of
 # two, and again in the bar's second half) — an 808 on the kick
 _g(name="reggaeton", family="latin",
-   aliases=("reggaeton", "reggaetón", "regueton", "reguetón", "dembow", "perreo", "neoperreo", "urbano",
+   aliases=("reggaeton", "regueton", "dembow", "perreo", "neoperreo", "urbano",
             "latin urban", "moombahton",
             "funk carioca", "baile funk", "funk brasileiro", "brazilian funk", "tamborzao", "mandelao", "rio funk"),
    bpm=(90, 100), kit=25, fill="snare", bass="808", form="song", humanize_ms=2, vel_var=6,
