@@ -784,6 +784,14 @@ def test_accents_are_read_as_plain_letters(prompt, style):
     assert G.fold("Čoček ÉTUDE for cuíca") == "cocek etude for cuica"
 
 
+def test_the_guira_is_merengues_scraper_however_it_is_typed():
+    """The güira (a metal scraper) plays merengue's figure on its own lane (GM cabasa), typed with
+    its accent or without — not a gourd güiro's sixteenths."""
+    for prompt in ("merengue with güira and tambora", "merengue with guira and tambora"):
+        c = composer_of(compose(prompt, 0))
+        assert "guira" in c.groove and G.LANES["guira"] == 69 and "guiro" not in c.groove, c.groove
+
+
 def test_the_tables_words_are_written_plain():
     """The prompt is read folded (no accents), so a table word or style name with an accent could
     never be matched: every one is written in plain letters."""

@@ -475,7 +475,6 @@ DRUM_WORDS.update({
     "dholak": (None, {"bongo": "x.xxx.x.x.xxx.x.", "conga_lo": "X..X....X..X...."}, None),
     "dhol": (None, {"floor": "X..x..X.X..x..X.", "tom_hi": "..x...x...x...x."}, None),
     "caja": (None, {"bongo": "x.xx.xx.x.xx.xx.", "bongo_lo": "...x.......x...."}, None),
-    "guira": (None, {"guiro": "xxxxxxxxxxxxxxxx"}, None),
     "engine room": (None, {"cowbell": "x.xxx.xxx.xxx.xx"}, None),
     "finger snaps": (None, {"hclap": "....x.......x..."}, None),
     "stomps": (None, {"kick_lo": "X.......X......."}, None),
