@@ -206,7 +206,8 @@ def test_a_host_tempo_stays_in_quarter_notes():
     ("progressive rock in 7/8", (2, 2, 3)), ("balkan wedding band in 7/8 (3+2+2)", (3, 2, 2)),
     ("jazz in 5/8", (3, 2)), ("funk in 11/8", (2, 2, 3, 2, 2)), ("folk dance in 9/8 as 2+2+2+3", (2, 2, 2, 3)),
     ("house in 7/8", (2, 2, 3)), ("pop in 5/4", (6, 4)), ("funk in 7/8, 2+2+3", (2, 2, 3)),
-    ("greek kalamatiano in 7/8 counted 3-2-2", (3, 2, 2))])
+    ("greek kalamatiano in 7/8 counted 3-2-2", (3, 2, 2)),
+    ("metalcore, drop B chugs, breakdown in seven", (2, 2, 3)), ("balkan brass in nine", (2, 2, 2, 3))])
 def test_additive_meters_are_played_in_their_grouping(prompt, groups):
     """Drums, bass and chords say the grouping: every group's start has a kick, snare or bass note
     in most bars, the drums hit group starts harder than the eighths between them, and no
@@ -235,6 +236,14 @@ def test_additive_meters_are_played_in_their_grouping(prompt, groups):
     assert all(k >= 0.75 * len(bars) for k in hit.values()), (hit, len(bars))
     if "drums" in roles:
         assert on > 1.3 * off, (on, off)
+
+
+@pytest.mark.parametrize("prompt,meter", [
+    ("djent in eleven", (11, 8)), ("a jazz tune in five", (5, 4)), ("prog rock in 7", (7, 8)),
+    ("metal in 7 string tuning", None), ("a seven string guitar", None), ("a nine piece band", None),
+    ("seven nation army vibes in 5 minutes", None), ("in seven-string tone", None)])
+def test_a_count_in_words_is_a_meter_and_a_count_of_things_is_not(prompt, meter):
+    assert read_prompt(prompt).meter == meter, prompt
 
 
 def test_a_hyphenated_grouping_is_read_only_beside_its_meter():
@@ -308,6 +317,19 @@ def test_a_samba_whistle_is_the_apito_not_a_tune(prompt):
     # a tin whistle in a samba is still a melody instrument
     assert "tin whistle" in read_prompt("samba with a tin whistle melody").instruments
     assert "whistle" in read_prompt("gqom with a whistle melody").instruments
+
+
+@pytest.mark.parametrize("prompt", ["dark gqom, tom rolls, woodblock hits, whistles",
+                                    "orchestra with woodblock and timpani", "jazz with a wood block"])
+def test_a_woodblock_is_the_percussion_block_unless_it_carries_the_tune(prompt):
+    sp = read_prompt(prompt)
+    assert {"woodblocks", "wood block"} & set(sp.drum_words) and "woodblock" not in sp.instruments, sp
+    s = compose(prompt, 0)
+    assert not any(p.program == 115 and not p.is_drums for p in s.parts), s.describe()
+    d = next(i for i, p in enumerate(s.parts) if p.is_drums)
+    assert any(n.part == d and n.pitch in (76, 77) for n in notes(s, 0, 8))
+    for tune in ("a piece for woodblock", "funk with a woodblock melody"):
+        assert "woodblock" in read_prompt(tune).instruments, tune
 
 
 @pytest.mark.parametrize("typo,word", [("accordian", "accordion"), ("vibrafone", "vibraphone"),

@@ -230,6 +230,13 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
 
 
 _GROUPING_RE = re.compile(r"(?<![\d/-])([1-9](?:\s*\+\s*[1-9]){1,7}|[1-9](?:-[1-9]){1,7})(?![\d/-])")
+#: "in seven", "counted in 11", "a riff in 7": an odd count is that many eighths (five is 5/4, as
+#: "Take Five" and most tunes said to be "in five" are); a digit only where it ends the phrase, so
+#: "in 7 string guitars" or "in 5 minutes" is not a meter
+_IN_COUNT_RE = re.compile(r"\bin\s+(five|seven|nine|eleven|thirteen|fifteen)\b(?!-|\s+(?:string|strings|piece|pieces|"
+                          r"days?|weeks?|years?|hours?|minutes?|seconds?|bars?|beats?|notes?|parts?|ways?|of)\b)"
+                          r"|\bin\s+(5|7|9|11|13|15)(?=\s*(?:$|[,.;)]|\s(?:time|meter|feel)\b))")
+_COUNT = {"five": 5, "seven": 7, "nine": 9, "eleven": 11, "thirteen": 13, "fifteen": 15}
 
 
 def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
@@ -255,6 +262,10 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             spec.meter = (3, 4)
         elif re.search(r"\b(six eight|six-eight|compound time)\b", text):
             spec.meter = (6, 8)
+        elif m := _IN_COUNT_RE.search(text):
+            n = _COUNT.get(m.group(1)) or int(m.group(2))
+            spec.meter = (5, 4) if n == 5 else (n, 8)
+            claim(m)
 
 
 def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
@@ -449,6 +460,14 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
                     and not re.match(r"whistles?\s+(?:melody|melodies|lead|tune|solo|line|theme)\b", text[i:]):
                 named.remove((i, w))
                 drums.append((i, "samba whistle"))
+    # a woodblock is a percussionist's block (GM drum keys 76/77: "woodblock hits", "tom rolls and
+    # woodblock"); GM's melodic Woodblock (program 115) only when it carries a tune or is the
+    # piece's instrument ("a woodblock melody", "a piece for woodblock")
+    for i, w in list(named):
+        if w == "woodblock" and not re.search(r"\bfor\s+(?:an?\s+|the\s+|solo\s+)?$", text[:i]) \
+                and not re.match(r"woodblocks?\s+(?:melody|melodies|lead|tune|solo|line|theme)\b", text[i:]):
+            named.remove((i, w))
+            drums.append((i, "woodblocks"))
     spec.drum_words = [w for _, w in sorted(drums)]
     spec.instruments = [w if w in G.INSTRUMENTS else _singular(w) for _, w in sorted(named)]
     for w in spec.instruments:                    # "accordion melody", "a guitar solo", "piano lead"
