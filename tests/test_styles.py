@@ -376,6 +376,52 @@ def test_a_named_melody_instrument_carries_the_tune(prompt, word):
     assert not any(p.role == "lead" and p.program == 25 for p in compose("power ballad, a guitar solo", 0).parts)
 
 
+def _line(s, name, a=8, b=24, role=None):
+    k = next(k for k, p in enumerate(s.parts) if p.name == name and role in (None, p.role))
+    return s.parts[k], sorted((round(n.start, 3), n.pitch) for n in notes(s, a, b) if n.part == k)
+
+
+@pytest.mark.parametrize("prompt,tune,beside,role", [
+    ("string quartet slow movement, a singing cello melody under muted violins", "cello", "violins", "pad"),
+    ("ballad, a sax melody over piano and a harmonica", "sax", "harmonica", "lead"),
+    ("chamber pop, toy piano, pizzicato strings and a mellow bassoon countermelody", None, "bassoon", "lead")])
+def test_an_instrument_beside_the_tune_does_not_double_it(prompt, tune, beside, role):
+    """A melody instrument named beside the one asked for the tune (or asked for a countermelody)
+    plays its own part: no more than a quarter of its notes are the tune's notes at the tune's times."""
+    for seed in (0, 1):
+        s = compose(prompt, seed)
+        part, other = _line(s, beside)
+        assert part.role == role and other, (seed, s.describe())
+        lead = next(p for p in s.parts if p.role == "lead" and p.name != beside)
+        assert tune is None or lead.name == tune, s.describe()
+        _, melody = _line(s, lead.name)
+        assert melody and len(set(other) & set(melody)) <= 0.25 * len(other), (seed, len(other))
+
+
+def test_a_string_quartets_inner_voices_lean_on_the_downbeat_in_three():
+    """Strings' soft attacks carry no downbeat of their own: in a slow 3/4 the inner voices that
+    move on the beats strike beat one harder than beats two and three."""
+    on, off = [], []
+    for seed in range(4):
+        s = compose("string quartet slow movement in 3/4", seed)
+        inner = {k for k, p in enumerate(s.parts) if p.role == "chords"}
+        for i in range(4, 28):
+            for n in s.bar(i)[0]:
+                if n.part in inner:
+                    b = round(n.start - i * 3, 2)
+                    (on if b == 0 else off if b in (1.0, 2.0) else []).append(n.vel)
+    assert on and off and sum(on) / len(on) >= sum(off) / len(off) + 8, (len(on), len(off))
+
+
+@pytest.mark.parametrize("word,low,high", [("cello", 45, 74), ("viola", 53, 79), ("tuba", 36, 62),
+                                           ("french horn", 50, 77), ("violin", 60, 88)])
+def test_a_melody_instrument_sings_in_its_own_range(word, low, high):
+    s = compose(f"a slow {word} melody over strings", 0)
+    part, line = _line(s, word, 4, 20, "lead")
+    assert line, s.describe()
+    assert all(low <= p <= high for _, p in line), (word, min(p for _, p in line), max(p for _, p in line))
+
+
 def test_every_gm_program_name_reaches_its_program_and_plays():
     for prog, name in enumerate(G.GM_NAMES):
         s = compose(f"a piece for {name}", 0)

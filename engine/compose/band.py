@@ -433,6 +433,11 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         if any(d["program"] == prog and d["named"] and (d["role"] == role or {d["role"], role} <= {"lead", "chords"})
                for d in specs):
             continue                        # the same instrument by another name ("sanfona", "accordion")
+        if w in spec.as_counter:
+            role, style = "lead", "sparse"  # a line of its own beside the tune, not the tune again
+        elif role == "lead" and w not in spec.as_lead and any(
+                d["named"] and d["role"] == "lead" and d["name"] in spec.as_lead for d in specs):
+            role, style = _beside_the_tune(prog)
         slot = next((d for d in specs if d["role"] == role and not d["named"]), None)
         if slot is None:
             if any(d["program"] == prog and d["role"] == role for d in specs):
@@ -441,6 +446,17 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
     return specs
+
+
+def _beside_the_tune(program: int) -> tuple[str, str]:
+    """The role of a melody instrument the prompt names beside the one it asks to carry the tune
+    ("a cello melody under muted violins"): bowed strings and voices hold the harmony, keyboards,
+    guitars and mallets comp it, winds, brass and reeds answer with a few long chord tones."""
+    if 40 <= program <= 55:
+        return "pad", ""
+    if (program < 40 and program not in (21, 22, 23)) or 104 <= program <= 108:
+        return "chords", ""
+    return "lead", "sparse"
 
 
 def _drum_words(spec: PromptSpec, specs: list[dict]) -> tuple[int | None, str | None, dict]:
@@ -476,6 +492,11 @@ def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
     return specs
 
 
+#: melody instruments whose singing range lies below the default lead's: (lo, hi, centre)
+_LOW_SINGERS = {41: (53, 79, 65), 42: (45, 74, 58), 43: (36, 62, 47), 58: (36, 62, 46), 60: (50, 77, 62),
+                32: (36, 62, 47), 69: (52, 79, 65)}
+
+
 def _register(role: str, style: str, program: int) -> tuple[int, int, int]:
     """``(lo, hi, centre)`` of a part: its role's, moved for low basses and some instruments."""
     lo, hi, centre = _REGISTERS.get(role, (48, 84, 64))
@@ -483,10 +504,12 @@ def _register(role: str, style: str, program: int) -> tuple[int, int, int]:
         lo, hi, centre = 24, 46, 34
     if role == "bass" and style == "drone":
         lo, hi, centre = 36, 55, 45
-    if role == "lead" and program in (40, 41, 71, 73, 72, 56, 65, 64):
+    if role == "lead" and program in (40, 71, 73, 72, 56, 65, 64):
         lo, hi, centre = (60, 88, 74)
     if role == "lead" and program in (57, 66, 67, 70):
         lo, hi, centre = (48, 72, 60)
+    if role == "lead" and program in _LOW_SINGERS:
+        lo, hi, centre = _LOW_SINGERS[program]     # a cello sings in its tenor, not a violin's
     if role == "chords" and program in (30, 29) and style in ("power", "chug", "tremolo"):
         lo, hi, centre = (40, 64, 50)
     return lo, hi, centre

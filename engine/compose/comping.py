@@ -23,7 +23,7 @@ _SOUL = ((0, 1.5, 2.5), (0, 2), (0, 0.75, 2, 2.75), (0, 1, 2.5))
 _COMP = ((0, 1.5), (0.5, 2.5), (1.5, 3.5), (0, 2.5), (1, 2.5, 3.5), (0.5, 2))
 _BOSSA = ((0, 1.5, 2.5), (0.5, 1.5, 3))
 _QUARTET = ((0, 2), (0, 1, 2, 3), (0, 1.5, 2, 3), (0, 3))
-_QUARTET_SHORT = ((0,), (0, 1, 2), (0, 2))
+_QUARTET_SHORT = ((0,), (0, 1, 2), (0, 1, 2), (0, 2))
 _ACID = ("x.xxx.x.xx.xx.x.", "xxx.x.xxx.x.xx.x", "x.x.xxx.x.xxx.xx", "xx.xx.x.xx.xx.x.")
 
 
@@ -353,11 +353,14 @@ def _chug(k: _Comp) -> None:
 
 
 def _quartet(k: _Comp) -> None:
-    rh = _QUARTET[k.cv] if k.bpb >= 4 else _QUARTET_SHORT[k.cv % 3]
+    """An inner voice of a string quartet: held, or moving on the beats — the bar's downbeat
+    leaned into and the beats after it lighter, so a slow 3/4 is heard in three (strings' soft
+    attacks give a listener no other downbeat)."""
+    rh = _QUARTET[k.cv] if k.bpb >= 4 else _QUARTET_SHORT[k.cv % 4]
     for q, t in enumerate(rh):
         if t < k.bpb:
             nxt = rh[q + 1] if q + 1 < len(rh) else k.bpb
-            k.hit(t, nxt - t - 0.04, vel=k.vel - 6)
+            k.hit(t, nxt - t - 0.04, vel=k.vel - 6 + (6 if t == 0 else -8))
 
 
 def _waltz(k: _Comp) -> None:

@@ -41,6 +41,7 @@ class PromptSpec:
     intro_bars: int | None = None                             # "long intro", "slow build", "straight in"
     pace: int = 0                                             # −1 "slow", +1 "fast": where in the style's range
     as_lead: set[str] = field(default_factory=set)           # instruments asked to carry the tune ("piano melody")
+    as_counter: set[str] = field(default_factory=set)        # … or a line beside it ("bassoon countermelody")
     spelled: list[str] = field(default_factory=list)         # words read as a table's word ("'accordian' as 'accordion'")
 
 
@@ -478,6 +479,9 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
                      text) or re.search(r"\b(?:melody|lead|tune|theme)\s+(?:on|from|by|played on)\s+(?:an?\s+|the\s+)?"
                                         + re.escape(w), text):
             spec.as_lead.add(w)
+        elif re.search(r"(?<![a-z])" + re.escape(w) + r"s?\s+(?:counter-?melod(?:y|ies)|counter-?lines?|counterpoint|"
+                       r"obbligato|descant)\b", text):
+            spec.as_counter.add(w)
     # a style played as its nearest genre brings its own instruments, for the roles the prompt
     # leaves open ("folk" is rock's groove on an acoustic guitar, not a distorted one)
     roles = {G.INSTRUMENTS[w][1] for w in spec.instruments}
