@@ -238,6 +238,36 @@ def test_additive_meters_are_played_in_their_grouping(prompt, groups):
         assert on > 1.3 * off, (on, off)
 
 
+def test_a_four_four_style_asked_into_an_odd_eighth_meter_is_played_where_its_groups_are_felt():
+    """Thrash (170–210) or metal in 7/8 with no tempo asked: the quarter at most 132 (eighths at
+    264 a minute), still spread over seeds; a stated tempo and a style native to 7/8 keep theirs."""
+    for prompt in ("thrash in 7/8", "metalcore, breakdown in seven", "fast thrash in 11/8"):
+        bpms = [compose(prompt, seed).bpm for seed in range(6)]
+        assert all(100 <= b <= 132 for b in bpms) and len(set(bpms)) > 2, (prompt, bpms)
+    assert compose("djent in 7/8 at 160 bpm", 0).bpm == 160
+    assert max(compose("balkan brass in 7/8", seed).bpm for seed in range(6)) > 150
+    assert max(compose("thrash", seed).bpm for seed in range(6)) > 170
+
+
+def test_chugs_in_an_odd_meter_are_sixteenths_accented_on_the_groups():
+    """Djent's chugs in 7/8 (2+2+3): palm-muted 16ths between the groups' strokes, every group's
+    start struck harder than any chug, and the bar's figure repeated from bar to bar."""
+    s = compose("djent in 7/8 (2+2+3), syncopated chugs", 1)
+    k = next(k for k, p in enumerate(s.parts) if p.role == "chords" and p.program == 30)
+    starts = {0, 4, 8}
+    figs = []
+    for i in range(8, 16):
+        if s.section_of(i) not in ("A", "B"):
+            continue
+        ns = [n for n in s.bar(i)[0] if n.part == k]
+        steps = {round((n.start - i * 3.5) * 4) for n in ns}
+        vel = {st: max(n.vel for n in ns if round((n.start - i * 3.5) * 4) == st) for st in steps}
+        assert starts <= steps and len(steps - starts) >= 4, sorted(steps)
+        assert min(vel[st] for st in starts) > max(v for st, v in vel.items() if st not in starts), vel
+        figs.append(tuple(sorted(steps)))
+    assert figs and len(set(figs)) <= 2, figs
+
+
 @pytest.mark.parametrize("prompt,meter", [
     ("djent in eleven", (11, 8)), ("a jazz tune in five", (5, 4)), ("prog rock in 7", (7, 8)),
     ("metal in 7 string tuning", None), ("a seven string guitar", None), ("a nine piece band", None),

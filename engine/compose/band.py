@@ -355,7 +355,22 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
             u = 0.25 * u
         tempo = round(lo + (hi - lo) * u)
         tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15) * scale
+        if _additive_eighths(meter) and not _additive_eighths(g.meter) and tempo > _ODD_METER_MAX_BPM:
+            tempo = round(_ODD_METER_MAX_BPM * (0.86 + 0.14 * u))   # a 4/4 style asked into 7/8 settles where its groups are felt
     return float(min(max(tempo, 30.0), 300.0))
+
+
+#: the fastest quarter a style not native to an odd eighth meter takes in one (no tempo asked): a
+#: djent or metalcore riff in 7/8 at 149–160 is eighths at 300–320 a minute, whose 2+2+3 groups
+#: a listener (and a beat tracker) hears as an even half-bar pulse; at 118–132 they are felt as
+#: groups (set B's djent and set D's metalcore in 7/8: heard in 7 in 9 of 10 takes at 118–132, in
+#: none of 2 at 149–160)
+_ODD_METER_MAX_BPM = 132.0
+
+
+def _additive_eighths(meter: tuple[int, int]) -> bool:
+    """An odd count of eighths (5/8, 7/8, 11/8 …) — not 6/8, 9/8 or 12/8 in threes."""
+    return meter[1] == 8 and not _compound(meter) and meter[0] % 2 == 1
 
 
 def _compound(meter: tuple[int, int]) -> bool:

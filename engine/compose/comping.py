@@ -72,7 +72,9 @@ def play_chords(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
     style = pl.style
     if style == "pats" and _pats(k):
         return
-    if band.groups and not band.compound and style in _RHYTHMIC:
+    if band.groups and not band.compound and style == "chug":
+        _chug_in_groups(k)
+    elif band.groups and not band.compound and style in _RHYTHMIC:
         _in_groups(k)
     elif band.compound and style in _RHYTHMIC:
         _in_compound(k)
@@ -156,6 +158,28 @@ def _in_groups(k: _Comp) -> None:
         if t < k.bpb:
             k.hit(t, d * 0.85, vel=k.vel + (12 if q == 0 else 0), spread=0.01 if k.pl.part.program in range(24, 32) else 0.0)
         t += d
+
+
+#: palm-muted 16ths through a group of two or three eighths: ``X`` the group's accented stroke,
+#: ``x`` a chug, ``.`` a rest — the syncopation of a djent riff, its accents still on the groups
+_GROUP_CHUGS = {2: ("X.xx", "Xx.x", "X.x."), 3: ("X.xx.x", "Xx.xx.", "X..x.x")}
+
+
+def _chug_in_groups(k: _Comp) -> None:
+    """Chugs in an additive meter: each group struck (the bar's first hardest) and chugged in
+    16ths with rests between, one figure per group size for the bar, so the riff repeats."""
+    t = 0.0
+    for q, n in enumerate(k.band.groups):
+        figs = _GROUP_CHUGS.get(n)
+        fig = figs[(k.cv + n) % len(figs)] if figs else "X" + "x" * (2 * n - 1)
+        for st, ch in enumerate(fig):
+            b = t + st * 0.25
+            if ch != "." and b < k.bpb:
+                if ch == "X":
+                    k.hit(b, 0.2, vel=k.vel + 16 + (8 if q == 0 else 0))
+                else:
+                    k.hit(b, 0.2, vel=k.vel, bottom=2)          # a palm-muted root and fifth
+        t += n * 0.5
 
 
 def _in_compound(k: _Comp) -> None:
