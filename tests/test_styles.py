@@ -330,7 +330,8 @@ def test_folk_instruments_play_as_their_nearest_gm_program_within_eight_seconds(
     test_every_named_instrument_plays_within_eight_seconds(prompt, words)
 
 
-@pytest.mark.parametrize("word", ["surdos", "rimshots", "agogo bell", "tamburello", "pandeiro"])
+@pytest.mark.parametrize("word", ["surdos", "rimshots", "agogo bell", "tamburello", "pandeiro", "darbuka",
+                                  "doumbek", "calabash", "bombo leguero"])
 def test_plural_and_other_names_of_percussion_play(word):
     test_named_percussion_plays_within_eight_seconds(word, "rock")
 
@@ -458,6 +459,40 @@ def test_every_gm_program_name_reaches_its_program_and_plays():
         parts = {k for k, p in enumerate(s.parts) if p.program == prog and not p.is_drums}
         assert parts, (prog, name, s.describe())
         assert any(n.part in parts for n in notes(s, 0, 8)), (prog, name)
+
+
+@pytest.mark.parametrize("prompt,instruments", [
+    ("lovers rock, falsetto harmonies and a bubbling organ", ["organ"]),
+    ("groove metal, pinch harmonic squeals on the guitar", ["guitar"]),
+    ("cha-cha-cha charanga style, flauta, violines y piano", ["flauta", "violins", "piano"]),
+    ("jazz rap, upright bass plucks, dusty ride", ["upright bass"]),
+    ("future bass with synth plucks", ["synth"]),
+    ("boogie, rubbery minimoog bass", ["minimoog bass"])])
+def test_words_near_an_instrument_word_are_not_that_instrument(prompt, instruments):
+    """"harmonies" is no harmonica, "charanga" no charango, an upright bass's "plucks" no synth
+    pluck (a synth's plucks still are: the word after a synth names its sound)."""
+    sp = read_prompt(prompt)
+    assert sp.instruments == instruments and not sp.spelled[1:], (sp.instruments, sp.spelled)
+
+
+@pytest.mark.parametrize("prompt,swing", [("minneapolis funk, drum machine w/ no swing", 0.0),
+                                          ("funk without any swing", 0.0), ("swung funk", 0.28),
+                                          ("metal, mid tempo and swung", 0.28)])
+def test_no_swing_is_straight(prompt, swing):
+    assert read_prompt(prompt).swing == swing, prompt
+    assert (compose(prompt, 0).swing == 0.0) == (swing == 0.0), prompt
+
+
+@pytest.mark.parametrize("prompt,genre", [("bulgarian kopanitsa, fast 11/8", "kopanitsa"),
+                                          ("irish reel on fiddle", "reel"), ("a cuban band", "salsa"),
+                                          ("brazilian bossa nova", "bossa nova"), ("mexican", "mariachi")])
+def test_a_place_names_the_style_only_when_no_style_word_follows(prompt, genre):
+    assert read_prompt(prompt).genre == genre, (prompt, read_prompt(prompt).genre_why)
+
+
+def test_tempo_words_in_other_languages():
+    assert read_prompt("bolero, lento y muy sentimental").pace == -1
+    assert read_prompt("schlager, schnell und frohlich").pace == 1
 
 
 # --- words the library does not have --------------------------------------------------------------------

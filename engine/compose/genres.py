@@ -335,6 +335,14 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "mellotron choir": (52, PD, ""), "mellotron flute": (73, L, ""), "fuzz bass": (34, B, ""),
     "distorted bass": (34, B, ""), "bell melody": (14, L, "sparse"), "bell": (14, L, "sparse"),
     "didgeridoo": (33, B, "drone"),
+    # set E's words: the Andes, the Balkans, Punjab, Anatolia, Sweden, Portugal, Argentina
+    "minimoog bass": (38, B, ""), "log drum": (38, B, ""), "log drums": (38, B, ""),
+    "guitarra": (24, C, ""), "guitarra criolla": (24, C, ""), "flauta": (73, L, ""), "quena": (73, L, ""),
+    "zampona": (75, L, ""), "siku": (75, L, ""), "gaida": (109, L, ""), "kaval": (73, L, ""),
+    "gadulka": (110, L, ""), "nyckelharpa": (110, L, ""), "baglama": (105, L, ""), "saz": (105, L, ""),
+    "tumbi": (106, L, ""), "algoza": (73, L, ""), "shehnai": (111, L, ""), "portuguese guitar": (25, L, ""),
+    "voice": (53, L, ""), "mezzo voice": (53, L, ""), "soprano voice": (53, L, ""), "tenor voice": (53, L, ""),
+    "disco guitar": (28, C, "funk16"), "downtuned guitar": (30, C, "power"), "downtuned guitars": (30, C, "power"),
 }
 
 #: the General MIDI 1 program names, program 0 … 127 (the words every SoundFont labels its presets with)
@@ -474,6 +482,10 @@ DRUM_WORDS.update({
     "zabumba": (None, {"kick_lo": "X..X....X..X....", "tom_lo": "......x.......x."}, None),
     "dholak": (None, {"bongo": "x.xxx.x.x.xxx.x.", "conga_lo": "X..X....X..X...."}, None),
     "dhol": (None, {"floor": "X..x..X.X..x..X.", "tom_hi": "..x...x...x...x."}, None),
+    # the darbuka's maqsum (doum, tek tek, doum, tek), the Tuareg calabash's thump, the bombo's beater and rim
+    "darbuka": (None, {"conga_lo": "X.......X.......", "bongo": "..x...x.....x..."}, None),
+    "bombo": (None, {"kick_lo": "X.....X...X.....", "rim": "...x.......x...."}, None),
+    "calabash": (None, {"kick_lo": "X.....x.X.......", "conga_lo": "....x.......x..."}, None),
     "caja": (None, {"bongo": "x.xx.xx.x.xx.xx.", "bongo_lo": "...x.......x...."}, None),
     "engine room": (None, {"cowbell": "x.xxx.xxx.xxx.xx"}, None),
     "finger snaps": (None, {"hclap": "....x.......x..."}, None),
@@ -486,7 +498,8 @@ DRUM_WORDS.update({
 DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
     "caja vallenata": "caja", "guacharaca": "guiro", "scratcher": "guiro", "ti-fer": "triangle",
     "fingersnaps": "finger snaps", "snaps": "finger snaps", "snapping": "finger snaps", "stomp": "stomps",
-    "foot stomps": "stomps", "rototoms": "roto toms"}.items()})
+    "foot stomps": "stomps", "rototoms": "roto toms", "darbouka": "darbuka", "doumbek": "darbuka",
+    "tarabuka": "darbuka", "bombo leguero": "bombo", "water drum": "calabash"}.items()})
 # plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
 DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
                    if not w.endswith(("s", "ed", "ing", "h", "i", "floor")) and w + "s" not in DRUM_WORDS

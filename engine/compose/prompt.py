@@ -105,7 +105,10 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     "intro outro long short build solo only just drums bass chords melody lead key".split()) | frozenset(
     # everyday words one edit from a style word ("horse" is no house, "match" no march)
     "horse mouse trace discs medal tangy match tramp sting grudge marsh louse rocky drily droll chart clash "
-    "metals traces matches stings hoses houses".split())
+    "metals traces matches stings hoses houses".split()) | frozenset(
+    # words one or two edits from an instrument word ("harmonies" is no harmonica, "charanga" the
+    # Cuban flute-and-violins band, not a charango; "guitarra" is Spanish for the guitar)
+    "harmony harmonies harmonic harmonics harmonized harmonised harmonizing charanga charangas".split())
 #: style words by their spelling with the spaces taken out ("bossanova", "drumandbass")
 _SQUEEZED = {a.replace(" ", "").replace("-", ""): g for a, g in _GENRE_OF.items()}
 #: the same words by their first letter (a misspelling keeps it): the edit distances are only
@@ -277,12 +280,26 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
         claim(m)
 
 
+#: style words that name a place or a people rather than a style: a later style word wins over them
+_REGIONAL = frozenset(("western", "irish", "irish folk", "scottish", "scottish folk", "yiddish", "bulgarian",
+                       "bulgarian folk", "macedonian", "balkan folk", "brazilian", "brazil", "latin", "cuban", "cuba",
+                       "dominican", "colombian", "argentinian", "argentine", "mexican", "mexico", "mexican folk",
+                       "jamaican", "jamaica", "trinidad", "haitian", "caribbean", "nigerian", "nigeria", "punjabi",
+                       "andean", "andino", "swedish", "scandinavian folk", "nordic folk", "peruvian folk",
+                       "argentine folk", "congolese rumba"))
+
+
 def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
     """The earliest genre phrase in the prompt ("jazz waltz" is jazz, in 3/4); returns the phrase."""
     longer = [(i.start(), i.end()) for i in _INSTR_RX.finditer(spec.text)]
-    for m in _GENRE_RX.finditer(spec.text):
-        if any(a <= m.start() and m.end() <= b and b - a > m.end() - m.start() for a, b in longer):
-            continue                      # "rock organ", "jazz guitar", "orchestral harp" name an instrument
+    found = [m for m in _GENRE_RX.finditer(spec.text)
+             if not any(a <= m.start() and m.end() <= b and b - a > m.end() - m.start() for a, b in longer)
+             and not any(claim.taken[m.start():m.end()])]     # "rock organ", "jazz guitar" name an instrument
+    if len(found) > 1 and found[0].group(0) in _REGIONAL:
+        # a place names the style only when no style word follows: "bulgarian kopanitsa" is a
+        # kopanitsa, "cuban son" a son, "irish reel" a reel
+        found = [m for m in found if m.group(0) not in _REGIONAL] + [m for m in found if m.group(0) in _REGIONAL]
+    for m in found:
         if claim(m):
             phrase = m.group(0)
             spec.genre = _GENRE_OF[phrase]
@@ -452,6 +469,9 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
     named = [(i, w) for i, w in named if w != "vibes" or re.search(
         r"(?:^|\b(?:with|and|on|plus|the|some|of|a)|[,&+:])\s*$", text[:i]) or re.match(
         r"vibes\s+(?:solo|solos|melody|lead|chords|comping|part|line|and|,)", text[i:])]
+    # "upright bass plucks", "guitar plucks": the named instrument plucked, not a synth pluck
+    named = [(i, w) for i, w in named if w not in ("pluck", "plucks") or not any(
+        j + len(v) <= i and not text[j + len(v):i].strip() for j, v in named if v not in ("pluck", "plucks"))]
     drums += [(i, w) for i, w, kind in misspelt if kind == "drum"]
     named += [(i, w) for i, w, kind in misspelt if kind == "instrument"]
     if spec.genre in _PERCUSSION_WHISTLE:
@@ -515,16 +535,22 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
             if mmode and spec.mode is None:
                 spec.mode = mmode
                 spec.mode_is_mood = True
-    if words & {"slow", "slower", "slowly", "lazy", "downtempo"}:
+    if words & {"slow", "slower", "slowly", "lazy", "downtempo", "lento", "lenta", "lent", "langsam", "adagio",
+                "largo"}:
         spec.tempo_factor *= 0.92
         spec.pace = -1
-    if words & {"fast", "uptempo", "up-tempo", "faster", "driving", "frantic", "quick"}:
+    if words & {"fast", "uptempo", "up-tempo", "faster", "driving", "frantic", "quick", "rapido", "rapida",
+                "schnell", "vite", "presto", "allegro"}:
         spec.tempo_factor *= 1.06
         spec.pace = 1
-    if words & {"swing", "swung", "shuffle", "swingy"}:
+    if words & {"swing", "swung", "shuffle", "swingy"} and not _NO_SWING_RE.search(spec.text):
         spec.swing = 0.28
-    if "straight" in words:
+    if "straight" in words or _NO_SWING_RE.search(spec.text):
         spec.swing = 0.0
+
+
+#: "no swing", "w/ no swing", "without any swing", "zero swing", "unswung": straight eighths
+_NO_SWING_RE = re.compile(r"\b(?:no|without(?:\s+any)?|zero|not)\s+(?:the\s+)?swing(?:ing)?\b|\bunswung\b")
 
 
 def _read_solo(spec: PromptSpec, words: set[str]) -> None:

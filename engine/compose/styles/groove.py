@@ -59,7 +59,7 @@ _POP = {"major": ("I V vi IV", "vi IV I V", "I vi IV V", "IV I V vi", "I V vi ii
 
 # --- pop ------------------------------------------------------------------------------------------------
 _g(name="pop", family="pop",
-   aliases=("pop", "indie pop", "dance pop", "dance-pop", "electropop", "synthpop", "synth pop", "synth-pop",
+   aliases=("pop", "mandopop", "cantopop", "city pop", "indie pop", "dance pop", "dance-pop", "electropop", "synthpop", "synth pop", "synth-pop",
             "hyperpop", "city pop", "bubblegum", "bubblegum pop", "top 40", "chart pop", "radio pop",
             "mainstream pop", "teen pop", "pop song", "pop music", "pop ballad"),
    bpm=(96, 122), kit=0, fill="toms", bass="pop8", chords="piano8", form="song", tone=0.3, reverb=0.25,
@@ -116,7 +116,7 @@ _g(name="disco", family="pop",
 
 # --- funk, soul, r&b, gospel, motown --------------------------------------------------------------------
 _g(name="funk", chromatic_approach=True, family="soul",
-   aliases=("funk", "funky", "go-go", "p-funk", "boogaloo", "jazz funk", "jazz-funk", "70s funk", "slap funk",
+   aliases=("funk", "psychedelic soul", "psych soul", "minneapolis sound", "funky", "go-go", "p-funk", "boogaloo", "jazz funk", "jazz-funk", "70s funk", "slap funk",
             "funk groove", "minneapolis funk", "new orleans funk",
             "jazz fusion", "jazz rock", "jazz-rock", "fusion jazz"),
    bpm=(94, 112), kit=0, fill="snare", bass="funk", chords="funk16", form="song", swing=0.06, swing_unit=0.25,

@@ -94,7 +94,7 @@ _g(name="forro", family="latin",
 # salsa: one bar holds the whole two-bar clave (its 16ths are the music's eighths), so ``bpm`` is
 # the half-note pulse: 90–104 here is salsa's 180–208
 _g(name="salsa", family="latin",
-   aliases=("salsa", "latin", "cuban", "cuba", "havana", "afro-cuban", "afro cuban", "mambo", "cha cha",
+   aliases=("salsa", "charanga", "latin", "cuban", "cuba", "havana", "afro-cuban", "afro cuban", "mambo", "cha cha",
             "cha-cha", "cha cha cha", "cha-cha-cha", "rumba", "son cubano", "son montuno", "timba",
             "puerto rican", "salsa dura", "salsa romantica", "latin jazz", "latin dance", "guaguanco"),
    bpm=(90, 104), kit=0, fill="toms", form="song", humanize_ms=5, vel_var=10,
@@ -325,7 +325,7 @@ _g(name="soca", family="caribbean",
 # afrobeat (Fela, Tony Allen): the busy kit, shekere and clave, two guitars interlocking, organ, a
 # horn section in unison riffs and a tenor sax
 _g(name="afrobeat", family="african",
-   aliases=("afrobeat", "afrobeats", "afro-beat", "afro beat", "fela", "fela kuti", "nigerian", "nigeria",
+   aliases=("afrobeat", "soukous", "congolese rumba", "ndombolo", "sebene", "rumba congolaise", "highlife", "afrobeats", "afro-beat", "afro beat", "fela", "fela kuti", "nigerian", "nigeria",
             "lagos", "afrofunk", "afro funk", "highlife", "west african"),
    bpm=(100, 120), kit=0, fill="snare", form="song", swing=0.04, swing_unit=0.25, humanize_ms=6, vel_var=12,
    tone=0.2, reverb=0.2,
