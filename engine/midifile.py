@@ -51,7 +51,7 @@ def write_midi(score: Score, path, seconds: float | None = None, bars: int | Non
     def tick(beat: float) -> int:
         return max(0, int(round(beat * TICKS_PER_BEAT)))
 
-    mid = mido.MidiFile(type=1, ticks_per_beat=TICKS_PER_BEAT)
+    mid = mido.MidiFile(type=1, ticks_per_beat=TICKS_PER_BEAT, charset="utf-8")   # a prompt in any script
     num, den = score.meter
     conductor = [(0, 0, mido.MetaMessage("track_name", name=f"wavebridge: {score.prompt}"[:120])),
                  (0, 0, mido.MetaMessage("set_tempo", tempo=mido.bpm2tempo(score.bpm))),

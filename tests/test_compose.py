@@ -663,6 +663,18 @@ def test_write_midi_round_trips_through_mido(tmp_path):
         assert not any(held.values())
 
 
+@pytest.mark.parametrize("prompt", ["kankyō ongaku, no beat at all", "schubert style lied — voice and piano",
+                                    "anatolian rock, fuzz bağlama, barış manço", "城市流行 city pop, 夜"])
+def test_write_midi_takes_a_prompt_in_any_script(tmp_path, prompt):
+    """The prompt is the file's name (its first track's name): written as UTF-8, read back whole —
+    a macron, an em dash or Chinese in the prompt once stopped `render --midi` with an encoding error."""
+    mido = pytest.importorskip("mido")
+    path = tmp_path / "take.mid"
+    assert write_midi(compose(prompt, 1), path, bars=2) > 0
+    names = [m.name for m in mido.MidiFile(path, charset="utf-8").tracks[0] if m.type == "track_name"]
+    assert names == [f"wavebridge: {prompt}"[:120]]
+
+
 def test_write_midi_by_seconds_and_meter(tmp_path):
     mido = pytest.importorskip("mido")
     s = compose("trap in A minor 140 bpm", 0)
