@@ -490,6 +490,17 @@ def test_a_place_names_the_style_only_when_no_style_word_follows(prompt, genre):
     assert read_prompt(prompt).genre == genre, (prompt, read_prompt(prompt).genre_why)
 
 
+@pytest.mark.parametrize("prompt,genre,program", [("a funk guitar groove with slap bass", "funk", 28),
+                                                   ("disco guitar and strings", "disco", 28),
+                                                   ("jazz guitar trio", "jazz", 26),
+                                                   ("prog metal, starts with a clean arpeggiated guitar", None, 27)])
+def test_a_style_named_in_an_instrument_word_is_still_the_style(prompt, genre, program):
+    """"funk guitar" is an instrument (a muted, choppy guitar) and, with no other style word,
+    the style too."""
+    s = compose(prompt, 0)
+    assert genre in (None, s.genre) and any(p.program == program for p in s.parts), s.describe()
+
+
 def test_tempo_words_in_other_languages():
     assert read_prompt("bolero, lento y muy sentimental").pace == -1
     assert read_prompt("schlager, schnell und frohlich").pace == 1

@@ -342,7 +342,8 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "gadulka": (110, L, ""), "nyckelharpa": (110, L, ""), "baglama": (105, L, ""), "saz": (105, L, ""),
     "tumbi": (106, L, ""), "algoza": (73, L, ""), "shehnai": (111, L, ""), "portuguese guitar": (25, L, ""),
     "voice": (53, L, ""), "mezzo voice": (53, L, ""), "soprano voice": (53, L, ""), "tenor voice": (53, L, ""),
-    "disco guitar": (28, C, "funk16"), "downtuned guitar": (30, C, "power"), "downtuned guitars": (30, C, "power"),
+    "arpeggiated guitar": (27, A, "arp8"), "clean arpeggiated guitar": (27, A, "arp8"),
+    "funk guitar": (28, C, "funk16"), "choppy guitar": (28, C, "funk16"), "disco guitar": (28, C, "funk16"), "downtuned guitar": (30, C, "power"), "downtuned guitars": (30, C, "power"),
 }
 
 #: the General MIDI 1 program names, program 0 … 127 (the words every SoundFont labels its presets with)
