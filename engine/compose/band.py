@@ -28,7 +28,8 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 "banjo": "bluegrass", "accordion": "polka", "bagpipes": "celtic", "bagpipe": "celtic",
                 "steel drums": "calypso", "steel pan": "calypso", "square lead": "chiptune", "tuba": "polka", "choir": "cinematic", "harp": "ambient",
                 "slap bass": "funk", "clavinet": "funk", "funk guitar": "funk", "disco guitar": "disco",
-                "jazz guitar": "jazz", "organ": "soul", "sitar": "ambient", "koto": "ambient"}
+                "jazz guitar": "jazz", "nyckelharpa": "polska", "portuguese guitar": "fado", "tumbi": "bhangra",
+                "charango": "huayno", "quena": "huayno", "organ": "soul", "sitar": "ambient", "koto": "ambient"}
 
 
 #: generic instrument words and the GM programs that are a kind of them: a style's own part of that

@@ -59,7 +59,7 @@ _POP = {"major": ("I V vi IV", "vi IV I V", "I vi IV V", "IV I V vi", "I V vi ii
 
 # --- pop ------------------------------------------------------------------------------------------------
 _g(name="pop", family="pop",
-   aliases=("pop", "mandopop", "cantopop", "city pop", "indie pop", "dance pop", "dance-pop", "electropop", "synthpop", "synth pop", "synth-pop",
+   aliases=("pop", "mandopop", "cantopop", "indie pop", "dance pop", "dance-pop", "electropop", "synthpop", "synth pop", "synth-pop",
             "hyperpop", "city pop", "bubblegum", "bubblegum pop", "top 40", "chart pop", "radio pop",
             "mainstream pop", "teen pop", "pop song", "pop music", "pop ballad"),
    bpm=(96, 122), kit=0, fill="toms", bass="pop8", chords="piano8", form="song", tone=0.3, reverb=0.25,

@@ -1,0 +1,238 @@
+"""styles.more: fado, bhangra, huayno, chacarera, bolero, ragtime, polska, soul jazz and big beat —
+the style library's entries for these idioms (folk, latin, jazz and electronic families).
+
+Pure data: each ``_g(...)`` registers a :class:`~engine.compose.genres.Genre` (its words, tempo
+range, meter, parts, grooves, bass and comping patterns, harmony, form and mix colour) in
+:data:`~engine.compose.genres.GENRES`. See :mod:`engine.compose.genres` for the pattern notation.
+
+What each one is built on (the idiom a player of it would name first):
+
+- **fado** (Lisbon, 60–84): no drums — the Portuguese guitar's busy, ornamented tune (GM's
+  steel-string guitar, the nearest bright plucked sound; a second one arpeggiating in steady
+  eighths blurred the bar), the classical guitar ("viola") in the fado's bass-and-chord in eighths
+  (the 2/4 feel under a slow four, its downbeat a full struck chord), the acoustic bass on one
+  and three; minor, i–iv–V7.
+- **bhangra** (Punjab, 90–110): the dhol's chaal — eight strokes a bar, "Dha Na Na Na Na Dha Dha
+  Na" (the bass stick's dhugg on one, the and of three and four; the tilli's crack on every
+  eighth), lightly shuffled — the tumbi's repeating high riff, an algoza (flute) tune, a bass on
+  the dhuggs and a harmonium drone; claps on the backbeat in the chorus.
+- **huayno** (the Andes, 2/4, 100–128): charango strums in the huayno's long–short–short and
+  its short–long snap (a sixteenth and a dotted eighth), the quena's tune, a zampoña answering,
+  the bombo and the chajchas (goat-hoof rattle); minor and its relative major.
+- **chacarera** (Santiago del Estero, 6/8 felt against 3/4): the bombo legüero — the rim (aro)
+  on the two dotted-quarter beats, the head (parche) on the 3/4's second and third quarters —
+  the guitarra criolla's rasguido with the chasquido (a slapped, muted stroke) on the second
+  beat, a violin tune; the bass says 6/8, then 3/4, across two bars.
+- **bolero** (trío Los Panchos, 66–90): nylon guitars — the bass on one and three, strums
+  between — the requinto's tune and a guitar's arpeggios, an upright bass, the bongó's martillo
+  with its open tone, maracas in eighths, the güiro and the clave; romantic, minor or major.
+- **ragtime** (Joplin's 2/4, 88–124; stride): solo piano — the left hand's oom-pah (a low bass
+  note on each beat, the root then the fifth below, a chord on each off-beat eighth, the bar's
+  first leaned on) under a syncopated right-hand tune; straight, never swung.
+- **polska** (Sweden, 3/4, 100–126): fiddle tune and a nyckelharpa's harmony, a second fiddle
+  and a guitar comping with the heavy, long second beat, a light bass; a stamping foot, no kit.
+- **soul jazz** (the organ trio: Jimmy Smith, 84–128): swung, the ride's "ding, ding-a" over a
+  hard backbeat, the Hammond organ on the tune and comping in short left-hand stabs, its pedals'
+  walking bass, the guitar chopping two and four; blues changes.
+- **big beat** (Fatboy Slim, the Chemical Brothers, 122–138): a huge, syncopated breakbeat
+  (ghosted snares, open hats), an acid line, synth-brass stabs and an overdriven guitar riff,
+  a sparse voice; the EDM form — a breakdown and its snare roll into the drop.
+
+Where GM has no drum of the idiom's own, the nearest keys stand in: the bombo's head is the low
+bass drum (``kick_lo``, GM 35), the stick on its wooden rim the side stick (``rim``, GM 37), the
+dhol's tilli the muted high conga, the polska's stamping foot the high floor tom (``tom_lo2``, GM 43,
+no kit lane: no crash cymbal joins a fiddlers' dance). The hand-drummed styles humanise under 5 ms,
+so the drummer's stray snare ghost stays out of them.
+"""
+from __future__ import annotations
+
+from engine.compose.genres import A, B, C, D, L, PD, _g, _p
+
+# --- fado ----------------------------------------------------------------------------------------------
+_g(name="fado", family="folk",
+   aliases=("fado", "fado de lisboa", "fado lisboeta", "fado de coimbra", "fadista",
+            "portuguese guitar music", "portuguese fado", "amalia rodrigues"),
+   bpm=(60, 84), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=10, vel_var=12,
+   tone=-0.05, reverb=0.38, lead_density=0.7, intro_drums="none",
+   parts=(_p("portuguese guitar", L, 25, "melody"), _p("classical guitar", C, 24),
+          _p("acoustic bass", B, 32, level=0.7)),
+   progressions={"minor": ("i iv V7 i", "i i V7 V7", "i iv i V7", "i VII III V7", "iv i V7 i", "i V7 V7 i"),
+                 "major": ("I I V7 V7", "I IV V7 I", "I vi ii V7")},
+   modes=("minor", "minor", "major"),
+   # the baixo: root and fifth on one and three (the viola's thumb has every beat), a walk into the next chord
+   bass_pats=("R.......5.......", "R.......5.....A.", "R.......8...5..."),
+   # the viola: a full chord struck on the downbeat, then the thumb's bass on each beat and the chord
+   # on each off-beat eighth (the 2/4 feel); the struck downbeat keeps the bar heard in four
+   comp_pats=("X.x.b.x.b.x.b.x.", "X.x.b.x.X.x.b.x.", "X.xxb.x.b.xxb.x."),
+   grooves=())
+
+# --- bhangra ------------------------------------------------------------------------------------------
+# the chaal in eighths: dhugg (bass stick: kick, a floor-tom boom) on 1, the and of 3 and 4; the
+# tilli (the cane on the high side: a muted high conga's crack) on every eighth, accented with the dhugg
+_g(name="bhangra", family="folk",
+   aliases=("bhangra", "punjabi", "punjabi folk", "dhol beat", "dhol music", "bollywood", "filmi", "item song",
+            "bhangra beat", "desi beat"),
+   bpm=(90, 110), kit=0, fill="toms", bass="pats", form="song", swing=0.16, swing_unit=0.5, humanize_ms=4,
+   vel_var=10, tone=0.35, reverb=0.2, lead_density=0.6, intro_drums="all",
+   parts=(_p("drums", D, 0), _p("bass", B, 33), _p("tumbi", A, 106, "acid16"),
+          _p("algoza", L, 73, "melody"), _p("harmonium", PD, 20, level=0.32)),
+   progressions={"major": ("I I I I", "I I bVII I", "I IV I I", "I I V I"),
+                 "mixolydian": ("I I bVII I", "I bVII I bVII", "I bVII IV I"),
+                 "minor": ("i i i i", "i i VII i", "i iv i VII", "i VI VII i")},
+   modes=("major", "mixolydian", "minor"), cadence_v=False,
+   bass_pats=("R.........8.R...", "R.....R...R.5...", "R.........R.R.8."),
+   grooves=({"kick": "X.........X.X...", "tom_lo": "X.........x.x...", "conga_mute": "X.x.x.x.x.X.X.x.",
+             "tamb": "..x...x...x...x.", "clap+": "....X.......X..."},
+            {"kick": "X.........X.X...", "conga_mute": "X.xrx.x.x.X.X.xr", "conga_lo": "......x.......x.",
+             "rim+": "....X.......X..."},
+            {"kick": "X..x..X.X..x..X.", "tom_lo": "...x.......x....", "conga_mute": "x.x.X.x.x.x.X.x.",
+             "tamb": "x.x.x.x.x.x.x.x.", "clap+": "....X.......X..."}))
+
+# --- the Andes ------------------------------------------------------------------------------------------
+_g(name="huayno", family="latin",
+   aliases=("huayno", "huaino", "wayno", "andean", "andino", "musica andina", "peruvian folk",
+            "carnavalito", "andean folk", "andean music"),
+   bpm=(100, 128), meter=(2, 4), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4,
+   vel_var=10, tone=0.2, reverb=0.25, lead_density=0.7, intro_drums="all",
+   parts=(_p("drums", D, 0, level=0.7), _p("bass", B, 32, level=0.75), _p("charango", C, 24, octave=1),
+          _p("guitar", C, 24, pan=0.45), _p("quena", L, 73, "melody"), _p("zampona", L, 75, "sparse", pan=-0.4)),
+   # pentatonic minor and its relative major, two bars a chord
+   progressions={"minor": ("i i III III VII VII III III", "i i VII VII III III i i", "i i iv iv i i V7 V7",
+                           "III III VII VII i i V7 i"),
+                 "major": ("I I V V I I IV V", "I I IV IV V V I I")},
+   modes=("minor", "minor", "major"),
+   bass_pats=("R...5.5.", "R5--R.5.", "R...l.R."),
+   # the strum: long–short–short on each beat, or the snap (a sixteenth and a dotted eighth) on one
+   comp_pats=("S.suS.su", "Ss--S.su", "Ss--Ss--"),
+   # the bombo: its beater (the low bass drum), the stick on its wooden rim; the chajchas in eighths and 16ths
+   grooves=({"kick_lo": "X...X.x.", "rim": "..x...x.", "shaker": "x.xxx.xx"},
+            {"kick_lo": "Xx..X...", "rim": "..xx..x.", "shaker": "xxxxxxxx"},
+            {"kick_lo": "X..xX...", "rim": "....x.x.", "shaker": "x.x.x.x.", "conga_lo+": "..x...x."}))
+
+# --- Argentina ----------------------------------------------------------------------------------------
+# chacarera: 6/8 against 3/4. The bombo's rim (aro) on the dotted-quarter beats, its head (parche)
+# on the 3/4's second and third quarters (the bar's one left open); the rasguido's chasquido (a
+# short, accented stroke) on the second beat; the bass a 6/8 bar, then a 3/4
+_g(name="chacarera", family="latin",
+   aliases=("chacarera", "chacarera santiaguena", "chacarera doble", "zamba argentina", "argentine folk",
+            "folklore argentino", "argentinian folk"),
+   bpm=(84, 108), meter=(6, 8), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4,
+   vel_var=10, tone=0.15, reverb=0.22, lead_density=0.6, intro_drums="all",
+   parts=(_p("drums", D, 0, level=0.8), _p("bass", B, 32, level=0.65), _p("guitarra criolla", C, 24),
+          _p("guitar", C, 24, pan=0.45), _p("violin", L, 40, "melody")),
+   progressions={"minor": ("i V7 V7 i", "i iv V7 i", "i VII III V7", "iv i V7 i", "i i V7 i"),
+                 "major": ("I V7 V7 I", "I IV V7 I")},
+   modes=("minor", "minor", "major"),
+   bass_pats=("R-----5-----R---5---8---", "R-----5-----", "R-----l-----R---l---R---"),
+   comp_pats=("S.u.s.X.u.s.", "S.u.s.X.u.s.S...s...X.u.", "S.uSu.X.u.s."),
+   grooves=({"rim": "X.....X.....", "kick_lo": "....X...x..."},
+            {"rim": "X.....X.....X.....X.x...", "kick_lo": "....X...x.......X...x.r."},
+            {"rim": "X.x...X.x...", "kick_lo": "....X...X..x", "floor+": "X..........."}))
+
+# --- the Latin-American bolero (not Ravel's) ---------------------------------------------------------------
+_g(name="bolero", family="latin",
+   aliases=("bolero", "bolero romantico", "trio romantico", "bolero cubano", "bolero ranchero",
+            "los panchos", "trio los panchos", "bolero trio", "latin bolero"),
+   bpm=(66, 90), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=10,
+   tone=-0.05, reverb=0.32, lead_density=0.5, intro_drums="all", chromatic_approach=True,
+   parts=(_p("drums", D, 0, level=0.6), _p("upright bass", B, 32), _p("nylon guitar", C, 24),
+          _p("guitar arpeggios", A, 24, "arp8", pan=0.45, level=0.4), _p("requinto", L, 25, "melody")),
+   progressions={"minor": ("i iv V7 i", "i7 iv7 iih7 V7", "i VI7 iih7 V7", "iv7 V7 i7 VI7", "i i7 iv V7"),
+                 "major": ("Imaj7 vi7 ii7 V7", "I I7 IV iv6", "Imaj7 #io7 ii7 V7", "ii7 V7 Imaj7 VI7")},
+   modes=("minor", "major", "major"),
+   bass_pats=("R.......5.......", "R.....5.R.......", "R.......5.....A."),
+   # the rhythm guitar: its bass (the thumb) on one and three, strums on two, its and, and four
+   comp_pats=("b...s.u.b...s...", "b...s.u.b...s.u.", "b.s.s.u.b.s.s.u."),
+   # the bongó's martillo (the open tone on four), maracas, güiro; the drummer's cross-stick on the
+   # son clave (3-2 or 2-3: the bar's own shape, heard over the beat-long figures); congas in the chorus
+   grooves=({"bongo": "x.x.x.x.x.x.X.x.", "bongo_lo": "............x...", "maracas": "x.x.x.x.x.x.x.x.",
+             "side": "x..x..x...x.x...", "guiro_long+": "x.......x......."},
+            {"bongo": "x.xxx.x.x.xxx.x.", "bongo_lo": "......x.......x.", "maracas": "xxxxxxxxxxxxxxxx",
+             "side": "..x.x...x..x..x.", "conga+": "......xx......xx"},
+            {"bongo": "x.x.x.x.x.x.X.X.", "conga_lo": "x.......x.......", "conga": "......x.......x.",
+             "maracas": "x.x.x.x.x.x.x.x.", "guiro": "x...x.x.x...x.x.", "side": "x..x..x.....x..."}))
+
+# --- ragtime and stride -------------------------------------------------------------------------------
+# 2/4: the left hand's bass note on each quarter (root, then the fifth below or the octave), its
+# chord on each off-beat eighth — the first leaned on, the second often light and short, so the
+# two-beat bar is heard and not an even run of oom-pahs; the right hand's syncopated tune; straight
+_g(name="ragtime", family="jazz",
+   aliases=("ragtime", "ragtime piano", "stride piano", "harlem stride", "joplin", "scott joplin",
+            "piano rag", "maple leaf rag", "fats waller", "james p johnson"),
+   bpm=(88, 124), meter=(2, 4), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4,
+   vel_var=8, tone=0.15, reverb=0.2, lead_density=0.82, intro_drums="none",
+   parts=(_p("piano", L, 0, "melody"), _p("left hand", C, 0, octave=-1), _p("piano bass", B, 0)),
+   progressions={"major": ("I I V7 V7 I I7 IV iv", "I VI7 II7 V7", "I I II7 V7", "I I7 IV #ivo7 I V7 I I",
+                           "IV IV I I II7 II7 V7 V7"),
+                 "minor": ("i i V7 V7", "i iv V7 i", "i VI7 iih7 V7")},
+   modes=("major", "major", "major", "minor"),
+   bass_pats=("R...l...", "R...8...", "R...5..."),
+   comp_pats=("..X...o.", "..X...x.", "..X...o."),
+   grooves=())
+
+# --- Sweden -------------------------------------------------------------------------------------------------
+# the polska's lopsided three: the first beat short, the second heavy and long, the third light —
+# in the bass and the comping; a stamping foot on one (the high floor tom), no kit
+_g(name="polska", family="folk",
+   aliases=("polska", "swedish polska", "polskas", "slangpolska", "scandinavian folk", "nordic folk",
+            "swedish folk", "spelmanslag"),
+   bpm=(100, 126), meter=(3, 4), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=6,
+   vel_var=10, tone=0.0, reverb=0.3, lead_density=0.75, intro_drums="none",
+   parts=(_p("drums", D, 0, level=0.45), _p("upright bass", B, 32, level=0.6), _p("second fiddle", C, 40),
+          _p("guitar", C, 24, "pats", pan=0.45), _p("fiddle", L, 110, "melody"),
+          _p("nyckelharpa", L, 110, "sparse", pan=-0.4)),
+   progressions={"minor": ("i i V7 V7 i iv V7 i", "i iv V7 i", "i VII III V7", "i i iv V7"),
+                 "dorian": ("i IV i VII", "i i IV i"),
+                 "major": ("I I V7 V7 I IV V7 I", "I IV V7 I")},
+   modes=("minor", "minor", "dorian", "major"),
+   bass_pats=("R...5-------", "R...R-----5.", "R...8-----5."),
+   comp_pats=("x...X---x...", "....X---x.x.", "x...X-..x..."),
+   grooves=({"tom_lo2": "x...........", "woodblock_lo": "....o......."},
+            {"tom_lo2": "x.......o..."},
+            {"tom_lo2": "x...o.......", "woodblock_lo": "....o...o..."}))
+
+# --- soul jazz ------------------------------------------------------------------------------------------------
+_g(name="soul jazz", chromatic_approach=True, family="jazz",
+   aliases=("soul jazz", "soul-jazz", "organ trio", "jazz organ", "hammond jazz", "boogaloo jazz", "organ jazz",
+            "jimmy smith", "organ combo", "hammond trio"),
+   bpm=(84, 128), kit=32, fill="jazz", bass="walking", chords="comp", form="jazz", swing=0.3, swing_unit=0.5,
+   humanize_ms=7, vel_var=10, tone=-0.1, reverb=0.22, lead_density=0.55, intro_drums="all",
+   parts=(_p("drums", D, 32), _p("organ bass", B, 33, "walking"), _p("organ", C, 16), _p("guitar", C, 26, "skank"),
+          _p("hammond organ", L, 16, "melody")),
+   progressions={"major": ("I7 IV7 I7 V7", "I7 I7 IV7 IV7", "I7 IV7 I7 I7 IV7 IV7 I7 V7", "I7 VI7 ii7 V7"),
+                 "minor": ("i7 iv7 i7 V7", "i7 i7 iv7 iv7", "i7 iv7 i7 i7 iv7 iv7 i7 V7"),
+                 "dorian": ("i7 IV7 i7 IV7", "i7 i7 IV7 IV7")},
+   modes=("major", "minor", "dorian"),
+   # the organ's left hand: short stabs off the beat, a push into the next bar
+   comp_pats=("..x.....x.....x.", "......x...x.....", "..x...x.......x."),
+   # a backbeat under the ride's "ding, ding-a": the shuffle with a cross-stick, the boogaloo with
+   # a conga (the organ records' guest), a slow one with the snare's pickups and the hat on every beat
+   grooves=({"ride": "x...x.x.x...x.x.", "phat": "....x.......x...", "snare": "....X.......X.o.",
+             "kick": "X.....x...x....."},
+            {"ride": "x.x.x.x.x.x.x.x.", "rim": "....X.......X...", "kick": "X.....x...x.....",
+             "conga": "..x..x.x..x..x.x", "conga_lo+": "x.......x......."},
+            {"ride": "x...x.x.x...x.x.", "snare": "..o.X...o...X..o", "phat": "x...x...x...x...",
+             "kick": "X..x......X....."}))
+
+# --- big beat ---------------------------------------------------------------------------------------------------
+_g(name="big beat", family="electronic",
+   aliases=("big beat", "bigbeat", "big-beat", "block rockin beats", "block rockin' beats", "fatboy slim",
+            "chemical brothers", "the chemical brothers"),
+   riffs=True, bpm=(122, 138), kit=16, fill="snare", bass="pats", chords="pats", form="edm", humanize_ms=3,
+   vel_var=10, tone=0.45, reverb=0.2, lead_density=0.3, intro_drums="all", cadence_v=False,
+   parts=(_p("drums", D, 16), _p("bass", B, 38), _p("acid", A, 87, "acid16"), _p("stabs", C, 62),
+          _p("guitar", C, 29, "power", pan=0.5), _p("vocal", L, 85, "sparse")),
+   progressions={"minor": ("i i i i", "i i VII VII", "i i iv i", "i VII i VI"),
+                 "dorian": ("i7 i7 IV7 IV7", "i7 IV7 i7 IV7"),
+                 "mixolydian": ("I I bVII IV", "I bVII I bVII")},
+   modes=("minor", "dorian", "mixolydian"),
+   bass_pats=("R.......R.R..8..", "R..R..R...R.8.5.", "R-..R-.8..R-..8."),
+   comp_pats=("X.....X...X.....", "X..X......X..X..", "......X.......X."),
+   # breaks: the kick pushing the and of three, ghosted snares, open hats on the off-beats; a
+   # busier kick under ghost-note snare doubles; one with the floor tom answering the snare
+   grooves=({"kick": "X.....X.X.X.....", "snare": "....X..o.o..X.o.", "ohat": "..x...x...x...x.",
+             "chat": "x...x...x...x...", "crash+": "X..............."},
+            {"kick": "X.X...X..X.X....", "snare": "....X.o.o...X.oo", "ohat": "..x...x...x...x.",
+             "chat": "x.x.x.x.x.x.x.x.", "tamb+": "....x.......x..."},
+            {"kick": "X.X.......XX....", "snare": "....X..o.o..X...", "chat": "x.x.x.x.x.x.x.x.",
+             "floor": "......x.......x.", "tom_mid": "...........x..x.", "clap+": "....X.......X..."}))
