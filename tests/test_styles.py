@@ -493,6 +493,7 @@ def test_a_place_names_the_style_only_when_no_style_word_follows(prompt, genre):
 @pytest.mark.parametrize("prompt,genre,program", [("a funk guitar groove with slap bass", "funk", 28),
                                                    ("disco guitar and strings", "disco", 28),
                                                    ("jazz guitar trio", "jazz", 26),
+                                                   ("industrial metal, downtuned guitars locked to the drums", "metal", 30),
                                                    ("prog metal, starts with a clean arpeggiated guitar", None, 27)])
 def test_a_style_named_in_an_instrument_word_is_still_the_style(prompt, genre, program):
     """"funk guitar" is an instrument (a muted, choppy guitar) and, with no other style word,
@@ -582,3 +583,9 @@ def test_only_the_first_unknown_words_are_tried_for_a_style():
     assert read_prompt(f"raggae {junk}").genre == "reggae"
     assert read_prompt(f"{junk} raggae").genre is None              # past the 16th: left to the other rules
     assert read_prompt(f"{junk} reggae").genre == "reggae"          # a style word itself is always read
+
+
+def test_downtuned_guitars_are_a_metal_styles_own_rhythm_guitars_not_its_lead():
+    s = compose("industrial metal, downtuned guitars locked to the drums", 1)
+    assert not any(p.role == "lead" and p.program in (29, 30) and p.name.startswith("downtuned") for p in s.parts)
+    assert any(p.role == "chords" and p.program in (29, 30) for p in s.parts), s.describe()
