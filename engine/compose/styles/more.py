@@ -137,7 +137,9 @@ _g(name="bolero", family="latin",
    tone=-0.05, reverb=0.32, lead_density=0.5, intro_drums="all", chromatic_approach=True,
    parts=(_p("drums", D, 0, level=0.6), _p("upright bass", B, 32), _p("nylon guitar", C, 24),
           _p("guitar arpeggios", A, 24, "arp8", pan=0.45, level=0.4), _p("requinto", L, 25, "melody")),
-   progressions={"minor": ("i iv V7 i", "i7 iv7 iih7 V7", "i VI7 iih7 V7", "iv7 V7 i7 VI7", "i i7 iv V7"),
+   # the tonic a plain minor triad where a phrase rests on it (its minor seventh, held a bar, is the
+   # subdominant's key: a bolero in A minor was heard in D minor)
+   progressions={"minor": ("i iv V7 i", "i iv7 iih7 V7", "i VI7 iih7 V7", "iv7 V7 i VI7", "i i7 iv V7"),
                  "major": ("Imaj7 vi7 ii7 V7", "I I7 IV iv6", "Imaj7 #io7 ii7 V7", "ii7 V7 Imaj7 VI7")},
    modes=("minor", "major", "major"),
    bass_pats=("R.......5.......", "R.....5.R.......", "R.......5.....A."),
