@@ -36,7 +36,8 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
 #: kind stays (and counts as named) instead of being replaced by the word's default program
 _GENERIC = {"organ": range(16, 24), "guitar": range(24, 32), "guitars": range(24, 32), "strings": range(40, 52),
             "horns": range(56, 64), "brass": range(56, 64), "brass section": range(56, 64), "sax": range(64, 68),
-            "saxophone": range(64, 68), "downtuned guitar": (29, 30), "downtuned guitars": (29, 30), "synth": range(80, 96), "keys": range(0, 8),
+            "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8),
+            "downtuned guitar": (29, 30), "downtuned guitars": (29, 30),
             "drone": (20, 104, 109, *range(88, 96))}    # a style's own drone: harmonium, tanpura, pipes, a pad
 
 
@@ -358,7 +359,8 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
         tempo = round(lo + (hi - lo) * u)
         tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15) * scale
         if _additive_eighths(meter) and not _additive_eighths(g.meter) and tempo > _ODD_METER_MAX_BPM:
-            tempo = round(_ODD_METER_MAX_BPM * (0.86 + 0.14 * u))   # a 4/4 style asked into 7/8 settles where its groups are felt
+            # a 4/4 style asked into 7/8 settles where its groups are felt
+            tempo = round(_ODD_METER_MAX_BPM * (0.86 + 0.14 * u))
     return float(min(max(tempo, 30.0), 300.0))
 
 

@@ -476,28 +476,20 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
     named += [(i, w) for i, w, kind in misspelt if kind == "instrument"]
     if spec.genre in _PERCUSSION_WHISTLE:
         # in a samba school the whistle is the mestre's apito, not a tin whistle's tune (gqom's too)
-        for i, w in list(named):
-            if w in ("whistle", "whistles") and not re.search(r"(?:tin|penny|irish|low)\s+$", text[:i]) \
-                    and not re.match(r"whistles?\s+(?:melody|melodies|lead|tune|solo|line|theme)\b", text[i:]):
-                named.remove((i, w))
-                drums.append((i, "samba whistle"))
+        _as_percussion(named, drums, text, ("whistle", "whistles"), "samba whistle", r"(?:tin|penny|irish|low)\s+$")
     # a woodblock is a percussionist's block (GM drum keys 76/77: "woodblock hits", "tom rolls and
     # woodblock"); GM's melodic Woodblock (program 115) only when it carries a tune or is the
     # piece's instrument ("a woodblock melody", "a piece for woodblock")
-    for i, w in list(named):
-        if w == "woodblock" and not re.search(r"\bfor\s+(?:an?\s+|the\s+|solo\s+)?$", text[:i]) \
-                and not re.match(r"woodblocks?\s+(?:melody|melodies|lead|tune|solo|line|theme)\b", text[i:]):
-            named.remove((i, w))
-            drums.append((i, "woodblocks"))
+    _as_percussion(named, drums, text, ("woodblock",), "woodblocks", r"\bfor\s+(?:an?\s+|the\s+|solo\s+)?$")
     spec.drum_words = [w for _, w in sorted(drums)]
     spec.instruments = [w if w in G.INSTRUMENTS else _singular(w) for _, w in sorted(named)]
     for w in spec.instruments:                    # "accordion melody", "a guitar solo", "piano lead"
         if G.INSTRUMENTS[w][1] in ("bass", "arp") and re.search(                 # a "303 line" is a bassline
                 r"(?<![a-z])" + re.escape(w) + r"s?\s+line\b", text):
             continue
-        if re.search(r"(?<![a-z])" + re.escape(w) + r"s?\s+(?:melody|melodies|lead|solo|solos|line|tune|theme)\b",
-                     text) or re.search(r"\b(?:melody|lead|tune|theme)\s+(?:on|from|by|played on)\s+(?:an?\s+|the\s+)?"
-                                        + re.escape(w), text):
+        if re.search(r"(?<![a-z])" + re.escape(w) + r"s?\s+" + _TUNE_WORDS + r"\b", text) or re.search(
+                r"\b(?:melody|lead|tune|theme)\s+(?:on|from|by|played on)\s+(?:an?\s+|the\s+)?"
+                + re.escape(w), text):
             spec.as_lead.add(w)
         elif re.search(r"(?<![a-z])" + re.escape(w) + r"s?\s+(?:counter-?melod(?:y|ies)|counter-?lines?|counterpoint|"
                        r"obbligato|descant)\b", text):
@@ -509,6 +501,21 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
         if G.INSTRUMENTS[w][1] not in roles:
             spec.instruments.append(w)
             roles.add(G.INSTRUMENTS[w][1])
+
+
+#: the words after an instrument that give it the tune ("accordion melody", "a whistle solo")
+_TUNE_WORDS = r"(?:melody|melodies|lead|solo|solos|line|tune|theme)"
+
+
+def _as_percussion(named: list, drums: list, text: str, words: tuple[str, ...], drum: str, tuned_before: str) -> None:
+    """Read each of ``words`` among the ``named`` instruments as the drum word ``drum`` instead,
+    unless a tune word follows it or the text before it matches ``tuned_before`` ("tin whistle",
+    "a piece for woodblock")."""
+    for i, w in list(named):
+        if w in words and not re.search(tuned_before, text[:i]) \
+                and not re.match(re.escape(w) + r"s?\s+" + _TUNE_WORDS + r"\b", text[i:]):
+            named.remove((i, w))
+            drums.append((i, drum))
 
 
 #: styles whose whistle is a percussionist's call (the samba school's apito, gqom's and carnival's
@@ -535,7 +542,7 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
             if mmode and spec.mode is None:
                 spec.mode = mmode
                 spec.mode_is_mood = True
-    if words & {"slow", "slower", "slowly", "lazy", "downtempo", "lento", "lenta", "lent", "langsam", "adagio",
+    if words & {"slow", "slower", "slowly", "lazy", "downtempo", "lento", "lenta", "langsam", "adagio",
                 "largo"}:
         spec.tempo_factor *= 0.92
         spec.pace = -1
