@@ -361,6 +361,10 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
         if _additive_eighths(meter) and not _additive_eighths(g.meter) and tempo > _ODD_METER_MAX_BPM:
             # a 4/4 style asked into 7/8 settles where its groups are felt
             tempo = round(_ODD_METER_MAX_BPM * (0.86 + 0.14 * u))
+        if meter == (5, 8) and tempo > _FIVE_EIGHT_MAX_BPM:
+            tempo = round(_FIVE_EIGHT_MAX_BPM * (0.86 + 0.14 * u))
+        if meter == (12, 8) and tempo < _TWELVE_EIGHT_MIN_BEAT * 1.5:
+            tempo = _TWELVE_EIGHT_MIN_BEAT * 1.5
     return float(min(max(tempo, 30.0), 300.0))
 
 
@@ -370,6 +374,15 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
 #: groups (set B's djent and set D's metalcore in 7/8: heard in 7 in 9 of 10 takes at 118–132, in
 #: none of 2 at 149–160)
 _ODD_METER_MAX_BPM = 132.0
+#: the fastest quarter a 5/8 takes when no tempo is asked: its bar is too short to hold two
+#: beats, so above ~170 eighths a minute a listener (and a beat tracker) hears an even half-bar
+#: pulse of 2.5 eighths; below it the eighths themselves are the pulse, in 3+2 (set E's midwest
+#: emo in 5/8: heard as a half bar at 96–118 in 4 takes of 4, in 5/8 at 80 in 2 of 2, at 88 in 1 of 2)
+_FIVE_EIGHT_MAX_BPM = 84.0
+#: the slowest dotted quarter a 12/8 takes when no tempo is asked: below ~64 the four beats of a
+#: ballad's bar are felt (and tracked) in eighth pairs, 1.5 eighths apart, not as beats of three
+#: (sets C and F: soul ballads in 12/8 at 55–58, 3 takes of 3)
+_TWELVE_EIGHT_MIN_BEAT = 64.0
 
 
 def _additive_eighths(meter: tuple[int, int]) -> bool:
