@@ -102,3 +102,88 @@ def test_bhangra_plays_the_dhols_chaal(seed):
         tot += 1
         ok += 0 in kicks and 4 not in kicks and len(set(kicks)) >= 3
     assert tot and ok >= 0.8 * tot, (ok, tot)
+
+
+# --- set F: electro, biguine and parang; the words that reach a neighbour ---------------------------------
+@pytest.mark.parametrize("prompt,genre", [
+    ("detroit electro à la drexciya, 808 cowbell", "electro"), ("miami bass, 808 kick for days", "electro"),
+    ("old-time biguine from martinique, woody clarinet", "biguine"), ("trini parang for christmas, cuatro", "parang"),
+    ("son jarocho in 6/8, jaranas and zapateado footwork", "mariachi"),
+    ("mathcore like dillinger escape plan", "metal"), ("bay area hyphy, thizz era", "g-funk"),
+    ("choro carioca, flauta e cavaquinho", "samba"), ("danzón cubano, elegante y lento", "bolero"),
+    ("rebetico zeibekiko, bouzouki", "balkan"), ("hungarian csárdás, violin and cimbalom", "klezmer"),
+    ("chanson yé-yé, batterie et basse", "pop"), ("glam rok stomper, fuzzy boogie guitar riff", "rock"),
+    ("Electro Swing wie Parov Stelar", "swing"), ("big band mambo, pérez prado style", "salsa"),
+    ("nola bounce on the triggerman beat", "trap"), ("breton fest-noz an dro", "celtic")])
+def test_set_f_styles_are_reached_by_their_words(prompt, genre):
+    assert read_prompt(prompt).genre == genre, read_prompt(prompt).genre_why
+
+
+@pytest.mark.parametrize("prompt,program", [
+    ("electro swing mit gestopfter Trompete und Klarinette", 71), ("yé-yé, orgue farfisa", 16),
+    ("breton an dro with a bombarde", 68), ("breton an dro, biniou pipes", 109),
+    ("future bass, supersaw chords", 81), ("trini parang, box bass thumping", 32),
+    ("blaxploitation funk, string stabs", 48), ("gothic metal, a female soprano", 53),
+    ("choro, violão de 7 cordas", 24), ("glam rock, a fuzzy boogie guitar riff", 29)])
+def test_set_f_instrument_words_play_their_program_within_eight_seconds(prompt, program):
+    for seed in (0, 1):
+        s = compose(prompt, seed)
+        parts = {k for k, p in enumerate(s.parts) if p.program == program and not p.is_drums}
+        first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part in parts), default=None)
+        assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, seed, s.describe())
+
+
+@pytest.mark.parametrize("prompt,keys", [("zydeco two-step, rubboard scraping", {73, 74}),
+                                         ("biguine, the tibwa clacking", {76, 77}),
+                                         ("post-punk, tom-heavy drums", {41, 43, 45, 47, 48, 50}),
+                                         ("danzón, timbal criollo", {65, 66})])
+def test_set_f_percussion_words_play_their_keys(prompt, keys):
+    s = compose(prompt, 1)
+    d = next(i for i, p in enumerate(s.parts) if p.is_drums)
+    first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part == d and n.pitch in keys), default=None)
+    assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, s.describe())
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_electro_is_a_syncopated_808_under_sixteenth_hats(seed):
+    """The 808 kit; the kick off the beat at least once a bar (the and of two, three's "e" …), the
+    backbeat on two and four, the closed hat on at least twelve of the bar's sixteen 16ths."""
+    s = compose("old school electro", seed)
+    d = next(j for j, p in enumerate(s.parts) if p.is_drums)
+    assert s.parts[d].program == 25
+    ok = tot = 0
+    for i in body_bars(s):
+        hits = [(round((n.start - i * 4) * 4), n.pitch) for n in s.bar(i)[0] if n.part == d]
+        kicks = {st for st, p in hits if p in (35, 36)}
+        back = {st for st, p in hits if p in (38, 39, 40)}
+        hats = {st for st, p in hits if p == 42}
+        tot += 1
+        ok += any(st % 4 for st in kicks) and {4, 12} <= back and len(hats) >= 12
+    assert tot and ok >= 0.8 * tot, (ok, tot)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_biguine_bass_is_one_the_and_of_two_and_three(seed):
+    """The biguine's habanera-like bass: most bars strike one, the and of two (1½ beats) and three."""
+    s = compose("biguine", seed)
+    ok = tot = 0
+    for i in body_bars(s):
+        steps = {round((n.start - i * 4) * 4) for n in notes_by_role(s, i, "bass")}
+        tot += 1
+        ok += {0, 6, 8} <= steps
+    assert tot and ok >= 0.8 * tot, (ok, tot)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_parang_is_strings_and_hand_percussion_with_no_kit(seed):
+    """No drum kit in a parang: maracas on every eighth, no kick, snare, hat or cymbal; the cuatro strums."""
+    s = compose("trini parang", seed)
+    d = next(j for j, p in enumerate(s.parts) if p.is_drums)
+    kit = {35, 36, 38, 40, 42, 44, 46, 49, 51, 57}
+    bars = body_bars(s)
+    hits = [n for i in bars for n in s.bar(i)[0] if n.part == d]
+    assert hits and not [n for n in hits if n.pitch in kit]
+    maracas = sum(len({round((n.start - i * 4) * 2) for n in s.bar(i)[0] if n.part == d and n.pitch == 70}) == 8
+                  for i in bars)
+    assert maracas >= 0.8 * len(bars), (maracas, len(bars))
+    assert any(p.program == 24 and p.role == "chords" for p in s.parts)

@@ -74,8 +74,13 @@ def test_world_has_its_styles_and_each_alias_is_one_styles():
 
 
 def _sig(groove):
-    return tuple(frozenset(i for lane, pat in groove.items() if lane.rstrip("+") in grp
-                           for i, ch in enumerate(pat) if ch != ".") for grp in (KICKS, SNARES, HATS))
+    """The kick, snare and hat onsets; a groove with none (hand percussion alone) by all its lanes."""
+    kit = tuple(frozenset(i for lane, pat in groove.items() if lane.rstrip("+") in grp
+                          for i, ch in enumerate(pat) if ch != ".") for grp in (KICKS, SNARES, HATS))
+    if any(kit):
+        return kit
+    return kit + (frozenset((lane.rstrip("+"), i) for lane, pat in groove.items() for i, ch in enumerate(pat)
+                            if ch != "."),)
 
 
 def test_each_styles_grooves_differ_from_every_other_styles():

@@ -344,6 +344,18 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "voice": (53, L, ""), "mezzo voice": (53, L, ""), "soprano voice": (53, L, ""), "tenor voice": (53, L, ""),
     "arpeggiated guitar": (27, A, "arp8"), "clean arpeggiated guitar": (27, A, "arp8"),
     "funk guitar": (28, C, "funk16"), "choppy guitar": (28, C, "funk16"), "disco guitar": (28, C, "funk16"), "downtuned guitar": (30, C, "power"), "downtuned guitars": (30, C, "power"),
+    # set F's words: the German, French and Portuguese names, Brittany's pipes, a Trinidad box bass
+    "klarinette": (71, L, ""), "trompete": (56, L, ""),
+    "trompette": (56, L, ""), "trompeta": (56, L, ""), "posaune": (57, L, ""), "geige": (40, L, ""),
+    "violon": (40, L, ""), "violao": (24, C, ""), "violao de 7 cordas": (24, C, ""),
+    "violao de sete cordas": (24, C, ""),
+    "orgue": (16, C, ""), "orgue farfisa": (16, C, ""), "farfisa organ": (16, C, ""),
+    "vox continental": (16, C, ""), "bombarde": (68, L, ""), "biniou": (109, L, ""), "biniou pipes": (109, L, ""),
+    "supersaw": (81, L, ""), "supersaw lead": (81, L, ""), "supersaw chords": (81, C, ""),
+    "saw chords": (81, C, ""),
+    "boogie guitar": (29, C, "power"), "string stabs": (48, C, "stab"), "string stab": (48, C, "stab"),
+    "box bass": (32, B, ""), "soprano": (53, L, ""), "female soprano": (53, L, ""), "female vocals": (53, L, ""),
+    "female vocal": (53, L, ""),
 }
 
 #: the General MIDI 1 program names, program 0 … 127 (the words every SoundFont labels its presets with)
@@ -500,7 +512,9 @@ DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
     "caja vallenata": "caja", "guacharaca": "guiro", "scratcher": "guiro", "ti-fer": "triangle",
     "fingersnaps": "finger snaps", "snaps": "finger snaps", "snapping": "finger snaps", "stomp": "stomps",
     "foot stomps": "stomps", "rototoms": "roto toms", "darbouka": "darbuka", "doumbek": "darbuka",
-    "tarabuka": "darbuka", "bombo leguero": "bombo", "water drum": "calabash"}.items()})
+    "tarabuka": "darbuka", "bombo leguero": "bombo", "water drum": "calabash",
+    "rubboard": "guiro", "rub board": "guiro", "frottoir": "guiro", "washboard": "guiro", "tibwa": "wood block",
+    "tom-heavy": "toms", "tom heavy": "toms", "timbal": "timbales", "timbal criollo": "timbales"}.items()})
 # plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
 DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
                    if not w.endswith(("s", "ed", "ing", "h", "i", "floor")) and w + "s" not in DRUM_WORDS

@@ -108,7 +108,9 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     "metals traces matches stings hoses houses".split()) | frozenset(
     # words one or two edits from an instrument word ("harmonies" is no harmonica, "charanga" the
     # Cuban flute-and-violins band, not a charango; "guitarra" is Spanish for the guitar)
-    "harmony harmonies harmonic harmonics harmonized harmonised harmonizing charanga charangas".split())
+    "harmony harmonies harmonic harmonics harmonized harmonised harmonizing charanga charangas".split()) | frozenset(
+    # the drum kit in French and German ("batterie" is no samba "bateria")
+    "batterie schlagzeug".split())
 #: style words by their spelling with the spaces taken out ("bossanova", "drumandbass")
 _SQUEEZED = {a.replace(" ", "").replace("-", ""): g for a, g in _GENRE_OF.items()}
 #: the same words by their first letter (a misspelling keeps it): the edit distances are only
@@ -286,7 +288,7 @@ _REGIONAL = frozenset(("western", "irish", "irish folk", "scottish", "scottish f
                        "dominican", "colombian", "argentinian", "argentine", "mexican", "mexico", "mexican folk",
                        "jamaican", "jamaica", "trinidad", "haitian", "caribbean", "nigerian", "nigeria", "punjabi",
                        "andean", "andino", "swedish", "scandinavian folk", "nordic folk", "peruvian folk",
-                       "argentine folk", "congolese rumba"))
+                       "argentine folk", "congolese rumba", "martinique", "guadeloupe"))
 
 
 def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:

@@ -220,7 +220,8 @@ _g(name="lofi", aliases=("lofi", "lo-fi", "lo fi", "lofi hip hop", "lo-fi hip ho
 # g-funk: West Coast hip hop — a slow, laid-back 808 groove with claps on the backbeat and
 # sixteenth hats, a Moog bass that slides through syncopated lines, Rhodes and string chords on
 # minor sevenths, and a high, whining synth lead
-_g(name="g-funk", aliases=("g-funk", "g funk", "gfunk", "west coast g-funk", "west coast hip hop", "west coast rap",
+_g(name="g-funk", aliases=("g-funk", "hyphy", "thizz", "mobb music",
+                           "g funk", "gfunk", "west coast g-funk", "west coast hip hop", "west coast rap",
                            "west coast gangsta rap", "gangsta funk", "90s west coast"),
    bpm=(86, 98), kit=25, fill="snare", bass="pats", chords="pats", form="song", swing=0.1, swing_unit=0.25,
    humanize_ms=6, vel_var=10, laid_back_ms=8, family=HH, tone=-0.05, reverb=0.2, lead_density=0.35,
@@ -254,7 +255,8 @@ _g(name="boom bap", aliases=("boom bap", "boom bap hip hop", "hip hop", "hip-hop
              "rim+": "..........o....."},
             {"kick": "X.X.......X.....", "snare": "....X.......X..o", "ohat": "..x...x...x...x.",
              "tamb+": "....x.......x..."}))
-_g(name="trap", aliases=("trap", "phonk", "rage", "plugg", "crunk", "footwork", "atlanta trap", "southern hip hop",
+_g(name="trap", aliases=("trap", "nola bounce", "bounce music", "new orleans bounce", "triggerman",
+                         "phonk", "rage", "plugg", "crunk", "footwork", "atlanta trap", "southern hip hop",
                          "memphis rap", "cloud rap"),
    bpm=(130, 150), kit=25, fill="roll", bass="808", chords="pad", form="edm", humanize_ms=1, vel_var=10,
    family=HH, tone=0.1, reverb=0.25,

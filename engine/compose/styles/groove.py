@@ -59,7 +59,8 @@ _POP = {"major": ("I V vi IV", "vi IV I V", "I vi IV V", "IV I V vi", "I V vi ii
 
 # --- pop ------------------------------------------------------------------------------------------------
 _g(name="pop", family="pop",
-   aliases=("pop", "mandopop", "cantopop", "indie pop", "dance pop", "dance-pop", "electropop", "synthpop", "synth pop", "synth-pop",
+   aliases=("pop", "ye-ye", "yeye", "ye ye", "electro pop",
+            "mandopop", "cantopop", "indie pop", "dance pop", "dance-pop", "electropop", "synthpop", "synth pop", "synth-pop",
             "hyperpop", "city pop", "bubblegum", "bubblegum pop", "top 40", "chart pop", "radio pop",
             "mainstream pop", "teen pop", "pop song", "pop music", "pop ballad"),
    bpm=(96, 122), kit=0, fill="toms", bass="pop8", chords="piano8", form="song", tone=0.3, reverb=0.25,
@@ -116,7 +117,8 @@ _g(name="disco", family="pop",
 
 # --- funk, soul, r&b, gospel, motown --------------------------------------------------------------------
 _g(name="funk", chromatic_approach=True, family="soul",
-   aliases=("funk", "psychedelic soul", "psych soul", "minneapolis sound", "funky", "go-go", "p-funk", "boogaloo", "jazz funk", "jazz-funk", "70s funk", "slap funk",
+   aliases=("funk", "blaxploitation",
+            "psychedelic soul", "psych soul", "minneapolis sound", "funky", "go-go", "p-funk", "boogaloo", "jazz funk", "jazz-funk", "70s funk", "slap funk",
             "funk groove", "minneapolis funk", "new orleans funk",
             "jazz fusion", "jazz rock", "jazz-rock", "fusion jazz"),
    bpm=(94, 112), kit=0, fill="snare", bass="funk", chords="funk16", form="song", swing=0.06, swing_unit=0.25,
@@ -313,7 +315,8 @@ _g(name="dixieland", chromatic_approach=True, family="jazz",
             {"kick": "X...X...X...X...", "snare": "x.x.x.x.x.x.x.x.", "phat": "....x.......x..."}))
 
 _g(name="swing", chromatic_approach=True, family="jazz",
-   aliases=("swing", "big band", "big-band", "big band jazz", "swing era", "swing band", "swing jazz", "lindy hop",
+   aliases=("swing", "electro swing", "electroswing",
+            "big band", "big-band", "big band jazz", "swing era", "swing band", "swing jazz", "lindy hop",
             "lindy", "jitterbug", "jive", "dance band", "jump swing"),
    bpm=(132, 196), kit=32, fill="jazz", bass="walking", chords="stab", form="jazz", swing=0.3, swing_unit=0.5,
    humanize_ms=7, vel_var=10, tone=0.1, reverb=0.3, lead_density=0.55, intro_drums="all",

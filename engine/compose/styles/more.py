@@ -1,5 +1,6 @@
-"""styles.more: fado, bhangra, huayno, chacarera, bolero, ragtime, polska, soul jazz and big beat —
-the style library's entries for these idioms (folk, latin, jazz and electronic families).
+"""styles.more: fado, bhangra, huayno, chacarera, bolero, ragtime, polska, soul jazz, big beat,
+electro, biguine and parang — the style library's entries for these idioms (folk, latin, jazz,
+electronic and caribbean families).
 
 Pure data: each ``_g(...)`` registers a :class:`~engine.compose.genres.Genre` (its words, tempo
 range, meter, parts, grooves, bass and comping patterns, harmony, form and mix colour) in
@@ -37,6 +38,16 @@ What each one is built on (the idiom a player of it would name first):
 - **big beat** (Fatboy Slim, the Chemical Brothers, 122–138): a huge, syncopated breakbeat
   (ghosted snares, open hats), an acid line, synth-brass stabs and an overdriven guitar riff,
   a sparse voice; the EDM form — a breakdown and its snare roll into the drop.
+- **electro** (Planet Rock, Cybotron, Drexciya; Miami bass, 112–132): the TR-808 — the kick
+  syncopated off the beat, snare and clap on two and four, closed hats in 16ths, the cowbell's
+  answer — a synth bass in 16ths tied to the kick, a cold saw arpeggio, orchestra-hit stabs and a
+  vocoder's few words; minor or phrygian, one chord for bars.
+- **biguine** (Martinique, Stellio's clarinet, 104–140): the clarinet's tune with a trombone
+  answering, the banjo chunking off the beat, a piano, the tuba's habanera-like bass (one, the and
+  of two, three), the tibwa's sticks (the woodblock) in long–short–short over a light kit.
+- **parang** (Trinidad's Christmas music from Venezuela, the paseo, 104–128): no kit — maracas in
+  eighths, the scratcher (güiro) and claves; the cuatro's rasgueo, a guitar, the box bass on one and
+  three and the mandolin's tune.
 
 Where GM has no drum of the idiom's own, the nearest keys stand in: the bombo's head is the low
 bass drum (``kick_lo``, GM 35), the stick on its wooden rim the side stick (``rim``, GM 37), the
@@ -131,7 +142,8 @@ _g(name="chacarera", family="latin",
 
 # --- the Latin-American bolero (not Ravel's) ---------------------------------------------------------------
 _g(name="bolero", family="latin",
-   aliases=("bolero", "bolero romantico", "trio romantico", "bolero cubano", "bolero ranchero",
+   aliases=("bolero", "danzon", "danzonete", "danzon cubano",
+            "bolero romantico", "trio romantico", "bolero cubano", "bolero ranchero",
             "los panchos", "trio los panchos", "bolero trio", "latin bolero"),
    bpm=(66, 90), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=10,
    tone=-0.05, reverb=0.32, lead_density=0.5, intro_drums="all", chromatic_approach=True,
@@ -238,3 +250,73 @@ _g(name="big beat", family="electronic",
              "chat": "x.x.x.x.x.x.x.x.", "tamb+": "....x.......x..."},
             {"kick": "X.X.......XX....", "snare": "....X..o.o..X...", "chat": "x.x.x.x.x.x.x.x.",
              "floor": "......x.......x.", "tom_mid": "...........x..x.", "clap+": "....X.......X..."}))
+
+# --- electro ------------------------------------------------------------------------------------------------
+_g(name="electro", family="electronic",
+   aliases=("electro", "detroit electro", "electro funk", "electro-funk", "electrofunk", "old school electro",
+            "miami bass", "booty bass", "planet rock", "drexciya", "cybotron", "electro breaks"),
+   bpm=(112, 132), kit=25, fill="roll", bass="pats", chords="pats", form="edm", humanize_ms=1, vel_var=8,
+   tone=0.25, reverb=0.18, lead_density=0.35, intro_drums="all", cadence_v=False,
+   parts=(_p("drums", D, 25), _p("synth bass", B, 38), _p("arp", A, 81, "arp16", level=0.5),
+          _p("stabs", C, 55, "stab"), _p("vocoder", L, 85, "sparse")),
+   progressions={"minor": ("i i i i", "i i VI VII", "i iv i i", "i i VII VII"),
+                 "phrygian": ("i i bII i", "i bII i i")},
+   modes=("minor", "minor", "phrygian"),
+   # the synth bass in 16ths, tied to the kick's syncopation and its octave jumps
+   bass_pats=("R..R..R...R.R...", "R.8.R..R..8.R.R.", "R..R..8...R..8.5"),
+   comp_pats=("X.....X.........", "X.........X.....", "X.....X...X....."),
+   # the 808's electro beat (Planet Rock): the kick on one, the and of two and three's "e", the
+   # clap and snare on two and four, 16th closed hats with accents, the cowbell's two-note answer
+   grooves=({"kick": "X.....X...X..X..", "snare": "....X.......X...", "clap": "....X.......X...",
+             "chat": "x.xxx.xxx.xxx.xx", "cowbell": "..x.......x.x...", "ohat+": "......x........."},
+            {"kick": "X..X..X...X.X...", "snare": "....X.......X...", "clap": "....X.......X..x",
+             "chat": "xxx.xxx.xxx.xxx.", "cowbell": "......x.......x."},
+            {"kick": "X.....X.X.....X.", "snare": "....X.......X...", "rim": "..x.......x..x..",
+             "chat": "x.xxx.xxx.xxx.xx", "cowbell": "x.....x...x.....", "ohat+": "..............x."}))
+
+# --- biguine --------------------------------------------------------------------------------------------------
+_g(name="biguine", family="caribbean",
+   aliases=("biguine", "beguine", "old-time biguine", "old time biguine",
+            "biguine martiniquaise", "biguine from martinique", "martinique",
+            "guadeloupe", "stellio", "biguine jazz"),
+   bpm=(104, 140), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=10,
+   tone=0.15, reverb=0.22, lead_density=0.8, intro_drums="all", chromatic_approach=True,
+   parts=(_p("drums", D, 0, level=0.7), _p("tuba", B, 58), _p("banjo", C, 105), _p("piano", C, 0, pan=0.35),
+          _p("clarinet", L, 71, "melody"), _p("trombone", L, 57, "sparse", pan=-0.4)),
+   progressions={"major": ("I I V7 V7", "I I7 IV iv", "I VI7 II7 V7", "I V7 V7 I"),
+                 "minor": ("i iv V7 i", "i i V7 V7", "i VI7 II7 V7")},
+   modes=("major", "major", "minor"),
+   # the bass's habanera-like "boom … ba-boom": one, the and of two, three
+   bass_pats=("R.....5.R.......", "R.....5.R.....5.", "R.....l.R...5..."),
+   # the banjo's chunk off the beat, the piano pushing the bar's second half
+   comp_pats=("..x...x...x...x.", "..x..xx...x..xx.", "x.x...x.x.x...x."),
+   # the tibwa's sticks (the woodblock) in the biguine's long-short-short over the drum's
+   # bass on one and the and of two, the snare's press on four
+   grooves=({"woodblock": "x..x..x.x..x..x.", "kick": "X.....x.X.......", "snare": "............x...",
+             "chat": "x.x.x.x.x.x.x.x."},
+            {"woodblock": "x.xx.xx.x.xx.xx.", "kick": "X.....x.X.......", "rim": "..x..x....x..x..",
+             "snare": "............x...", "maracas": "x.x.x.x.x.x.x.x."},
+            {"woodblock": "x..x..x.x..x..x.", "kick": "X.....x.X.......", "rim": "..x...x...x...x.",
+             "ride": "x.x.x.x.x.x.x.x.", "crash+": "X..............."}))
+
+# --- parang ---------------------------------------------------------------------------------------------------
+_g(name="parang", family="caribbean",
+   aliases=("parang", "trini parang", "trinidad parang", "parang music", "paseo", "aguinaldo",
+            "parranda", "parang navideno", "soca parang"),
+   bpm=(104, 128), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=10,
+   tone=0.1, reverb=0.2, lead_density=0.75, intro_drums="all", intro_bars=2,
+   parts=(_p("drums", D, 0, level=0.6), _p("box bass", B, 32), _p("cuatro", C, 24),
+          _p("guitar", C, 25, pan=-0.4, level=0.6),
+          _p("mandolin", L, 25, "melody", octave=1, pan=0.35)),
+   progressions={"major": ("I I V7 V7", "I IV V7 I", "I I7 IV V7", "IV V7 I I"),
+                 "minor": ("i iv V7 i", "i i V7 V7")},
+   modes=("major", "major", "minor"),
+   # the box bass on one and three, a pickup into the next chord
+   bass_pats=("R.......5.......", "R.......5.....A.", "R.....5.R.......", "R...5...R...5..."),
+   # the cuatro's rasgueo: down strums with the "chas" off the beat, up strums between
+   comp_pats=("s.usX.u.s.usX.u.", "S.u.s.usS.u.s.us", "s.usS.usS.usS.u."),
+   # no kit: maracas in eighths with the off-beat's lift, the scratcher, claves on the paseo's accents
+   grooves=({"maracas": "x.X.x.X.x.X.x.X.", "guiro": "x...x.x.x...x.x.", "clave": "x.....x...x....."},
+            {"maracas": "xxXxxxXxxxXxxxXx", "guiro": "x.x.x.x.x.x.x.x.", "clave": "x..x..x...x.x..."},
+            {"maracas": "x.X.x.X.x.X.x.X.", "guiro_long": "x.......x.......", "clave": "..x...x...x...x.",
+             "tamb+": "....x.......x..."}))

@@ -31,7 +31,8 @@ G.MODE_ALIASES.setdefault("phrygian dominant", "freygish")
 FREYGISH = ("I II I I", "I iv I II", "I vii I I", "I I iv II", "I II vii I")
 
 # --- rock -------------------------------------------------------------------------------------------
-_g(name="rock", aliases=("rock", "indie rock", "alternative", "alternative rock", "alt rock", "classic rock",
+_g(name="rock", aliases=("rock", "glam rock", "glam rok", "glitter rock", "glam",
+                         "indie rock", "alternative", "alternative rock", "alt rock", "classic rock",
                          "hard rock", "arena rock", "stadium rock", "shoegaze", "post rock", "post-rock", "emo",
                          "britpop", "psychedelic", "psychedelic rock", "southern rock", "rock and roll",
                          "rock n roll", "rock'n'roll", "pub rock", "power pop"),
@@ -164,7 +165,8 @@ _g(name="blues shuffle", chromatic_approach=True, aliases=("blues shuffle", "shu
             {"kick": "X.....x.X.....x.", "snare": "....X...o...X...", "chat": "X.x.X.x.X.x.X.x."}))
 
 # --- metal ------------------------------------------------------------------------------------------
-_g(name="metal", aliases=("metal", "industrial metal", "groove metal", "heavy metal", "nwobhm", "power metal", "speed metal", "classic metal",
+_g(name="metal", aliases=("metal", "mathcore", "math metal", "math-core",
+                          "industrial metal", "groove metal", "heavy metal", "nwobhm", "power metal", "speed metal", "classic metal",
                           "traditional metal", "metalcore", "djent", "nu metal", "nu-metal"),
    riffs=True, bpm=(120, 160), kit=16, fill="toms", bass="pats", chords="chug", form="song", humanize_ms=3, vel_var=6,
    family="metal", tone=0.75, reverb=0.15, intro_drums="all",
@@ -268,7 +270,8 @@ _g(name="folk", aliases=("folk", "folk song", "folk rock", "singer songwriter", 
 _CELTIC_PROG = {"major": ("I I IV V", "I IV I V", "I V IV V", "I I V I"),
                 "mixolydian": ("I bVII I bVII", "I I bVII bVII", "I bVII IV I"),
                 "dorian": ("i VII i VII", "i i VII VII", "i IV i VII"), "minor": ("i VII i VII", "i VII VI VII")}
-_g(name="celtic", aliases=("celtic", "jig", "irish jig", "double jig", "tarantella", "tarantela", "irish",
+_g(name="celtic", aliases=("celtic", "an dro", "fest-noz", "fest noz",
+                           "jig", "irish jig", "double jig", "tarantella", "tarantela", "irish",
                            "irish folk", "irish pub",
                            "irish trad", "trad session", "scottish", "scottish folk", "celtic folk", "gaelic",
                            "ceili", "highland", "breton", "galician"),
@@ -320,7 +323,8 @@ _g(name="polka", aliases=("polka", "bierkeller", "beer hall", "oktoberfest",
    grooves=({"kick": "X...X...", "snare": "..X...X.", "chat": "..x...x."},
             {"kick": "X...x...", "snare": "..X..xX.", "ride": "x.x.x.x."},
             {"kick": "X...X...", "snare": "..x.o.X.", "ohat": "..x...x."}))
-_g(name="klezmer", aliases=("klezmer", "bulgar", "freylekhs", "freilach", "hora", "jewish wedding", "yiddish",
+_g(name="klezmer", aliases=("klezmer", "csardas", "czardas", "verbunkos", "hungarian gypsy",
+                            "bulgar", "freylekhs", "freilach", "hora", "jewish wedding", "yiddish",
                             "klezmorim"),
    bpm=(104, 132), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5,
    vel_var=10, family="folk", tone=0.2, reverb=0.22, intro_drums="all", lead_density=0.75, cadence_v=True,
@@ -336,7 +340,8 @@ _BALKAN_PARTS = (_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _
                  _p("trumpet", L, 56, "melody", pan=-0.45))
 _BALKAN_PROG = {"minor": ("i iv V i", "i VII III V", "i iv i V"), "freygish": ("I II I I", "I iv II I"),
                 "major": ("I V I V", "I IV V I")}
-_g(name="balkan", aliases=("balkan", "balkan brass", "rachenitsa", "ruchenitsa", "kalamatiano", "kalamatianos",
+_g(name="balkan", aliases=("balkan", "rebetiko", "rebetico", "rembetiko", "zeibekiko", "zeybekiko",
+                           "balkan brass", "rachenitsa", "ruchenitsa", "kalamatiano", "kalamatianos",
                            "bulgarian", "bulgarian folk",
                            "macedonian", "serbian brass", "gypsy brass", "romani brass", "balkan folk"),
    bpm=(150, 190), meter=(7, 8), groups={(7, 8): (2, 2, 3), (9, 8): (2, 2, 2, 3), (11, 8): (2, 2, 3, 2, 2)}, kit=0,
