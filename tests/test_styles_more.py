@@ -136,12 +136,24 @@ def test_set_f_instrument_words_play_their_program_within_eight_seconds(prompt, 
 @pytest.mark.parametrize("prompt,keys", [("zydeco two-step, rubboard scraping", {73, 74}),
                                          ("biguine, the tibwa clacking", {76, 77}),
                                          ("post-punk, tom-heavy drums", {41, 43, 45, 47, 48, 50}),
-                                         ("danzón, timbal criollo", {65, 66})])
+                                         ("danzón, timbal criollo", {65, 66}),
+                                         ("nola bounce, hard 808s, handclaps and a whistle", {71, 72}),
+                                         ("miami bass, 808 cowbell, a whistle", {71, 72})])
 def test_set_f_percussion_words_play_their_keys(prompt, keys):
     s = compose(prompt, 1)
     d = next(i for i, p in enumerate(s.parts) if p.is_drums)
     first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part == d and n.pitch in keys), default=None)
     assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, s.describe())
+
+
+def test_a_whistle_after_a_drum_word_is_a_drum_only_where_drum_machines_play():
+    """Listed among the drums of a hip hop or electronic style, the whistle is the drum machine's;
+    a folk whistle after its bodhran, or one given the tune, stays a whistle."""
+    assert "whistle" in read_prompt("celtic reel, bodhran and whistle").instruments
+    assert "whistle" in read_prompt("trap beat, 808s and a whistle melody").instruments
+    assert "whistle" in read_prompt("trap with a whistle over 808s").instruments
+    assert "tin whistle" in read_prompt("boom bap, claps and a tin whistle").instruments
+    assert "samba whistle" in read_prompt("bounce music, 808s, handclaps and a whistle").drum_words
 
 
 @pytest.mark.parametrize("seed", SEEDS)

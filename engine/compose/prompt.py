@@ -476,9 +476,17 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
         j + len(v) <= i and not text[j + len(v):i].strip() for j, v in named if v not in ("pluck", "plucks"))]
     drums += [(i, w) for i, w, kind in misspelt if kind == "drum"]
     named += [(i, w) for i, w, kind in misspelt if kind == "instrument"]
+    tin = r"(?:tin|penny|irish|low)\s+$"
     if spec.genre in _PERCUSSION_WHISTLE:
         # in a samba school the whistle is the mestre's apito, not a tin whistle's tune (gqom's too)
-        _as_percussion(named, drums, text, ("whistle", "whistles"), "samba whistle", r"(?:tin|penny|irish|low)\s+$")
+        _as_percussion(named, drums, text, ("whistle", "whistles"), "samba whistle", tin)
+    elif spec.genre in G.GENRES and G.GENRES[spec.genre].family in _DRUM_MACHINE_FAMILIES:
+        # a whistle listed among the drums ("hard 808s, handclaps and a whistle") is the drum
+        # machine's, not a tune
+        listed = sorted([(i, False) for i, _ in named] + [(i, True) for i, _ in drums])
+        _as_percussion(named, drums, text, ("whistle", "whistles"), "samba whistle", tin,
+                       only=lambda i: any(d for j, d in listed if j < i) and max(
+                           (j, d) for j, d in listed if j < i)[1])
     # a woodblock is a percussionist's block (GM drum keys 76/77: "woodblock hits", "tom rolls and
     # woodblock"); GM's melodic Woodblock (program 115) only when it carries a tune or is the
     # piece's instrument ("a woodblock melody", "a piece for woodblock")
@@ -509,12 +517,13 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
 _TUNE_WORDS = r"(?:melody|melodies|lead|solo|solos|line|tune|theme)"
 
 
-def _as_percussion(named: list, drums: list, text: str, words: tuple[str, ...], drum: str, tuned_before: str) -> None:
-    """Read each of ``words`` among the ``named`` instruments as the drum word ``drum`` instead,
-    unless a tune word follows it or the text before it matches ``tuned_before`` ("tin whistle",
-    "a piece for woodblock")."""
+def _as_percussion(named: list, drums: list, text: str, words: tuple[str, ...], drum: str, tuned_before: str,
+                   only=lambda i: True) -> None:
+    """Read each of ``words`` among the ``named`` instruments (at a text position ``only`` accepts)
+    as the drum word ``drum`` instead, unless a tune word follows it or the text before it matches
+    ``tuned_before`` ("tin whistle", "a piece for woodblock")."""
     for i, w in list(named):
-        if w in words and not re.search(tuned_before, text[:i]) \
+        if w in words and only(i) and not re.search(tuned_before, text[:i]) \
                 and not re.match(re.escape(w) + r"s?\s+" + _TUNE_WORDS + r"\b", text[i:]):
             named.remove((i, w))
             drums.append((i, drum))
@@ -523,6 +532,10 @@ def _as_percussion(named: list, drums: list, text: str, words: tuple[str, ...], 
 #: styles whose whistle is a percussionist's call (the samba school's apito, gqom's and carnival's
 #: whistles), unless the prompt gives it a tune ("a whistle melody")
 _PERCUSSION_WHISTLE = frozenset({"samba", "house", "soca", "reggaeton"})
+#: style families where a whistle named right after a drum word is a drum machine's or a carnival
+#: percussionist's (set F's NOLA bounce: "hard 808s, handclaps and a whistle"); a folk or celtic
+#: whistle is a tune whatever comes before it ("bodhran and whistle")
+_DRUM_MACHINE_FAMILIES = frozenset({"electronic", "hiphop", "latin", "caribbean", "soul"})
 
 
 def _singular(w: str) -> str:
