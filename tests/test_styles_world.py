@@ -196,6 +196,20 @@ def test_mariachi_is_six_eight_against_three_four_unswung():
         assert all(abs(t * 2 - round(t * 2)) < 0.06 for t, n in per_bar(s, [i], part=part_of(s, program=56))[i])
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_mariachi_kick_marks_both_dotted_quarters_of_every_bar_and_its_claps_are_on_eighths(seed):
+    """The hemiola is the guitarrón's and the claps', not the kick's: with the kick in three
+    quarters every other bar, 7 of 12 takes of 6/8 mariachi, son jarocho, ranchera and huapango were
+    heard in 3/4 or 4/4 (set F's son jarocho); and nothing falls between a 6/8's eighths."""
+    s = compose("mariachi in 6/8", seed)
+    bl = bars(s)[:8]
+    kick = per_bar(s, bl, {35, 36})
+    assert all(near([t for t, _ in kick[i]], 0.0) and near([t for t, _ in kick[i]], 1.5) for i in bl), kick
+    assert not any(near([t for t, _ in kick[i]], 1.0, 0.1) for i in bl)
+    clap = [t for v in per_bar(s, bl, {39}).values() for t, _ in v]
+    assert clap and all(abs(t * 2 - round(t * 2)) < 0.1 for t in clap), clap
+
+
 def test_bachata_guira_bongo_and_requinto():
     s = compose("bachata", 0)
     bl = bars(s, ("A",))[:6] or bars(s)[:6]

@@ -217,8 +217,8 @@ _g(name="mariachi", family="latin",
    modes=("major", "major", "minor"), lead_density=0.5, intro_drums="all", tone=0.3, reverb=0.25,
    bass_pats=("R-----5-----R---5---R---", "R-....5-....R-..5-..8-..", "R-----l-----R---5---l---"),
    comp_pats=("S.u.u.S.u.u.S.u.S.u.S.u.", "S...u.S...u.S...S...S...", "S.uSu.S.uSu.S.u.S.u.S.uu"),
-   grooves=({"kick": "X.....X.....X...X...X...", "clap": "...x.....x....x...x...x."},
-            {"kick": "X.....x.....", "clap": "..x..x..x..x", "shaker": "x.xx.xx.xx.x"}))
+   grooves=({"kick": "X.....x.....X.....x.....", "clap": "....x.....x...x...x...x."},
+            {"kick": "X.....x.....", "clap": "....x.....x.", "shaker": "x.x.x.x.x.x."}))
 
 # reggaeton: the dembow — the kick on every beat, the snare 3+3+2 (the "a" of one, the "and" of
 # two, and again in the bar's second half) — an 808 on the kick
