@@ -251,15 +251,39 @@ def test_a_four_four_style_asked_into_an_odd_eighth_meter_is_played_where_its_gr
 
 def test_a_five_eight_is_slow_enough_for_its_eighths_and_a_twelve_eight_fast_enough_for_its_beats():
     """No tempo asked: a 5/8's eighths at most 170 a minute (above it the short bar is heard as
-    two even halves), a 12/8's dotted quarter at least 64 (below it the beat is heard in eighth
+    two even halves), a compound meter's dotted quarter at least 64 (below it the beat is heard in eighth
     pairs); a stated tempo is kept."""
     for prompt in ("twinkly midwest emo in 5/8", "neoclassical wind quintet in 5/8, grouped 2+3", "fast rock in 5/8"):
         bpms = [compose(prompt, seed).bpm for seed in range(6)]
         assert all(2 * b <= 170 for b in bpms) and len(set(bpms)) > 2, (prompt, bpms)
-    for prompt in ("slow soul ballad in 12/8", "gentle chicago soul in 12/8", "slow blues in 12/8"):
+    for prompt in ("slow soul ballad in 12/8", "gentle chicago soul in 12/8", "slow blues in 12/8",
+                   "soul in 9/8", "classical in 6/8", "blues in 9/8"):
         assert all(compose(prompt, seed).bpm / 1.5 >= 64 - 1e-9 for seed in range(6)), prompt
     assert compose("rock in 5/8 at 120 bpm", 0).bpm == 120
     assert compose("slow 12/8 blues ballad at 55 bpm", 0).bpm == 55 * 1.5
+
+
+@pytest.mark.parametrize("prompt", ["rock in 9/8", "jazz in 9/8", "classical in 9/8", "celtic slip jig"])
+def test_a_nine_eight_bar_leans_on_its_downbeat_and_lightens_its_middle_beat(prompt):
+    """9/8's three beats are not alike: the downbeat's onsets are the loudest on average, the
+    middle beat's the softest, and a 4/4 style's drums put no kick on the middle beat — alike, the
+    bar was heard as often in twelve eighths as in nine (12 of 16 takes)."""
+    s = compose(prompt, 1)
+    assert s.meter == (9, 8)
+    vel = {0: [], 1: [], 2: []}
+    kicks_mid = 0
+    d = next((k for k, p in enumerate(s.parts) if p.is_drums), None)
+    for i in range(8, 24):
+        for n in s.bar(i)[0]:
+            t = n.start - i * 4.5
+            b = round(t / 1.5)
+            if abs(t - 1.5 * b) < 0.06 and b in vel:
+                vel[b].append(n.vel)
+            kicks_mid += n.part == d and n.pitch in (35, 36) and abs(t - 1.5) < 0.06
+    mean = {b: sum(v) / len(v) for b, v in vel.items()}
+    assert mean[0] > mean[2] > mean[1], mean
+    if d is not None and "rock" in prompt:
+        assert kicks_mid == 0
 
 
 def test_chugs_in_an_odd_meter_are_sixteenths_accented_on_the_groups():

@@ -272,6 +272,9 @@ class Band:
                 kick[st] = "X"
             elif gi == n - 1 or (n >= 4 and gi == n // 2):
                 snare[st] = "x"
+            elif self.compound and n == 3:
+                snare[st] = "o"        # 9/8's middle beat the lightest: a kick there made its three
+                #                        beats alike, heard as often in twelve eighths as in nine
             else:
                 kick[st] = "x"
                 if self.compound or (self.groups and self.groups[gi] >= 3):
@@ -363,8 +366,8 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
             tempo = round(_ODD_METER_MAX_BPM * (0.86 + 0.14 * u))
         if meter == (5, 8) and tempo > _FIVE_EIGHT_MAX_BPM:
             tempo = round(_FIVE_EIGHT_MAX_BPM * (0.86 + 0.14 * u))
-        if meter == (12, 8) and tempo < _TWELVE_EIGHT_MIN_BEAT * 1.5:
-            tempo = _TWELVE_EIGHT_MIN_BEAT * 1.5
+        if _compound(meter) and tempo < _COMPOUND_MIN_BEAT * 1.5:
+            tempo = _COMPOUND_MIN_BEAT * 1.5
     return float(min(max(tempo, 30.0), 300.0))
 
 
@@ -379,10 +382,11 @@ _ODD_METER_MAX_BPM = 132.0
 #: pulse of 2.5 eighths; below it the eighths themselves are the pulse, in 3+2 (set E's midwest
 #: emo in 5/8: heard as a half bar at 96–118 in 4 takes of 4, in 5/8 at 80 in 2 of 2, at 88 in 1 of 2)
 _FIVE_EIGHT_MAX_BPM = 84.0
-#: the slowest dotted quarter a 12/8 takes when no tempo is asked: below ~64 the four beats of a
-#: ballad's bar are felt (and tracked) in eighth pairs, 1.5 eighths apart, not as beats of three
-#: (sets C and F: soul ballads in 12/8 at 55–58, 3 takes of 3)
-_TWELVE_EIGHT_MIN_BEAT = 64.0
+#: the slowest dotted quarter a 6/8, 9/8 or 12/8 takes when no tempo is asked: below ~64 a
+#: beat tracker (and a listener) feels the beat in eighth pairs, 1.5 eighths apart, not in threes
+#: (sets C and F: soul ballads in 12/8 at 55–58, 3 takes of 3; blues, soul and classical in 9/8 and
+#: 6/8 at 47–59, 6 takes of 7)
+_COMPOUND_MIN_BEAT = 64.0
 
 
 def _additive_eighths(meter: tuple[int, int]) -> bool:
