@@ -210,6 +210,15 @@ def test_mariachi_kick_marks_both_dotted_quarters_of_every_bar_and_its_claps_are
     assert clap and all(abs(t * 2 - round(t * 2)) < 0.1 for t in clap), clap
 
 
+@pytest.mark.parametrize("prompt,meter,genre", [("slip jig", (9, 8), "celtic"), ("a slip-jig on the tin whistle", (9, 8), "celtic"),
+                                               ("hop jig", (9, 8), "celtic"), ("irish jig", (6, 8), "celtic"),
+                                               ("celtic reel with fiddle", (4, 4), "reel"),
+                                               ("slip jig in 6/8", (6, 8), "celtic")])
+def test_a_slip_jig_is_in_nine_eight_and_a_reel_in_four(prompt, meter, genre):
+    s = compose(prompt, 0)
+    assert (s.meter, composer_of(s).g.name) == (meter, genre)
+
+
 def test_bachata_guira_bongo_and_requinto():
     s = compose("bachata", 0)
     bl = bars(s, ("A",))[:6] or bars(s)[:6]

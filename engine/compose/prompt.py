@@ -268,6 +268,8 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             spec.meter = (3, 4)
         elif re.search(r"\b(six eight|six-eight|compound time)\b", text):
             spec.meter = (6, 8)
+        elif re.search(r"\b(slip|hop)[ -]?jigs?\b", text):
+            spec.meter = (9, 8)                          # the slip jig's three dotted quarters
         elif m := _IN_COUNT_RE.search(text):
             n = _COUNT.get(m.group(1)) or int(m.group(2))
             spec.meter = (5, 4) if n == 5 else (n, 8)

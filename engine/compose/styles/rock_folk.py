@@ -285,8 +285,8 @@ _g(name="celtic", aliases=("celtic", "an dro", "fest-noz", "fest noz",
    grooves=({"tom_lo": "X.x.x.X.x.x.", "kick": "x.....x....."},                     # bodhrán: every eighth
             {"tom_lo": "X.x.x.X.xrx.", "floor": "X.....x....."},
             {"kick": "X.....X.....", "snare": "......x.....", "tom_lo": "x.x.x.x.x.x.", "tamb+": "..x.x...x.x."}))
-_g(name="reel", aliases=("reel", "irish reel", "scottish reel", "hornpipe", "strathspey", "fiddle tune",
-                         "fiddle tunes"),
+_g(name="reel", aliases=("reel", "irish reel", "scottish reel", "celtic reel", "hornpipe", "strathspey",
+                         "fiddle tune", "fiddle tunes", "reels", "celtic reels", "irish reels"),
    bpm=(152, 188), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=8,
    family="celtic", tone=0.25, reverb=0.22, intro_drums="all", lead_density=0.95,
    parts=(_p("drums", D, 0), _p("acoustic guitar", C, 25), _p("upright bass", B, 32, level=0.7),
