@@ -193,7 +193,7 @@ _g(name="lullaby", aliases=("lullaby", "lullabies", "berceuse", "cradle song", "
                      _p("harp", B, 46), _p("soft strings", PD, 49, "pad", level=0.32)),
    # the cradle's rock: root and octave (or fifth) a dotted quarter each, a held root; the root
    # weighs most (a bass on the fifth half the time is heard in the dominant's key)
-   bass_pats=("R-----8-----", "R-----5-----", "R-----------"),
+   bass_pats=("R-----8-----", "R-----5-----", "R-----R-----"),
    progressions={"major": ("I IV I V", "I V I I", "I vi IV V", "I IV V I", "I I IV I"),
                  "minor": ("i iv i V", "i VI iv V", "i i iv V")},
    # a slow tune (long notes): a busier one falls on the quarters and is heard in 3/4, not in two
