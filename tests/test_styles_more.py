@@ -3,9 +3,12 @@ polska, soul jazz, big beat): each reached by the words people use, each playing
 player of it names first — properties of the notes, not golden data."""
 from __future__ import annotations
 
+import collections
+
 import pytest
 
 from engine.compose import compose, composer_of, read_prompt
+from engine.compose import genres as G
 
 SEEDS = (0, 1, 2, 3)
 
@@ -199,3 +202,43 @@ def test_parang_is_strings_and_hand_percussion_with_no_kit(seed):
                   for i in bars)
     assert maracas >= 0.8 * len(bars), (maracas, len(bars))
     assert any(p.program == 24 and p.role == "chords" for p in s.parts)
+
+
+@pytest.mark.parametrize("prompt", ["bluegrass with fiddle and banjo", "tight funk groove with slap bass and clavinet",
+                                    "punjabi bhangra, tumbi riff, algoza flutes",
+                                    "zydeco with fiddle and accordion", "hymn with organ and choir"])
+def test_an_instrument_the_style_already_has_is_that_part_not_a_second_one(prompt):
+    """Naming the style's own instrument names its part (bluegrass's banjo roll, zydeco's fiddle,
+    funk's clavinet): it does not replace another part with a second copy of itself."""
+    for seed in (0, 1):
+        s = composer_of(compose(prompt, seed))
+        own = collections.Counter(p.program for p in G.GENRES[s.g.name].parts)
+        have = collections.Counter(p.program for p in s.parts if not p.is_drums)
+        assert all(have[k] <= max(own[k], 1) for k in have), (prompt, seed, [(p.name, p.program, p.role) for p in s.parts])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_zydeco_is_an_accordion_over_the_rubboard_and_a_kick_on_every_beat(seed):
+    """The accordion has the tune; the frottoir (güiro keys) or the ti-fer (triangle) scrapes or
+    rings at least every eighth; the kick on every beat (or one and three in the cajun two-step),
+    the backbeat on two and four."""
+    s = compose("zydeco", seed)
+    assert composer_of(s).g.name == "zydeco"
+    lead = [p for p in s.parts if p.role == "lead"]
+    assert lead and lead[0].program == 21, [(p.name, p.program, p.role) for p in s.parts]
+    d = next(j for j, p in enumerate(s.parts) if p.is_drums)
+    for i in body_bars(s, 24):
+        hits = [(round((n.start - i * 4) * 4), n.pitch) for n in s.bar(i)[0] if n.part == d]
+        scrape = {st for st, p in hits if p in (73, 74, 80, 81)}
+        kicks = {st for st, p in hits if p in (35, 36)}
+        back = {st for st, p in hits if p in (37, 38, 40)}
+        assert {0, 2, 4, 6, 8, 10, 12, 14} <= scrape, (i, sorted(scrape))
+        assert {0, 8} <= kicks and {4, 12} <= back, (i, sorted(kicks), sorted(back))
+
+
+@pytest.mark.parametrize("prompt", ["zydeco", "cajun two-step with fiddle", "louisiana zydeco, rubboard and accordion",
+                                    "swamp pop", "zydaco two-step like clifton chenier"])
+def test_zydeco_and_cajun_are_read_as_zydeco_not_country(prompt):
+    assert read_prompt(prompt).genre == "zydeco"
+    assert read_prompt("texas two-step").genre == read_prompt("two-step").genre == "country"
+    assert read_prompt("louisiana swamp blues").genre == "blues"

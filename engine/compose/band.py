@@ -461,6 +461,16 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             if own is not None:
                 own["named"] = True
                 continue
+        if not spec.as_lead and w not in spec.as_counter:
+            # the style's own part on this instrument, whatever its role there: bluegrass's banjo
+            # roll, zydeco's answering fiddle — not a second one in another part's place
+            mine = [d for d in specs if not d["named"] and d["program"] == prog and d["role"] != "drums"
+                    and (d["role"] == role or {d["role"], role} <= {"lead", "chords", "arp", "pad"})]
+            own = next((d for d in mine if d["name"] == w), None) or next(      # its name, its role first
+                (d for d in mine if d["role"] == role), mine[0] if mine else None)
+            if own is not None:
+                own.update(name=w, named=True)
+                continue
         if role == "bass" and "808" in w:
             style = style or "808"
         if role != "lead" and (w in spec.as_lead or any(

@@ -290,7 +290,11 @@ _REGIONAL = frozenset(("western", "irish", "irish folk", "scottish", "scottish f
                        "dominican", "colombian", "argentinian", "argentine", "mexican", "mexico", "mexican folk",
                        "jamaican", "jamaica", "trinidad", "haitian", "caribbean", "nigerian", "nigeria", "punjabi",
                        "andean", "andino", "swedish", "scandinavian folk", "nordic folk", "peruvian folk",
-                       "argentine folk", "congolese rumba", "martinique", "guadeloupe"))
+                       "argentine folk", "congolese rumba", "martinique", "guadeloupe", "louisiana"))
+
+
+#: dances that several styles play (country's and zydeco's two-step): a style word elsewhere wins
+_SHARED_DANCES = frozenset(("two-step", "two step"))
 
 
 def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
@@ -299,10 +303,12 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
     found = [m for m in _GENRE_RX.finditer(spec.text)
              if not any(a <= m.start() and m.end() <= b and b - a > m.end() - m.start() for a, b in longer)
              and not any(claim.taken[m.start():m.end()])]     # "rock organ", "jazz guitar" name an instrument
-    if len(found) > 1 and found[0].group(0) in _REGIONAL:
-        # a place names the style only when no style word follows: "bulgarian kopanitsa" is a
-        # kopanitsa, "cuban son" a son, "irish reel" a reel
-        found = [m for m in found if m.group(0) not in _REGIONAL] + [m for m in found if m.group(0) in _REGIONAL]
+    yields = _REGIONAL | _SHARED_DANCES
+    if len(found) > 1 and found[0].group(0) in yields:
+        # a place (or a dance many styles share) names the style only when no style word
+        # follows: "bulgarian kopanitsa" is a kopanitsa, "cuban son" a son, "irish reel" a reel,
+        # a "two-step like clifton chenier" zydeco
+        found = [m for m in found if m.group(0) not in yields] + [m for m in found if m.group(0) in yields]
     for m in found:
         if claim(m):
             phrase = m.group(0)

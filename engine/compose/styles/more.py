@@ -1,5 +1,5 @@
 """styles.more: fado, bhangra, huayno, chacarera, bolero, ragtime, polska, soul jazz, big beat,
-electro, biguine and parang — the style library's entries for these idioms (folk, latin, jazz,
+electro, biguine, parang and zydeco — the style library's entries for these idioms (folk, latin, jazz,
 electronic and caribbean families).
 
 Pure data: each ``_g(...)`` registers a :class:`~engine.compose.genres.Genre` (its words, tempo
@@ -48,6 +48,10 @@ What each one is built on (the idiom a player of it would name first):
 - **parang** (Trinidad's Christmas music from Venezuela, the paseo, 104–128): no kit — maracas in
   eighths, the scratcher (güiro) and claves; the cuatro's rasgueo, a guitar, the box bass on one and
   three and the mandolin's tune.
+- **zydeco** (Clifton Chenier's Louisiana, and the cajun two-step, 112–148): the piano accordion's
+  tune with a fiddle answering, the frottoir (rubboard: the güiro's scrape) in 16ths or the
+  "chanka-chank", the kick on every beat with its double-clutch pickup, an electric guitar's chop
+  off the beat and the bass on the beats; the cajun two-step's ti-fer (triangle) in eighths.
 
 Where GM has no drum of the idiom's own, the nearest keys stand in: the bombo's head is the low
 bass drum (``kick_lo``, GM 35), the stick on its wooden rim the side stick (``rim``, GM 37), the
@@ -320,3 +324,28 @@ _g(name="parang", family="caribbean",
             {"maracas": "xxXxxxXxxxXxxxXx", "guiro": "x.x.x.x.x.x.x.x.", "clave": "x..x..x...x.x..."},
             {"maracas": "x.X.x.X.x.X.x.X.", "guiro_long": "x.......x.......", "clave": "..x...x...x...x.",
              "tamb+": "....x.......x..."}))
+
+# --- zydeco and cajun -----------------------------------------------------------------------------------------
+_g(name="zydeco", family="folk",
+   aliases=("zydeco", "cajun", "louisiana", "cajun two-step", "zydeco two-step", "cajun dance hall",
+            "swamp pop", "creole la la", "la la", "bayou", "fais do-do", "zarico", "clifton chenier"),
+   bpm=(112, 148), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=9,
+   tone=0.2, reverb=0.16, lead_density=0.85, intro_drums="all",
+   parts=(_p("drums", D, 0, level=0.7), _p("bass", B, 33), _p("accordion", L, 21, "melody"),
+          _p("guitar", C, 27, "chop8", pan=0.4), _p("fiddle", L, 110, "sparse", pan=-0.4)),
+   progressions={"major": ("I I IV I", "I IV I V7", "I I V7 I", "I IV V7 I"),
+                 "mixolydian": ("I bVII I I", "I I IV I")},
+   modes=("major", "major", "mixolydian"),
+   # the two-step's bass: root and fifth on the beats, a walk into the next chord
+   bass_pats=("R...5...R...5...", "R...5...R...5.A.", "R.......5.......", "R...R...5...5..."),
+   # the guitar's chop on the off-beats, a push into three
+   comp_pats=("..x...x...x...x.", "..x...x.x.x...x.", "x.x...x.x.x...x."),
+   # the frottoir (rubboard, the güiro's scrape) on every 16th or in the "chanka-chank", the
+   # kick on every beat with its double-clutch pickup, the snare on two and four; the cajun
+   # two-step's ti-fer (triangle) in eighths over a kick on one and three
+   grooves=({"kick": "X...X...X...X...", "snare": "....X.......X..x", "guiro": "xxxxxxxxxxxxxxxx",
+             "chat": "x.x.x.x.x.x.x.x.", "crash+": "X..............."},
+            {"kick": "X..xX...X...X...", "snare": "....X.......X.x.", "guiro": "x.xxx.xxx.xxx.xx",
+             "ride": "x.x.x.x.x.x.x.x."},
+            {"kick": "X.......X.......", "rim": "....X.......X...", "triangle": "x.x.x.x.x.x.x.x.",
+             "triangle_mute": ".x.x.x.x.x.x.x.x", "guiro_long": "x.......x......."}))

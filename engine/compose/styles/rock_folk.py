@@ -139,7 +139,7 @@ _g(name="power ballad", family="rock",
 _EIGHT_BAR = {"major": ("I7 V7 IV7 IV7 I7 V7 I7 V7", "I7 I7 IV7 IV7 I7 V7 I7 V7", "I7 IV7 I7 I7 IV7 IV7 I7 V7"),
               "minor": ("i7 i7 iv7 iv7 i7 V7 i7 V7", "i7 iv7 i7 i7 VI7 V7 i7 V7")}
 _g(name="blues", chromatic_approach=True, aliases=("blues", "slow blues", "delta blues", "electric blues", "blues ballad", "minor blues",
-                          "juke joint", "mississippi blues", "country blues", "soul blues"),
+                          "juke joint", "mississippi blues", "country blues", "soul blues", "swamp blues"),
    bpm=(50, 72), meter=(12, 8), kit=8, fill="toms", bass="pats", chords="pats", form="song", humanize_ms=8,
    vel_var=12, family="blues", tone=-0.1, reverb=0.3, lead_density=0.4, intro_drums="all",
    parts=(_p("drums", D, 8), _p("bass", B, 33), _p("piano", C, 0), _p("organ", PD, 16),
@@ -225,8 +225,7 @@ _g(name="doom", aliases=("doom", "doom metal", "stoner", "stoner rock", "stoner 
 # --- country, bluegrass, folk -------------------------------------------------------------------------
 _g(name="country", aliases=("country", "country and western", "honky tonk country", "nashville", "outlaw country",
                             "western", "cowboy", "two-step", "two step", "train beat", "americana", "alt country",
-                            "alt-country", "country rock", "western swing", "texas country",
-                            "cajun", "zydeco", "louisiana", "cajun two-step"),
+                            "alt-country", "country rock", "western swing", "texas country"),
    bpm=(96, 132), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=8,
    family="country", tone=0.15, reverb=0.18, intro_drums="all", lead_density=0.55,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("acoustic guitar", C, 25), _p("pedal steel", PD, 26, "swell"),
