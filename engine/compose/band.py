@@ -466,8 +466,7 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             # roll, zydeco's answering fiddle — not a second one in another part's place
             mine = [d for d in specs if not d["named"] and d["program"] == prog and d["role"] != "drums"
                     and (d["role"] == role or {d["role"], role} <= {"lead", "chords", "arp", "pad"})]
-            own = next((d for d in mine if d["name"] == w), None) or next(      # its name, its role first
-                (d for d in mine if d["role"] == role), mine[0] if mine else None)
+            own = min(mine, key=lambda d: (d["name"] != w, d["role"] != role), default=None)  # its name, its role first
             if own is not None:
                 own.update(name=w, named=True)
                 continue

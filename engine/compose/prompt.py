@@ -295,6 +295,8 @@ _REGIONAL = frozenset(("western", "irish", "irish folk", "scottish", "scottish f
 
 #: dances that several styles play (country's and zydeco's two-step): a style word elsewhere wins
 _SHARED_DANCES = frozenset(("two-step", "two step"))
+#: the style words that yield to another style word in the prompt
+_YIELDING = _REGIONAL | _SHARED_DANCES
 
 
 def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
@@ -303,12 +305,11 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
     found = [m for m in _GENRE_RX.finditer(spec.text)
              if not any(a <= m.start() and m.end() <= b and b - a > m.end() - m.start() for a, b in longer)
              and not any(claim.taken[m.start():m.end()])]     # "rock organ", "jazz guitar" name an instrument
-    yields = _REGIONAL | _SHARED_DANCES
-    if len(found) > 1 and found[0].group(0) in yields:
+    if len(found) > 1 and found[0].group(0) in _YIELDING:
         # a place (or a dance many styles share) names the style only when no style word
         # follows: "bulgarian kopanitsa" is a kopanitsa, "cuban son" a son, "irish reel" a reel,
         # a "two-step like clifton chenier" zydeco
-        found = [m for m in found if m.group(0) not in yields] + [m for m in found if m.group(0) in yields]
+        found = [m for m in found if m.group(0) not in _YIELDING] + [m for m in found if m.group(0) in _YIELDING]
     for m in found:
         if claim(m):
             phrase = m.group(0)
@@ -491,10 +492,10 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
     elif spec.genre in G.GENRES and G.GENRES[spec.genre].family in _DRUM_MACHINE_FAMILIES:
         # a whistle listed among the drums ("hard 808s, handclaps and a whistle") is the drum
         # machine's, not a tune
-        listed = sorted([(i, False) for i, _ in named] + [(i, True) for i, _ in drums])
+        drum_at = {i for i, _ in drums}
+        listed = sorted({i for i, _ in named} | drum_at)
         _as_percussion(named, drums, text, ("whistle", "whistles"), "samba whistle", tin,
-                       only=lambda i: any(d for j, d in listed if j < i) and max(
-                           (j, d) for j, d in listed if j < i)[1])
+                       only=lambda i: max((j for j in listed if j < i), default=None) in drum_at)
     # a woodblock is a percussionist's block (GM drum keys 76/77: "woodblock hits", "tom rolls and
     # woodblock"); GM's melodic Woodblock (program 115) only when it carries a tune or is the
     # piece's instrument ("a woodblock melody", "a piece for woodblock")
