@@ -325,7 +325,10 @@ _NAMED = [("cumbia with accordion", ["accordion"]), ("a jig with fiddle and tin 
           ("k-pop with a synth lead", ["synth lead"]), ("chiptune with a square lead", ["square lead"]),
           ("slow ambient with a cello", ["cello"]), ("lullaby with music box", ["music box"]),
           ("epic film score with choir", ["choir"]), ("trap with flute", ["flute"]),
-          ("techno with a marimba", ["marimba"]), ("doom metal with church organ", ["church organ"])]
+          ("techno with a marimba", ["marimba"]), ("doom metal with church organ", ["church organ"]),
+          ("exotica with vibraphone and bird calls", ["bird calls"]), ("punta with a keyboard bass", ["keyboard bass"]),
+          ("ebm with synth stabs", ["synth stabs"]), ("heartland rock, 12-string acoustic", ["12-string acoustic"]),
+          ("dabke, mijwiz and qanun", ["mijwiz", "qanun"])]
 
 
 @pytest.mark.parametrize("prompt,words", _NAMED)
@@ -368,7 +371,9 @@ def test_folk_instruments_play_as_their_nearest_gm_program_within_eight_seconds(
 
 
 @pytest.mark.parametrize("word", ["surdos", "rimshots", "agogo bell", "tamburello", "pandeiro", "darbuka",
-                                  "doumbek", "calabash", "bombo leguero"])
+                                  "doumbek", "calabash", "bombo leguero", "chico", "repique", "piano drum",
+                                  "garifuna drums", "turtle shells", "tanbou", "carpenters saw", "goatskin drum",
+                                  "pandeireta", "skratji"])
 def test_plural_and_other_names_of_percussion_play(word):
     test_named_percussion_plays_within_eight_seconds(word, "rock")
 
@@ -626,3 +631,40 @@ def test_downtuned_guitars_are_a_metal_styles_own_rhythm_guitars_not_its_lead():
     s = compose("industrial metal, downtuned guitars locked to the drums", 1)
     assert not any(p.role == "lead" and p.program in (29, 30) and p.name.startswith("downtuned") for p in s.parts)
     assert any(p.role == "chords" and p.program in (29, 30) for p in s.parts), s.describe()
+
+
+@pytest.mark.parametrize("prompt,not_word", [("turtle shells clacking", "clapping"),
+                                             ("abrasive clanging guitar", "clapping")])
+def test_a_word_two_letters_from_an_instrument_word_in_place_is_another_word(prompt, not_word):
+    """Two letters changed in place, neither a swap nor slips of the finger, make another word."""
+    sp = read_prompt(prompt)
+    assert not_word not in sp.drum_words + sp.instruments and not sp.spelled, sp
+    assert read_prompt("bahamian rake n scrape").genre != "polka"          # "bahamian" no "bavarian"
+    assert read_prompt("tambourine and cowbel").spelled                      # a slip still is one
+
+
+@pytest.mark.parametrize("prompt,mode", [("heartland rock in E", "major"), ("country ballad, key of Bb", "major"),
+                                         ("metal in E", "minor"), ("jazz in F minor", "minor")])
+def test_a_bare_key_letter_is_its_major_where_the_style_plays_major(prompt, mode):
+    s = compose(prompt, 0)
+    assert G.MODE_FAMILY[s.mode] in ((mode,) if mode == "major" else ("minor", "phrygian", "dorian")), s.mode
+
+
+@pytest.mark.parametrize("prompt,prog", [("baroque organ toccata", 19), ("an epic film score for organ and choir", 19),
+                                         ("soul with organ", 16)])
+def test_an_organ_in_a_concert_style_is_the_pipe_organ(prompt, prog):
+    s = compose(prompt, 0)
+    assert prog in {p.program for p in s.parts if not p.is_drums}, s.describe()
+
+
+@pytest.mark.parametrize("prompt", ["trap, 808 kick and snare", "dark trap beat with a hard snare, 140 bpm"])
+def test_a_named_snare_plays_from_the_first_bars_layered_under_a_clap(prompt):
+    """Trap's backbeat is a clap on three and its snare only in the drop's fills: a snare asked for
+    plays with the clap from the start, not a rock backbeat on two and four."""
+    for seed in (0, 1):
+        s = compose(prompt, seed)
+        d = next(i for i, p in enumerate(s.parts) if p.is_drums)
+        hits = [n for i in range(0, 4) for n in s.bar(i)[0] if n.part == d]
+        snare = [n.start for n in hits if n.pitch == 38]
+        clap = [n.start for n in hits if n.pitch == 39]
+        assert snare and all(min(abs(t - c) for c in clap) < 0.05 for t in snare), (seed, snare, clap)

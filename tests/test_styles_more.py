@@ -242,3 +242,71 @@ def test_zydeco_and_cajun_are_read_as_zydeco_not_country(prompt):
     assert read_prompt(prompt).genre == "zydeco"
     assert read_prompt("texas two-step").genre == read_prompt("two-step").genre == "country"
     assert read_prompt("louisiana swamp blues").genre == "blues"
+
+
+def drum_steps(s, i, keys):
+    """The 16th steps of bar ``i`` on which the drum part plays one of ``keys``."""
+    d = next(j for j, p in enumerate(s.parts) if p.is_drums)
+    bpb = s.beats_per_bar
+    return {round((n.start - i * bpb) * 4) for n in s.bar(i)[0] if n.part == d and n.pitch in keys}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_dabke_is_the_darbukas_doum_and_tek_over_the_tabl_in_the_hijaz(seed):
+    """Every bar of the body: the doum (the low conga) and the tabl (the low bass drum) on one, the
+    tek (the high bongo) never there but between; the oud and a bowed tune; the tune and the
+    harmony in the hijaz (freygish): its flat second and major third, the augmented second apart."""
+    s = compose("lebanese dabke for a wedding", seed)
+    assert composer_of(s).g.name == "arabic" and s.meter == (4, 4)
+    assert 24 in {p.program for p in s.parts}                           # the oud
+    for i in body_bars(s, 24):
+        doum, tek, tabl = drum_steps(s, i, (64,)), drum_steps(s, i, (60,)), drum_steps(s, i, (35,))
+        assert 0 in doum and 0 in tabl and tek and 0 not in tek, (i, doum, tek, tabl)
+    if s.mode == "freygish":
+        lead = {(n.pitch - s.key_root) % 12 for i in body_bars(s, 32) for n in notes_by_role(s, i, "lead")}
+        assert {1, 4} <= lead and not {2, 3} & lead, sorted(lead)
+
+
+@pytest.mark.parametrize("prompt", ["dabke", "egyptian belly dance with darbuka", "arabic", "middle eastern raqs sharqi",
+                                    "levantine dabkeh, mijwiz"])
+def test_the_levants_words_are_the_arabic_style(prompt):
+    assert read_prompt(prompt).genre == "arabic", read_prompt(prompt).genre_why
+    assert read_prompt("arabic trap with 808s").genre == "trap"             # a place yields to a style word
+    assert G.INSTRUMENTS["mijwiz"][0] == 111 and G.INSTRUMENTS["qanun"][0] == 107
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_candombe_is_the_chicos_ostinato_between_the_beats_under_the_madera(seed):
+    """The chico (the high conga) plays in every body bar and never on a beat, on at least six of
+    the eight sixteenths after each beat's; the madera (the side stick) strikes its clave; the
+    piano drum (the low conga) opens the bar."""
+    s = compose("candombe from montevideo", seed)
+    assert composer_of(s).g.name == "candombe"
+    for i in body_bars(s, 24):
+        chico = drum_steps(s, i, (63,))
+        assert len(chico & {1, 2, 5, 6, 9, 10, 13, 14}) >= 6 and not chico & {0, 4, 8, 12}, (i, sorted(chico))
+        assert len(drum_steps(s, i, (37,))) >= 4 and drum_steps(s, i, (64,)), i
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_enka_is_a_slow_minor_ballad_with_the_shakuhachis_tune_and_the_koto(seed):
+    s = compose("showa enka", seed)
+    g = composer_of(s).g
+    assert g.name == "enka" and 64 <= s.bpm <= 96 and s.meter == (4, 4)
+    lead = [j for j, p in enumerate(s.parts) if p.role == "lead"]
+    assert [s.parts[j].program for j in lead] == [77]
+    assert any(n.part == lead[0] for i in body_bars(s, 16) for n in s.bar(i)[0])
+    assert 107 in {p.program for p in s.parts}
+    sp = read_prompt("enka, tempo 72, A mainā de")
+    assert (sp.genre, sp.key_root, sp.mode) == ("enka", 9, "minor")
+
+
+@pytest.mark.parametrize("prompt,style", [
+    ("chilean cueca in 6/8", "chacarera"), ("80s glam metal anthem", "metal"), ("zamrock, fuzz guitar", "rock"),
+    ("latin boogaloo, spanish harlem 1967", "salsa"), ("third stream, string quartet meets jazz trio", "jazz"),
+    ("a slow bosnian sevdalinka", "balkan"), ("ghetto tech 150bpm", "electro"), ("surinamese kaseko", "soca"),
+    ("punta rock, garifuna drums", "soca"), ("bahamian rake n scrape", "calypso"), ("haitian twoubadou", "calypso"),
+    ("lowercase, near silence", "ambient"), ("ghost box hauntology", "ambient"), ("illbient, murky dub", "trip hop"),
+    ("frevo de rua", "samba"), ("een nederlands levenslied", "polka")])
+def test_set_gs_style_words_reach_their_nearest_style(prompt, style):
+    assert read_prompt(prompt).genre == style, read_prompt(prompt).genre_why

@@ -104,8 +104,12 @@ class Band:
         #: where the groups start, in beats (every beat in a simple meter)
         self.group_starts_beats = tuple(st / 4 for st in group_starts(self.groups)) if self.groups else \
             tuple(float(b) for b in range(int(self.bpb)))
-        self.bpm = _tempo(spec, g, bpm, rng, self.beat, self.meter)
-        mode = spec.mode or g.modes[rng.randrange(len(g.modes))]
+        self.bpm = _tempo(spec, g, bpm, rng, self.beat, self.meter,
+                          additive=bool(self.groups) and not self.compound and den == 8)
+        if spec.mode is None and spec.key_root is not None and "major" in g.modes:
+            mode = "major"          # a bare key letter ("in E", "key of Bb") is its major, as players say it
+        else:
+            mode = spec.mode or g.modes[rng.randrange(len(g.modes))]
         if home is not None and not spec.mode:
             mode = home[1]
         plain = "minor" if mode in ("dorian", "phrygian", "locrian") else "major" if mode in ("lydian", "mixolydian") \
@@ -174,6 +178,8 @@ class Band:
             for lane, pat in lanes.items():
                 pat = self.fit(pat)
                 have = self.groove.get(lane)
+                if lane == "snare" and not have and (self.groove.get("clap") or self.groove.get("snare+")):
+                    pat = self.groove.get("clap") or self.groove["snare+"]   # layered under the clap (trap)
                 if have and _density(have) >= _density(pat):   # the style plays it as much already: its
                     continue                                    # way (forró's triangle, not the word's quarters)
                 if have and len(have) % len(pat) == 0:         # merge: the groove's hits (rolls, accents) stay
@@ -339,14 +345,15 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
 
 
 def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, beat: float = 1.0,
-           meter: tuple[int, int] = (4, 4)) -> float:
+           meter: tuple[int, int] = (4, 4), additive: bool = False) -> float:
     """The tempo in quarter notes a minute: ``bpm`` if given (a host's or ``/wb/tempo``'s, in
     quarters), else the prompt's, else a draw from the style's range (the low end when the
     prompt says slow, the high end when it says fast) × the moods' factor. The prompt's number
     and a compound style's range count the felt beat (``beat`` quarters: a dotted quarter in
     6/8). A simple-meter style played in 12/8 keeps its beat (four beats a bar, each now three
     eighths: a soul ballad's 66 becomes 66 dotted quarters, not 44); in 6/8 and 9/8 it keeps
-    its eighths' pace."""
+    its eighths' pace. ``additive``: the meter is played in uneven groups (7/8, or a 9/8 asked as
+    2+2+2+3)."""
     if bpm is not None:
         return float(min(max(float(bpm), 30.0), 300.0))
     if spec.bpm is not None:
@@ -361,9 +368,14 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
             u = 0.25 * u
         tempo = round(lo + (hi - lo) * u)
         tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15) * scale
-        if _additive_eighths(meter) and not _additive_eighths(g.meter) and tempo > _ODD_METER_MAX_BPM:
-            # a 4/4 style asked into 7/8 settles where its groups are felt
+        odd = additive or _additive_eighths(meter)
+        native = _additive_eighths(g.meter) or bool(g.groups.get(meter)) and meter == g.meter
+        if odd and not native and tempo > _ODD_METER_MAX_BPM:
+            # a 4/4 style asked into 7/8 (or into 9/8 as 2+2+2+3) settles where its groups are felt
             tempo = round(_ODD_METER_MAX_BPM * (0.86 + 0.14 * u))
+        if odd and spec.pace < 0 and tempo > _ODD_METER_SLOW_BPM:
+            # a slow one of a fast odd-meter dance (a sevdalinka, the lament of the Balkans' 7/8)
+            tempo = round(_ODD_METER_SLOW_BPM * (0.9 + 0.1 * u))
         if meter == (5, 8) and tempo > _FIVE_EIGHT_MAX_BPM:
             tempo = round(_FIVE_EIGHT_MAX_BPM * (0.86 + 0.14 * u))
         if _compound(meter) and tempo < _COMPOUND_MIN_BEAT * 1.5:
@@ -377,6 +389,9 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
 #: groups (set B's djent and set D's metalcore in 7/8: heard in 7 in 9 of 10 takes at 118–132, in
 #: none of 2 at 149–160)
 _ODD_METER_MAX_BPM = 132.0
+#: the fastest quarter an odd eighth meter takes when the prompt says slow: eighths at ~220 a minute
+#: or fewer, where a dance style's own range (the Balkans' 150–190) would run them at 300 and more
+_ODD_METER_SLOW_BPM = 112.0
 #: the fastest quarter a 5/8 takes when no tempo is asked: its bar is too short to hold two
 #: beats, so above ~170 eighths a minute a listener (and a beat tracker) hears an even half-bar
 #: pulse of 2.5 eighths; below it the eighths themselves are the pulse, in 3+2 (set E's midwest
@@ -452,6 +467,8 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
                           "pan": ps.pan, "octave": ps.octave, "named": False, "level": ps.level})
     for w in spec.instruments:
         prog, role, style = G.INSTRUMENTS[w]
+        if w == "organ" and g.family == "classical":
+            prog = 19                       # in a concert style an organ is the pipe organ, not a Hammond
         kin = _GENERIC.get(w)
         if kin is not None:
             # the style's own part of the kind: "organ" in a hymn is its church organ, "guitars" in

@@ -356,6 +356,20 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "boogie guitar": (29, C, "power"), "string stabs": (48, C, "stab"), "string stab": (48, C, "stab"),
     "box bass": (32, B, ""), "soprano": (53, L, ""), "female soprano": (53, L, ""), "female vocals": (53, L, ""),
     "female vocal": (53, L, ""),
+    "keyboard bass": (38, B, ""), "key bass": (38, B, ""), "synth stab": (81, C, "stab"), "synth stabs": (81, C, "stab"),
+    "bird calls": (123, L, "sparse"), "bird call": (123, L, "sparse"), "birdsong": (123, L, "sparse"),
+    "bird song": (123, L, "sparse"), "birds": (123, L, "sparse"), "bird tweet": (123, L, "sparse"),
+    "12-string acoustic": (25, C, ""), "12 string acoustic": (25, C, ""), "twelve-string acoustic": (25, C, ""),
+    "twelve string acoustic": (25, C, ""),
+    # set G's words: the Levant's reed and zither, Italian, Dutch and Portuguese names, a string machine
+    "mijwiz": (111, L, ""), "mizmar": (111, L, ""), "zurna": (111, L, ""), "arghul": (111, L, ""),
+    "qanun": (107, A, "harp"), "kanun": (107, A, "harp"), "nay": (77, L, ""), "buzuq": (105, L, ""),
+    "string machine": (50, PD, ""), "string ensemble": (48, PD, ""), "solina": (50, PD, ""),
+    "bowed glass": (92, PD, ""), "glass harmonica": (92, PD, ""), "war horns": (60, L, ""),
+    "war horn": (60, L, ""), "fisarmonica": (21, C, ""), "accordeon": (21, C, ""), "acordeao": (21, C, ""),
+    "hammondorgel": (16, C, ""), "strijkers": (48, PD, ""), "contrabas": (43, B, ""),
+    "trompetes": (56, L, ""), "saxofones": (65, L, ""), "saxofone": (65, L, ""),
+    "trombone section": (57, C, "stab"), "sutoringusu": (48, PD, ""), "eregi": (27, C, ""),
 }
 
 #: the General MIDI 1 program names, program 0 … 127 (the words every SoundFont labels its presets with)
@@ -506,6 +520,18 @@ DRUM_WORDS.update({
     "roto toms": (None, {"tom_hi": "..x.x.....x.x...", "tom_mid": "......x.......x."}, None),
     "tom rolls": (None, {"tom_hi": "..........xx....", "tom_mid": "............xx..", "floor": "..............xx"}, None),
     "gong": (None, {"chinese": "X" + "." * 31}, None), "china cymbal": (None, {"china": "X.......X......."}, None),
+    # a snare named: the backbeat where the groove has none (trap's clap gets a snare under it)
+    "snare": (None, {"snare": "....X.......X..."}, None),
+    # candombe's three drums: the chico's ostinato between the beats, the repique's calls, the
+    # piano's low open strokes; the Garifuna drums (the primero and segunda), turtle shells struck
+    "chico": (None, {"conga": ".xx..xx..xx..xx."}, None),
+    "repique": (None, {"bongo": "....x..x..x...x."}, None),
+    "piano drum": (None, {"conga_lo": "X.....x.x......."}, None),
+    "garifuna drums": (None, {"conga": "x.xx.xx.x.xx.xx.", "conga_lo": "X.......X.......",
+                              "conga_mute": "...x.......x...."}, None),
+    "turtle shells": (None, {"clave": "x..x..x...x.x...", "woodblock": "..x...x...x...x."}, None),
+    # kaseko's skratji: a big bass drum with a cymbal on top, struck together
+    "skratji": (None, {"kick": "X...X...X...X...", "crash": "x.......x......."}, None),
 })
 # … and by their other names: the same entry
 DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
@@ -514,7 +540,11 @@ DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
     "foot stomps": "stomps", "rototoms": "roto toms", "darbouka": "darbuka", "doumbek": "darbuka",
     "tarabuka": "darbuka", "bombo leguero": "bombo", "water drum": "calabash",
     "rubboard": "guiro", "rub board": "guiro", "frottoir": "guiro", "washboard": "guiro", "tibwa": "wood block",
-    "tom-heavy": "toms", "tom heavy": "toms", "timbal": "timbales", "timbal criollo": "timbales"}.items()})
+    "tom-heavy": "toms", "tom heavy": "toms", "timbal": "timbales", "timbal criollo": "timbales",
+    "snare drum": "snare", "snares": "snare", "caixa": "snare", "caixa de guerra": "snare", "tamboril": "snare",
+    "garifuna drum": "garifuna drums", "turtle shell": "turtle shells", "tanbou": "congas", "tambou": "congas",
+    "goatskin drum": "congas", "goatskin drums": "congas", "carpenters saw": "guiro", "carpenter's saw": "guiro",
+    "carpenter saw": "guiro", "pandeireta": "tambourine", "pandereta": "tambourine", "pandero": "tambourine"}.items()})
 # plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
 DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
                    if not w.endswith(("s", "ed", "ing", "h", "i", "floor")) and w + "s" not in DRUM_WORDS

@@ -46,11 +46,14 @@ class PromptSpec:
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
-_MODE_WORDS = r"(major|minor|maj|min|dorian|phrygian dominant|phrygian|lydian|mixolydian|aeolian|ionian|locrian|harmonic minor|freygish)"
+_MODE_WORDS = r"(major|minor|maj|min|dorian|phrygian dominant|phrygian|lydian|mixolydian|aeolian|ionian|locrian|harmonic minor|freygish|majeur|mineur|maina|mainaa|meja|mejaa)"
 _KEY_RES = (
     re.compile(r"\b(?:in|key of|key)\s+([a-g])" + _ACC + r"(?:\s*" + _MODE_WORDS + r"|(m)(?![a-z]))?(?![a-z#♯♭])"),
     re.compile(r"\b([a-g])" + _ACC + r"\s*" + _MODE_WORDS + r"\b"),
 )
+#: a key's mode in the Dutch and French ("G majeur", "A mineur") and the Japanese loanwords ("A mainā")
+_FOREIGN_MODES = {"majeur": "major", "mineur": "minor", "maina": "minor", "mainaa": "minor", "meja": "major",
+                  "mejaa": "major"}
 _BPM_RE = re.compile(r"\b(\d{2,3}(?:\.\d+)?)\s*(?:bpm|beats per minute|beats a minute)\b")
 _TEMPO_RE = re.compile(r"\b(?:tempo|at)\s+(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:/|hz|seconds|s\b))")
 #: a bare number that reads as a tempo ("dubstep 140", "house at 124, deep"): 50–220, a word of
@@ -224,7 +227,7 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
             spec.key_root = (_NOTE_NAMES[letter] + (1 if acc in ("#", "sharp") else -1 if acc in ("b", "flat")
                                                     else 0)) % 12
             if mword:
-                spec.mode = G.MODE_ALIASES.get(mword, mword)
+                spec.mode = _FOREIGN_MODES.get(mword) or G.MODE_ALIASES.get(mword, mword)
             claim(m)
             break
     if spec.mode is None:
@@ -290,7 +293,9 @@ _REGIONAL = frozenset(("western", "irish", "irish folk", "scottish", "scottish f
                        "dominican", "colombian", "argentinian", "argentine", "mexican", "mexico", "mexican folk",
                        "jamaican", "jamaica", "trinidad", "haitian", "caribbean", "nigerian", "nigeria", "punjabi",
                        "andean", "andino", "swedish", "scandinavian folk", "nordic folk", "peruvian folk",
-                       "argentine folk", "congolese rumba", "martinique", "guadeloupe", "louisiana"))
+                       "argentine folk", "congolese rumba", "martinique", "guadeloupe", "louisiana",
+                       "arab", "arabic", "middle eastern", "middle-eastern", "levantine", "egyptian", "lebanese",
+                       "syrian", "palestinian", "uruguayan", "montevideo", "bahamian", "bosnian", "garifuna"))
 
 
 #: dances that several styles play (country's and zydeco's two-step): a style word elsewhere wins
@@ -404,13 +409,18 @@ def _typo(a: str, b: str) -> bool:
 
 
 def _short_slip(w: str, k: str) -> bool:
-    """A short word (5 letters or fewer) one letter from ``k``: read as ``k`` only for a slip of the
-    finger. Another letter in its place is as often another word or a name ("clams" is no
-    "claps", "vives" no "vibes"); a letter more, one less or two swapped stay typos."""
-    if len(w) > 5 or len(w) != len(k):
+    """Whether ``w`` may be read as ``k``, a word of its length with letters changed in place. A
+    short word (5 letters or fewer) one letter from ``k``: only for a slip of the finger — another
+    letter in its place is as often another word or a name ("clams" is no "claps", "vives" no
+    "vibes"). A word of any length two letters from ``k``: only when both are slips or the two
+    are swapped ("clanging" is no "clapping"). A letter more, one less or two swapped stay typos."""
+    if len(w) != len(k):
         return True
     diff = [(a, b) for a, b in zip(w, k) if a != b]
-    return len(diff) != 1 or _typo(*diff[0])
+    if len(diff) == 2 and not (diff[0] == diff[1][::-1] or all(_typo(*d) for d in diff)):
+        return False          # two letters changed in place, neither a swap nor slips: another word
+                              # ("clacking", "clanging" no "clapping"; "bahamian" no "bavarian")
+    return len(w) > 5 or len(diff) != 1 or _typo(*diff[0])
 
 
 def _nearest_spelling(w: str, by_initial: dict[str, tuple[str, ...]]) -> tuple[int, str] | None:

@@ -192,7 +192,7 @@ _g(name="chiptune", aliases=("chiptune", "8-bit", "8 bit", "8bit", "16-bit", "16
              "tom_hi": "...x..x....x..x.", "tom_mid": "......x.......x."},
             {"kick": "X..X..X.X..X..X.", "snare": "....X.......X..x", "chat": "x.x.x.x.x.x.x.x.",
              "tom_hi": "...x.......x....", "tom_mid": ".......x.......x"}))
-_g(name="ambient", aliases=("ambient", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
+_g(name="ambient", aliases=("ambient", "lowercase", "microsound", "isolationism", "isolationist", "hauntology", "hauntological", "ghost box", "boards of canada", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
                             "sleep music", "spa music", "relaxing music", "gamelan", "healing music", "zen",
                             "space music", "yoga", "dark ambient", "ambient electronic",
                             "berlin school", "kosmische", "kosmische musik", "sequencer music"),
@@ -220,7 +220,7 @@ _g(name="lofi", aliases=("lofi", "lo-fi", "lo fi", "lofi hip hop", "lo-fi hip ho
 # g-funk: West Coast hip hop — a slow, laid-back 808 groove with claps on the backbeat and
 # sixteenth hats, a Moog bass that slides through syncopated lines, Rhodes and string chords on
 # minor sevenths, and a high, whining synth lead
-_g(name="g-funk", aliases=("g-funk", "hyphy", "thizz", "mobb music",
+_g(name="g-funk", aliases=("g-funk", "chopped and screwed", "chopped n screwed", "screwed and chopped", "screwed up", "screw music", "houston rap", "hyphy", "thizz", "mobb music",
                            "g funk", "gfunk", "west coast g-funk", "west coast hip hop", "west coast rap",
                            "west coast gangsta rap", "gangsta funk", "90s west coast"),
    bpm=(86, 98), kit=25, fill="snare", bass="pats", chords="pats", form="song", swing=0.1, swing_unit=0.25,
@@ -281,7 +281,7 @@ _g(name="drill", aliases=("drill", "uk drill", "ny drill", "brooklyn drill", "ch
              "chat": "x..x..x.x..x..x.x..x..x.x.tx..t."},
             {"kick": "X.......X.....X.X..X......X.....", "snare": "........X...............X..X....",
              "chat": "x..x..x.x.tx..x.x..x..x.x..x.tt."}))
-_g(name="trip hop", aliases=("trip hop", "trip-hop", "bristol sound", "downtempo", "down tempo", "dark downtempo"),
+_g(name="trip hop", aliases=("trip hop", "illbient", "trip-hop", "bristol sound", "downtempo", "down tempo", "dark downtempo"),
    bpm=(70, 90), kit=0, fill="break", bass="soul", chords="lofi", form="song", swing=0.08, swing_unit=0.25,
    humanize_ms=9, vel_var=10, laid_back_ms=12, family=HH, tone=-0.6, reverb=0.45,
    parts=(_p("drums", D, 0), _p("bass", B, 38), _p("rhodes", C, 4), _p("strings", PD, 49),

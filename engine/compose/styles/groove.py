@@ -279,7 +279,7 @@ _BEBOP = {"major": ("Imaj7-vi7 ii7-V7 iii7-VI7 ii7-V7", "ii7-V7 Imaj7 ii7-V7 Ima
                     "i7-iv7 VII7-IIImaj7 iih7-V7 i7")}
 
 _g(name="jazz", chromatic_approach=True, family="jazz",
-   aliases=("jazz", "jazzy", "jazz trio", "jazz quartet", "jazz combo", "hard bop", "jazz club", "jazz standard",
+   aliases=("jazz", "third stream", "third-stream", "jazzy", "jazz trio", "jazz quartet", "jazz combo", "hard bop", "jazz club", "jazz standard",
             "straight ahead jazz", "straight-ahead jazz", "modal jazz", "post-bop", "post bop", "jazz ballad"),
    bpm=(110, 170), kit=32, fill="jazz", bass="walking", chords="comp", form="jazz", swing=0.33,
    swing_unit=0.5, humanize_ms=9, vel_var=12, tone=-0.3, reverb=0.25,

@@ -129,7 +129,7 @@ _g(name="huayno", family="latin",
 # on the 3/4's second and third quarters (the bar's one left open); the rasguido's chasquido (a
 # short, accented stroke) on the second beat; the bass a 6/8 bar, then a 3/4
 _g(name="chacarera", family="latin",
-   aliases=("chacarera", "chacarera santiaguena", "chacarera doble", "zamba argentina", "argentine folk",
+   aliases=("chacarera", "cueca", "zamacueca", "cueca chilena", "marinera", "chacarera santiaguena", "chacarera doble", "zamba argentina", "argentine folk",
             "folklore argentino", "argentinian folk"),
    bpm=(84, 108), meter=(6, 8), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4,
    vel_var=10, tone=0.15, reverb=0.22, lead_density=0.6, intro_drums="all",
@@ -257,7 +257,7 @@ _g(name="big beat", family="electronic",
 
 # --- electro ------------------------------------------------------------------------------------------------
 _g(name="electro", family="electronic",
-   aliases=("electro", "detroit electro", "electro funk", "electro-funk", "electrofunk", "old school electro",
+   aliases=("electro", "ghettotech", "ghetto tech", "ghetto-tech", "ghetto house", "booty house", "detroit electro", "electro funk", "electro-funk", "electrofunk", "old school electro",
             "miami bass", "booty bass", "planet rock", "drexciya", "cybotron", "electro breaks"),
    bpm=(112, 132), kit=25, fill="roll", bass="pats", chords="pats", form="edm", humanize_ms=1, vel_var=8,
    tone=0.25, reverb=0.18, lead_density=0.35, intro_drums="all", cadence_v=False,
@@ -349,3 +349,74 @@ _g(name="zydeco", family="folk",
              "ride": "x.x.x.x.x.x.x.x."},
             {"kick": "X.......X.......", "rim": "....X.......X...", "triangle": "x.x.x.x.x.x.x.x.",
              "triangle_mute": ".x.x.x.x.x.x.x.x", "guiro_long": "x.......x......."}))
+
+# --- the Levant: dabke, baladi, belly dance ------------------------------------------------------------
+_g(name="arabic", family="arabic",
+   aliases=("arabic", "arab", "arabic music", "middle eastern", "middle-eastern", "levantine", "dabke", "dabkeh",
+            "debka", "dabka", "belly dance", "bellydance", "belly dancing", "raqs sharqi", "raks sharki",
+            "baladi", "shaabi", "sha'bi", "maqsum", "saidi", "khaleeji", "egyptian", "lebanese", "syrian",
+            "palestinian", "maqam", "arabic pop", "tarab", "oriental dance"),
+   bpm=(96, 132), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=9,
+   tone=0.15, reverb=0.26, lead_density=0.85, intro_drums="all",
+   parts=(_p("drums", D, 0), _p("bass", B, 33, level=0.8), _p("oud", C, 24), _p("qanun", A, 107, "harp", pan=0.4),
+          _p("violin", L, 40, "melody"), _p("strings", PD, 48, pan=-0.3, level=0.7)),
+   progressions={"freygish": ("I I II I", "I II I I", "I iv II I", "I I vii I"),
+                 "minor": ("i i VII i", "i iv i V", "i VII VI V"), "major": ("I I V I", "I IV I V")},
+   modes=("freygish", "freygish", "minor"),
+   # the bass on the doums: one, its echo on the and, three
+   bass_pats=("R.R.....R.......", "R.....R.R.......", "R...-...5...R..."),
+   # the oud's strokes between the doums, on the teks
+   comp_pats=("x.x...x.x...x.x.", "x.....x.....x.x.", "X...x.x.X...x.x."),
+   # the darbuka's rhythms — doum (the low conga) and tek (the high bongo) — over the tabl (the low
+   # bass drum) and the riq's jingles: the baladi (doum doum – tek doum – tek –), the dabke's stamp;
+   # the maqsum (doum tek – tek doum – tek –); the saidi (doum tek – doum doum – tek –)
+   grooves=({"conga_lo": "X.X.....X.......", "bongo": "......x.....x.x.", "kick_lo": "X.X.....X.......",
+             "tamb": "x.x.x.x.x.x.x.x.", "clap+": "....x.......x..."},
+            {"conga_lo": "X.......X.......", "bongo": "..x...x.....x...", "kick_lo": "X.......X.......",
+             "tamb": "x.xxx.xxx.xxx.xx"},
+            {"conga_lo": "X.....X.X.......", "bongo": "..x.........x...", "kick_lo": "X.....X.X.......",
+             "tamb": "x...x...x...x...", "bongo_lo": "....x.........x."}))
+
+# --- candombe --------------------------------------------------------------------------------------------
+_g(name="candombe", family="latin",
+   aliases=("candombe", "candombe beat", "comparsa", "llamadas", "uruguayan", "montevideo",
+            "afro-uruguayan", "ruben rada", "murga"),
+   bpm=(100, 132), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=10,
+   tone=0.1, reverb=0.2, lead_density=0.7, intro_drums="all",
+   parts=(_p("drums", D, 0), _p("bass", B, 33), _p("piano", C, 0), _p("guitar", C, 27, pan=0.4),
+          _p("lead", L, 26, "melody")),
+   progressions={"minor": ("i iv VII III", "i i iv V", "i VI iv V"), "major": ("I vi ii V", "I IV ii V", "I I IV IV")},
+   modes=("minor", "major"),
+   # the bass locks to the piano drum: one, the a of two, three
+   bass_pats=("R.....5.R.......", "R.....R.5...R...", "R.....5.R...5.A."),
+   comp_pats=("..x..x....x..x..", "x..x..x...x.x...", "..x.x..x..x.x..x"),
+   # the three drums of a comparsa and the madera (the stick on the drum's shell, the side stick):
+   # the chico's steady ostinato between the beats (the high conga), the piano's low open strokes
+   # (the low conga), the repique's calls (the bongo), the madera's clave
+   grooves=({"rim": "x.x..x.x..x.x...", "conga": ".xx..xx..xx..xx.", "conga_lo": "X.....x.x.......",
+             "bongo": "....x..x..x...x."},
+            {"rim": "x.x..x.x..x.x...", "conga": ".xx..xx..xx..xx.", "conga_lo": "x.....X.x...x...",
+             "conga_mute": "..x.......x.....", "kick_lo": "X.......X......."},
+            {"rim": "x..x..x...x.x...", "conga": ".xx..xx..xx..xx.", "conga_lo": "X.....x.X.....x.",
+             "bongo": "..x.x......x.x..", "chat": "x.x.x.x.x.x.x.x."}))
+
+# --- enka ------------------------------------------------------------------------------------------------
+_g(name="enka", family="pop",
+   aliases=("enka", "kayokyoku", "kayou kyoku", "showa kayo", "showa enka", "mood kayo", "japanese ballad",
+            "misora hibari", "japanese enka"),
+   bpm=(64, 96), kit=0, fill="toms", bass="pats", chords="pats", form="song", humanize_ms=7, vel_var=9,
+   tone=-0.1, reverb=0.45, lead_density=0.45, intro_drums="none", swing=0.12,
+   parts=(_p("drums", D, 0, level=0.6), _p("bass", B, 33), _p("strings", PD, 48),
+          _p("guitar", A, 27, "arp16", pan=0.4), _p("koto", A, 107, "harp", pan=-0.4),
+          _p("shakuhachi", L, 77, "melody")),
+   progressions={"minor": ("i iv V7 i", "i VI iv V7", "iv i V7 i", "i i iv V7"), "major": ("I vi IV V7", "I IV V7 I")},
+   modes=("minor", "minor", "major"),
+   bass_pats=("R.......5.......", "R.....5.R...5...", "R...5...R...5.A."),
+   comp_pats=("x-------x-------", "x---x---x---x---"),
+   # a slow ballad's soft kit, the drummer's lilt: the kick's push into three, the rim on two and four,
+   # a shaker's long–short (the shuffled sixteenths of the "mood kayō"); the floor tom's pickup
+   grooves=({"kick": "X.....x.X.......", "rim": "....x.......x...", "shaker": "x.xxx.xxx.xxx.xx",
+             "tamb": "............x..."},
+            {"kick": "X..x....X..x....", "snare": "....x.......x...", "ride": "x..xx..xx..xx..x"},
+            {"kick": "X.......X.x.....", "rim": "....x..x....x...", "chat": "x..xx..xx..xx..x",
+             "floor": "..............x."}))

@@ -50,7 +50,7 @@ _g(name="bossa nova", chromatic_approach=True, family="latin",
 # samba: a 4/4 bar is two bars of the 2/4 samba — the surdo's open, low stroke on 2 (and 4), the
 # muted one on 1; tamborim, agogô, ganzá (shaker), cuíca in the chorus; cavaquinho over a nylon guitar
 _g(name="samba", family="latin",
-   aliases=("samba", "choro", "chorinho", "choro carioca",
+   aliases=("samba", "frevo", "frevo de rua", "marchinha", "choro", "chorinho", "choro carioca",
             "brazilian", "brazil", "batucada", "brazilian carnival", "rio carnival", "carnaval",
             "pagode", "samba enredo", "partido alto", "samba de roda", "bateria", "samba reggae"),
    bpm=(96, 106), kit=0, fill="snare", form="song", swing=0.06, swing_unit=0.25, humanize_ms=5, vel_var=10,
@@ -95,7 +95,7 @@ _g(name="forro", family="latin",
 # salsa: one bar holds the whole two-bar clave (its 16ths are the music's eighths), so ``bpm`` is
 # the half-note pulse: 90–104 here is salsa's 180–208
 _g(name="salsa", family="latin",
-   aliases=("salsa", "big band mambo", "mambo big band", "bembe",
+   aliases=("salsa", "latin boogaloo", "bugalu", "boogaloo latino", "latin soul", "shing-a-ling", "big band mambo", "mambo big band", "bembe",
             "charanga", "latin", "cuban", "cuba", "havana", "afro-cuban", "afro cuban", "mambo", "cha cha",
             "cha-cha", "cha cha cha", "cha-cha-cha", "rumba", "son cubano", "son montuno", "timba",
             "puerto rican", "salsa dura", "salsa romantica", "latin jazz", "latin dance", "guaguanco"),
@@ -293,7 +293,7 @@ _g(name="dancehall", family="caribbean",
 
 # --- Trinidad --------------------------------------------------------------------------------------
 _g(name="calypso", family="caribbean",
-   aliases=("calypso", "trinidad", "trinidadian", "kompa", "konpa", "haitian", "steelband", "steel band",
+   aliases=("calypso", "rake and scrape", "rake n scrape", "rake 'n' scrape", "rake-and-scrape", "bahamian", "junkanoo", "goombay", "twoubadou", "troubadour haitien", "haitian troubadour", "trinidad", "trinidadian", "kompa", "konpa", "haitian", "steelband", "steel band",
             "caribbean", "kaiso",
             "mento", "jamaican mento"),
    bpm=(100, 120), kit=0, fill="toms", form="song", humanize_ms=5, vel_var=8, tone=0.4, reverb=0.2,
@@ -310,7 +310,7 @@ _g(name="calypso", family="caribbean",
 
 # soca: four on the floor, the bells on every off-beat, a pumping bass — carnival road music
 _g(name="soca", family="caribbean",
-   aliases=("soca", "power soca", "trinidad soca", "carnival", "trinidad carnival", "bouyon",
+   aliases=("soca", "kaseko", "punta", "punta rock", "garifuna", "paranda", "power soca", "trinidad soca", "carnival", "trinidad carnival", "bouyon",
             "road march"),
    bpm=(132, 158), kit=24, fill="snare", form="song", humanize_ms=2, vel_var=6, tone=0.5, reverb=0.18,
    parts=(_p("drums", D, 24), _p("bass", B, 38), _p("brass", C, 61), _p("steel pan", L, 114),
@@ -329,7 +329,7 @@ _g(name="soca", family="caribbean",
 # horn section in unison riffs and a tenor sax
 _g(name="afrobeat", family="african",
    aliases=("afrobeat", "soukous", "congolese rumba", "ndombolo", "sebene", "rumba congolaise", "highlife", "afrobeats", "afro-beat", "afro beat", "fela", "fela kuti", "nigerian", "nigeria",
-            "lagos", "afrofunk", "afro funk", "highlife", "west african"),
+            "lagos", "afrofunk", "afro funk", "west african"),
    bpm=(100, 120), kit=0, fill="snare", form="song", swing=0.04, swing_unit=0.25, humanize_ms=6, vel_var=12,
    tone=0.2, reverb=0.2,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("guitar", C, 28), _p("guitar 2", C, 27, "funk16", pan=0.5),
