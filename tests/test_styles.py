@@ -668,3 +668,20 @@ def test_a_named_snare_plays_from_the_first_bars_layered_under_a_clap(prompt):
         snare = [n.start for n in hits if n.pitch == 38]
         clap = [n.start for n in hits if n.pitch == 39]
         assert snare and all(min(abs(t - c) for c in clap) < 0.05 for t in snare), (seed, snare, clap)
+
+
+@pytest.mark.parametrize("prompt", ["passacaglia in 3/4, two violins", "a waltz", "jazz waltz with vibraphone",
+                                    "country ballad in 3/4 with fiddle", "pop in 3/4 with a synth lead"])
+def test_a_tune_in_three_does_not_split_its_bar_into_two_dotted_quarters(prompt):
+    """A 3/4 tune that sings on the and of two without two itself cuts the bar in halves — a 6/8
+    hemiola a listener (and an onset autocorrelation) hears as two beats, not three."""
+    for seed in range(4):
+        s = compose(prompt, seed)
+        assert s.meter == (3, 4)
+        lead = {j for j, p in enumerate(s.parts) if p.role == "lead"}
+        for i in range(4, 36):
+            on = [n.start - i * 3 for n in s.bar(i)[0] if n.part in lead]
+
+            def at(t):
+                return any(abs(x - t) < 0.05 for x in on)
+            assert not (at(1.5) and not at(1.0) and at(0.0)), (seed, i, sorted(on))

@@ -307,6 +307,7 @@ def test_enka_is_a_slow_minor_ballad_with_the_shakuhachis_tune_and_the_koto(seed
     ("a slow bosnian sevdalinka", "balkan"), ("ghetto tech 150bpm", "electro"), ("surinamese kaseko", "soca"),
     ("punta rock, garifuna drums", "soca"), ("bahamian rake n scrape", "calypso"), ("haitian twoubadou", "calypso"),
     ("lowercase, near silence", "ambient"), ("ghost box hauntology", "ambient"), ("illbient, murky dub", "trip hop"),
-    ("frevo de rua", "samba"), ("een nederlands levenslied", "polka")])
+    ("frevo de rua", "samba"), ("een nederlands levenslied", "polka"),
+    ("deutscher schlager discofox", "disco")])
 def test_set_gs_style_words_reach_their_nearest_style(prompt, style):
     assert read_prompt(prompt).genre == style, read_prompt(prompt).genre_why

@@ -358,6 +358,9 @@ def _motif(band: Band, fam: str, h: int) -> list:
                     onsets.append(s * 0.5 + 0.25)
         if not onsets:
             onsets = [0.0]
+        if three and 1.5 in onsets and 1.0 not in onsets:
+            # two dotted quarters split a 3/4 bar in half (a 6/8 hemiola): the tune sings on two instead
+            onsets = sorted(1.0 if t == 1.5 else t for t in onsets)
         rhythm.append(onsets)
     total = sum(len(o) for o in rhythm)
     idx = 0

@@ -72,7 +72,10 @@ def _phrase(band: Band, sec: Section, ph: int) -> tuple[list, int]:
         cells = motif[ph % 2]
         shift = 2 if ph == 2 else -1
         if ph == 3:
-            cells = cells[:max(1, len(cells) - 2)] + [(cells[-1][0], bpb - cells[-1][0], 0)]
+            kept, end = cells[:max(1, len(cells) - 2)], cells[-1][0]
+            if bpb == 3 and end == 1.5 and kept[-1][0] < 1.0:
+                end = 1.0                    # in three the held note comes on two, not as a hemiola
+            cells = kept + [(end, bpb - end, 0)]
     elif ph == 6:
         cells, shift = motif[0], 1
     else:
@@ -164,7 +167,10 @@ def _vary(cells: list, bpb: float) -> list:
     while q < len(cells):
         t, d, step = cells[q]
         if d >= 1.0:
-            out += [(t, d / 2, step), (t + d / 2, d / 2, step + 1)]
+            half = d / 2
+            if bpb == 3 and half >= 1 and half % 1:
+                half = float(int(half))      # in three a held note splits on a beat, not into a hemiola
+            out += [(t, half, step), (t + half, d - half, step + 1)]
         elif d <= 0.5 and q + 1 < len(cells) and cells[q + 1][2] != step and cells[q + 1][1] <= 0.5:
             out.append((t, d + cells[q + 1][1], step))
             q += 1

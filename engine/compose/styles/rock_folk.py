@@ -309,7 +309,7 @@ _g(name="sea shanty", aliases=("sea shanty", "shanty", "sea shanties", "shanties
    grooves=({"kick": "X.......X.......", "clap": "....X.......X...", "floor": "X.......X......."},  # stomp, clap
             {"kick": "X.......X.....x.", "clap": "....X..x....X...", "tamb": "..x...x...x...x."},
             {"kick": "X.....x.....", "clap": "......X.....", "tamb": "x.x.x.x.x.x."}))         # a 6/8 shanty
-_g(name="polka", aliases=("polka", "schlager", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
+_g(name="polka", aliases=("polka", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
                           "bavarian", "tyrolean", "polish polka", "czech polka",
                           "norteno", "musica nortena", "conjunto", "tejano", "tex-mex", "tex mex"),
    bpm=(112, 140), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4,
