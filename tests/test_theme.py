@@ -348,3 +348,14 @@ def test_an_empty_recording_is_a_clear_error_and_leaves_the_slot_as_it_was(daemo
         assert r.underrun_frames == 0
     finally:
         r.detach()
+
+
+def test_a_tune_in_three_varied_splits_its_held_note_on_a_beat():
+    """Where the theme's rhythm is varied, a held bar-long note splits on two (one beat and two),
+    never into two dotted quarters — a hemiola that would be heard as a bar of two."""
+    for seed in range(4):
+        w = compose("a waltz in 3/4 with strings and piano", seed, theme=clean(tune(WALTZ), meter=(3, 4)))
+        lead = {j for j, p in enumerate(w.parts) if p.role == "lead"}
+        for i in range(composer_of(w).theme_bar0, 48):
+            on = sorted(n.start - i * 3 for n in w.bar(i)[0] if n.part in lead)
+            assert not (len(on) == 2 and abs(on[0]) < 0.05 and 1.1 < on[1] < 1.9), (seed, i, on)

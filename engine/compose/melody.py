@@ -73,7 +73,7 @@ def _phrase(band: Band, sec: Section, ph: int) -> tuple[list, int]:
         shift = 2 if ph == 2 else -1
         if ph == 3:
             kept, end = cells[:max(1, len(cells) - 2)], cells[-1][0]
-            if bpb == 3 and end == 1.5 and kept[-1][0] < 1.0:
+            if band.meter == (3, 4) and end == 1.5 and kept[-1][0] < 1.0:
                 end = 1.0                    # in three the held note comes on two, not as a hemiola
             cells = kept + [(end, bpb - end, 0)]
     elif ph == 6:
@@ -134,7 +134,7 @@ def _theme_line(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
     else:
         cells, shift, varied, verbatim = tb
         if varied:
-            cells = _vary(cells, bpb)
+            cells = _vary(cells, bpb, three=band.meter == (3, 4))
     prev = home
     for q, (t, d, step) in enumerate(cells):
         if t >= bpb:
@@ -160,7 +160,7 @@ def _sing(bar: Bar, j: int, pl: PartPlan, cells: list, q: int, d: float, p: int,
     return p
 
 
-def _vary(cells: list, bpb: float) -> list:
+def _vary(cells: list, bpb: float, three: bool = False) -> list:
     """The tune's rhythm varied: a long note splits in two (the second a step up), two short
     ones in a row become one dotted note."""
     out, q = [], 0
@@ -168,7 +168,7 @@ def _vary(cells: list, bpb: float) -> list:
         t, d, step = cells[q]
         if d >= 1.0:
             half = d / 2
-            if bpb == 3 and half >= 1 and half % 1:
+            if three and half >= 1 and half % 1:
                 half = float(int(half))      # in three a held note splits on a beat, not into a hemiola
             out += [(t, half, step), (t + half, d - half, step + 1)]
         elif d <= 0.5 and q + 1 < len(cells) and cells[q + 1][2] != step and cells[q + 1][1] <= 0.5:
