@@ -120,6 +120,32 @@ def test_a_lullabys_harp_rocks_on_both_beats_of_every_bar(seed):
         assert not hp or (min(abs(p) for p in hp) < 0.06 and min(abs(p - 1.5) for p in hp) < 0.06), (i, hp)
 
 
+@pytest.mark.parametrize("prompt", ["a barcarolle in 6/8, solo piano", "chopin nocturne in 12/8", "romantic piano in 9/8"])
+def test_a_left_hand_arpeggio_in_a_compound_meter_rises_from_each_beat(prompt):
+    """A barcarolle's left hand: every dotted quarter its own rising three — its first eighth the
+    lowest of the three, and on the whole the loudest — so the beats are heard, not a run of even
+    eighths (a quarter-note tracker heard set G's barcarolle at 96 for its 64)."""
+    for seed in range(3):
+        s = compose(prompt, seed)
+        assert s.beat == 1.5
+        arp = {j for j, p in enumerate(s.parts) if p.role == "arp"}
+        first = rest = 0.0
+        groups = 0
+        for i in range(4, 20):
+            by = {}
+            for n in s.bar(i)[0]:
+                if n.part in arp:
+                    by.setdefault(int((n.start - i * s.beats_per_bar + 0.05) // 1.5), []).append(n)
+            for g in by.values():
+                g.sort(key=lambda n: n.start)
+                if len(g) == 3:
+                    groups += 1
+                    assert g[0].pitch < g[1].pitch < g[2].pitch, (seed, i, [n.pitch for n in g])
+                    first += g[0].vel
+                    rest += (g[1].vel + g[2].vel) / 2
+        assert groups >= 16 and first > rest + 4 * groups, (seed, groups, first, rest)
+
+
 # --- instruments -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("style,programs", [
     ("classical", {40, 41, 42}), ("baroque", {6, 40, 42}), ("minuet", {6, 40, 42}), ("romantic piano", {0}),
@@ -294,3 +320,9 @@ def test_a_show_tune_is_the_pit_band_two_beat_brass_and_a_trumpet_tune(prompt):
         trumpet = parts_with(s, program=56, role="lead")
         assert trumpet and sum(n.part in trumpet for n in notes_of(s, 2, 18)) >= 16
     assert majors >= 2
+
+
+@pytest.mark.parametrize("prompt", ["a barcarolle", "venetian gondolier song", "barcarola para piano"])
+def test_a_barcarolle_is_a_romantic_piano_piece_in_six_eight(prompt):
+    s = compose(prompt, 0)
+    assert (s.genre, s.meter, s.beat) == ("romantic piano", (6, 8), 1.5), s.describe()

@@ -464,6 +464,13 @@ def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
             p = r + (0, 12, 0, 10, 0, 7, 12, 0)[(q * 3 + sec.var) % 8]
         elif style == "trance16":
             p = (tones[0], tones[-1], tones[2 % len(tones)], tones[-1])[q % 4]
+        elif style == "harp" and band.compound:
+            # a barcarolle's (a lullaby's) left hand: each dotted quarter its own rising three, the
+            # first from the root, the second from the next chord tone — the beats heard, not a
+            # sweep of eighths running across them
+            k, grp = q % 3, q // 3
+            up = tones + [t_ + 12 for t_ in tones[1:]]
+            p = up[(grp % 2) + k]
         elif style == "harp":
             p = (tones + [t_ + 12 for t_ in tones[1:]])[q % (2 * len(tones) - 1)]
         else:
@@ -477,5 +484,6 @@ def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
             on = abs((t / beat) - round(t / beat)) < 1e-6        # the felt beat: a dotted quarter in 6/8
         else:
             on = any(abs(t - g) < 1e-6 for g in band.group_starts_beats)
+        accent = 16 if band.compound and style == "harp" else 10
         bar.ev.append((j, t, t + sub * (0.55 if style != "harp" else 0.95), p,
-                       vel + (10 if on else 0) - (0 if style != "acid16" else rng.randrange(12)), 0))
+                       vel + (accent if on else 0) - (0 if style != "acid16" else rng.randrange(12)), 0))

@@ -269,7 +269,7 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
     if spec.meter is None:
         if re.search(r"\b(waltz|valse|vals|three four|three-four|triple meter|triple time|in three)\b", text):
             spec.meter = (3, 4)
-        elif re.search(r"\b(six eight|six-eight|compound time)\b", text):
+        elif re.search(r"\b(six eight|six-eight|compound time|barcaroll?es?|barcarolas?|barkarolen?|gondolier)\b", text):
             spec.meter = (6, 8)
         elif re.search(r"\b(slip|hop)[ -]?jigs?\b", text):
             spec.meter = (9, 8)                          # the slip jig's three dotted quarters

@@ -92,7 +92,8 @@ _g(name="minuet", aliases=("minuet", "menuet", "minuetto", "courtly dance", "cou
    progressions=CLASSICAL, modes=("major", "major", "minor"), lead_density=0.45, reverb=0.35, grooves=(),
    intro_drums="none", family=CL, tone=0.15)
 
-_g(name="romantic piano", aliases=("romantic piano", "nocturne", "chopin", "liszt", "schumann",
+_g(name="romantic piano", aliases=("romantic piano", "barcarolle", "barcarola", "barcarole", "barkarole",
+                                   "gondolier song", "nocturne", "chopin", "liszt", "schumann",
                                    "rachmaninoff", "romantic era", "romantic period", "impromptu",
                                    "etude", "debussy", "satie", "gymnopedie",
                                    "impressionist", "clair de lune", "piano nocturne", "piano etude"),
