@@ -397,11 +397,12 @@ _ODD_METER_SLOW_BPM = 112.0
 #: pulse of 2.5 eighths; below it the eighths themselves are the pulse, in 3+2 (set E's midwest
 #: emo in 5/8: heard as a half bar at 96–118 in 4 takes of 4, in 5/8 at 80 in 2 of 2, at 88 in 1 of 2)
 _FIVE_EIGHT_MAX_BPM = 84.0
-#: the slowest dotted quarter a 6/8, 9/8 or 12/8 takes when no tempo is asked: below ~64 a
-#: beat tracker (and a listener) feels the beat in eighth pairs, 1.5 eighths apart, not in threes
+#: the slowest dotted quarter a 6/8, 9/8 or 12/8 takes when no tempo is asked: below it a beat
+#: tracker (and a listener) feels the beat in eighth pairs, 1.5 eighths apart, not in threes
 #: (sets C and F: soul ballads in 12/8 at 55–58, 3 takes of 3; blues, soul and classical in 9/8 and
-#: 6/8 at 47–59, 6 takes of 7)
-_COMPOUND_MIN_BEAT = 64.0
+#: 6/8 at 47–59, 6 takes of 7; set G's lullabies, shanties, nocturnes and barcarolles at 64: 4 of 12
+#: tapped on the dotted quarter, at 70: 8 of 12)
+_COMPOUND_MIN_BEAT = 70.0
 
 
 def _additive_eighths(meter: tuple[int, int]) -> bool:
