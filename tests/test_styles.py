@@ -259,6 +259,9 @@ def test_a_five_eight_is_slow_enough_for_its_eighths_and_a_twelve_eight_fast_eno
     for prompt in ("slow soul ballad in 12/8", "gentle chicago soul in 12/8", "slow blues in 12/8",
                    "soul in 9/8", "classical in 6/8", "blues in 9/8", "lullaby", "a barcarolle"):
         assert all(compose(prompt, seed).bpm / 1.5 >= 70 - 1e-9 for seed in range(6)), prompt
+    # a 9/8 in uneven groups (2+2+2+3) is no compound meter: a slow one is not lifted to the floor
+    assert all(compose("slow rebetiko in 9/8", seed).bpm < 70 * 1.5 for seed in range(6))
+    assert all(compose("a sevdalinka lament, slow", seed).bpm <= 112 for seed in range(6))
     assert compose("rock in 5/8 at 120 bpm", 0).bpm == 120
     assert compose("slow 12/8 blues ballad at 55 bpm", 0).bpm == 55 * 1.5
 

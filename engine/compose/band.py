@@ -378,7 +378,7 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
             tempo = round(_ODD_METER_SLOW_BPM * (0.9 + 0.1 * u))
         if meter == (5, 8) and tempo > _FIVE_EIGHT_MAX_BPM:
             tempo = round(_FIVE_EIGHT_MAX_BPM * (0.86 + 0.14 * u))
-        if _compound(meter) and tempo < _COMPOUND_MIN_BEAT * 1.5:
+        if _compound(meter) and not additive and tempo < _COMPOUND_MIN_BEAT * 1.5:
             tempo = _COMPOUND_MIN_BEAT * 1.5
     return float(min(max(tempo, 30.0), 300.0))
 
