@@ -326,3 +326,23 @@ def test_a_show_tune_is_the_pit_band_two_beat_brass_and_a_trumpet_tune(prompt):
 def test_a_barcarolle_is_a_romantic_piano_piece_in_six_eight(prompt):
     s = compose(prompt, 0)
     assert (s.genre, s.meter, s.beat) == ("romantic piano", (6, 8), 1.5), s.describe()
+
+
+@pytest.mark.parametrize("prompt", ["passacaglia in 3/4, harpsichord continuo", "baroque chaconne in 3/4", "a bach sarabande in 3/4"])
+def test_a_baroque_three_realises_every_beat_and_leans_on_one(prompt):
+    """In three the harpsichord strikes each beat, the first the hardest: a chord on one held over
+    two, struck again on three, made the bar's halves (two dotted quarters) the loudest period —
+    heard as a 6/8 in 7 of 9 takes."""
+    for seed in range(3):
+        s = compose(prompt, seed)
+        assert s.genre == "baroque" and s.meter == (3, 4)
+        hp = {j for j, p in enumerate(s.parts) if p.program == 6}
+        vel = {0: [], 1: [], 2: []}
+        for i in range(4, 28):
+            for n in s.bar(i)[0]:
+                t = n.start - i * 3
+                if n.part in hp and abs(t - round(t)) < 0.06 and round(t) in vel:
+                    vel[round(t)].append(n.vel)
+        assert all(vel.values()), (seed, {b: len(v) for b, v in vel.items()})
+        mean = {b: sum(v) / len(v) for b, v in vel.items()}
+        assert mean[0] > max(mean[1], mean[2]) + 8, (seed, mean)

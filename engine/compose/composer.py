@@ -281,6 +281,9 @@ class Composer(Band):
         # every part's notes on each beat alike made its bar heard as often in twelve eighths as
         # in nine (blues, rock, jazz, classical in 9/8: 4 of 16 takes heard in 9)
         lean = self.compound and len(self.groups) == 3
+        # 2/4's two beats alike (an oom-pah's bass on both, the chords between) are heard as a bar
+        # of three as often as of two: its downbeat leans, its second beat is lighter
+        lean2 = self.meter == (2, 4)
         for (j, t0, t1, p, v, glide) in ev:
             if not (0 <= p <= 127) or t1 <= t0 or t0 < 0 or t0 >= bpb:
                 continue                                   # only notes that start in this bar
@@ -293,6 +296,8 @@ class Composer(Band):
             vel = int(v * vscale + int(rand() * span) - vv + 0.5)
             if lean:
                 vel = round(vel * (_LEAN_DOWN if t0 < 0.05 else _LEAN_MIDDLE if 1.45 <= t0 < 2.95 else 1.0))
+            elif lean2:
+                vel = round(vel * (_LEAN_DOWN if t0 < 0.05 else _LEAN_MIDDLE if 0.95 <= t0 < 1.05 else 1.0))
             raw.append((j, p, start, end, 1 if vel < 1 else 127 if vel > 127 else vel, glide))
         raw.sort()
         notes: list[Note] = []
@@ -322,7 +327,8 @@ class Composer(Band):
         return notes, controls
 
 
-#: 9/8's metric lean: the velocity factors of the downbeat's onsets and of the middle beat's notes
+#: 9/8's (and 2/4's) metric lean: the velocity factors of the downbeat's onsets and of the middle
+#: (second) beat's notes
 _LEAN_DOWN, _LEAN_MIDDLE = 1.12, 0.86
 
 

@@ -74,7 +74,7 @@ _g(name="baroque", aliases=("baroque", "gigue", "courante", "allemande",
               "R---5-8-5-A-", "R-8-5-3-R-A-"),
    # the harpsichord's realisation: the bar's downbeat struck hard and held, the afterbeats lighter
    comp_pats=("X-------x...x...", "X-..x.x.....x...", "X-------x-..x.x.",
-              "X-------x...", "X-..x.x....."),
+              "X---o---o---", "X-..o---o-.."),      # in three a chord on every beat, the first leaned on
    progressions={"major": ("I IV viio iii vi ii V I", "I V vi iii IV I IV V", "I ii V I", "I vi ii V",
                            "I IV V I"),
                  "minor": ("i iv VII III VI iio V i", "i VII VI V", "i iv V i", "i VI iio V",
