@@ -346,7 +346,10 @@ _NAMED = [("cumbia with accordion", ["accordion"]), ("a jig with fiddle and tin 
           ("techno with a marimba", ["marimba"]), ("doom metal with church organ", ["church organ"]),
           ("exotica with vibraphone and bird calls", ["bird calls"]), ("punta with a keyboard bass", ["keyboard bass"]),
           ("ebm with synth stabs", ["synth stabs"]), ("heartland rock, 12-string acoustic", ["12-string acoustic"]),
-          ("dabke, mijwiz and qanun", ["mijwiz", "qanun"])]
+          ("dabke, mijwiz and qanun", ["mijwiz", "qanun"]),
+          ("gagaku, hichiriki, ryuteki and gakuso", ["hichiriki", "ryuteki", "gakuso"]),
+          ("mor lam, khaen and phin", ["khaen", "phin"]), ("bambuco with bandola and tiple", ["bandola", "tiple"]),
+          ("festejo, bajo electrico", ["bajo electrico"]), ("brit funk with syndrums", ["syndrums"])]
 
 
 @pytest.mark.parametrize("prompt,words", _NAMED)
@@ -391,7 +394,8 @@ def test_folk_instruments_play_as_their_nearest_gm_program_within_eight_seconds(
 @pytest.mark.parametrize("word", ["surdos", "rimshots", "agogo bell", "tamburello", "pandeiro", "darbuka",
                                   "doumbek", "calabash", "bombo leguero", "chico", "repique", "piano drum",
                                   "garifuna drums", "turtle shells", "tanbou", "carpenters saw", "goatskin drum",
-                                  "pandeireta", "skratji"])
+                                  "pandeireta", "skratji", "boula", "funde", "repeater drum", "alfaias", "gongue",
+                                  "davul", "tambora", "tarola", "kendang", "quijada de burro", "kakko", "ching"])
 def test_plural_and_other_names_of_percussion_play(word):
     test_named_percussion_plays_within_eight_seconds(word, "rock")
 
@@ -703,3 +707,32 @@ def test_a_tune_in_three_does_not_split_its_bar_into_two_dotted_quarters(prompt)
             def at(t):
                 return any(abs(x - t) < 0.05 for x in on)
             assert not (at(1.5) and not at(1.0) and at(0.0)), (seed, i, sorted(on))
+
+
+@pytest.mark.parametrize("prompt,word,not_word", [
+    ("a banjo chopping chords", "chopping", "romantic piano"), ("electric bass slapping", "slapping", "finger snaps"),
+    ("operatic choir chanting", "operatic", "classical"), ("carolina beach music", "carolina", "hymn"),
+    ("a concertino of two violins", "concertino", "concertina"), ("crabs and flare scratches", "scratches", "guiro")])
+def test_english_words_near_a_style_or_instrument_word_are_themselves(prompt, word, not_word):
+    """An -ing form is its verb ("chopping" no "chopin"); two -ing words one letter apart are two
+    verbs ("slapping", "snapping"); a style word with an English ending is another word
+    ("operatic", "carolina"), not a compound of the style."""
+    sp = read_prompt(prompt)
+    assert sp.genre != not_word and not_word not in sp.instruments + sp.drum_words, sp
+    assert not any(repr(word) in x for x in sp.spelled) and f"{word!r} read" not in sp.genre_why, sp
+    assert read_prompt("deutscher schlager discofox").genre == "disco"          # a compound still is one
+
+
+@pytest.mark.parametrize("prompt", ["sacred harp shape-note singing, no instruments at all", "a cappella gospel",
+                                    "doo wop, acapella", "unaccompanied choir, a hymn"])
+def test_voices_alone_have_no_band(prompt):
+    s = compose(prompt, 0)
+    assert s.parts and all(p.program in (52, 53, 54) and not p.is_drums for p in s.parts), s.describe()
+    assert any(n for i in range(4) for n in s.bar(i)[0])
+
+
+@pytest.mark.parametrize("prompt", ["flamenco sin bateria", "schlager ohne schlagzeug", "muzyka goralska bez perkusji",
+                                    "chanson sans batterie", "bossa nova senza batteria"])
+def test_without_the_drums_in_other_languages(prompt):
+    assert "drums" in read_prompt(prompt).no_roles
+    assert not any(p.is_drums for p in compose(prompt, 0).parts)

@@ -541,12 +541,23 @@ def _drum_words(spec: PromptSpec, specs: list[dict]) -> tuple[int | None, str | 
     return kit, groove, lanes
 
 
+#: the sung programs: choir aahs, voice oohs, synth voice
+_VOICES = (52, 53, 54)
+
+
 def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
     """The parts that play: drums when drum words ask for them, the negated and unnamed roles left
     out, and a pad when nothing else would carry the harmony."""
     if (spec.drum_words or "drums" in spec.only_roles) and not any(d["role"] == "drums" for d in specs):
         specs.insert(0, _part("drums", "drums", g.kit))
     specs = [d for d in specs if d["role"] not in spec.no_roles or d["named"]]
+    if spec.a_cappella:
+        # voices alone: the style's choir and sung parts (or a choir and a voice), no band
+        sung = [d for d in specs if d["program"] in _VOICES and d["role"] != "drums"]
+        specs = sung if any(d["role"] == "lead" for d in sung) else sung + [_part("voice", "lead", 53, named=False)]
+        if not any(d["role"] in ("pad", "chords") for d in specs):
+            specs.append(_part("choir", "pad", 52, named=False))
+        return specs
     if spec.only_roles:
         specs = [d for d in specs if d["role"] in spec.only_roles or d["named"]]
     if not any(d["role"] in ("chords", "pad", "arp", "lead") for d in specs) and \

@@ -361,6 +361,13 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "bird song": (123, L, "sparse"), "birds": (123, L, "sparse"), "bird tweet": (123, L, "sparse"),
     "12-string acoustic": (25, C, ""), "12 string acoustic": (25, C, ""), "twelve-string acoustic": (25, C, ""),
     "twelve string acoustic": (25, C, ""),
+    # set H's words: Japan's court orchestra, Isan, the Andes of Colombia, Poland, Turkey, Mexico,
+    # the Virgin Islands, Indonesia; Spanish names; the 80s' Syndrum
+    "hichiriki": (68, L, ""), "ryuteki": (73, L, ""), "gakuso": (107, A, "harp"), "khaen": (22, C, ""),
+    "phin": (25, L, ""), "bandola": (25, L, ""), "tiple": (25, C, ""), "klarnet": (71, L, ""),
+    "skrzypce": (40, L, ""), "skrzypcach": (40, L, ""), "wiolonczela": (42, B, ""), "suling": (73, L, ""),
+    "wooden flute": (73, L, ""), "ass pipe": (58, B, ""), "bajo electrico": (33, B, ""), "bajo": (33, B, ""),
+    "guitarra electrica": (27, C, ""), "syndrum": (118, P, ""), "syndrums": (118, P, ""),
     # set G's words: the Levant's reed and zither, Italian, Dutch and Portuguese names, a string machine
     "mijwiz": (111, L, ""), "mizmar": (111, L, ""), "zurna": (111, L, ""), "arghul": (111, L, ""),
     "qanun": (107, A, "harp"), "kanun": (107, A, "harp"), "nay": (77, L, ""), "buzuq": (105, L, ""),
@@ -532,6 +539,23 @@ DRUM_WORDS.update({
     "turtle shells": (None, {"clave": "x..x..x...x.x...", "woodblock": "..x...x...x...x."}, None),
     # kaseko's skratji: a big bass drum with a cymbal on top, struck together
     "skratji": (None, {"kick": "X...X...X...X...", "crash": "x.......x......."}, None),
+    # set H's drums: gwoka's boula (the low conga holding the pulse), nyabinghi's funde and
+    # repeater, maracatu's alfaia (the low bass drum) and gonguê (the agogô), the Turkish davul
+    # (beater and switch), the banda's tambora (bass drum and cymbal) and tarola (snare), the
+    # Indonesian kendang (the tabla's high and low strokes), the festejo's quijada (the jawbone:
+    # the vibraslap), gagaku's kakko (a small drum's rolls), the Thai ching (finger cymbals)
+    "boula": (None, {"conga_lo": "X..x..x.X..x..x.", "conga": "..x...x...x...x."}, None),
+    "funde": (None, {"conga_lo": "X.....x.X.....x."}, None),
+    "repeater": (None, {"bongo": "..x.xx....x.x.x.", "bongo_lo": "x.......x......."}, None),
+    "alfaia": (None, {"kick_lo": "X..X..X.X..X..X.", "floor": "....x.......x..."}, None),
+    "gongue": (None, {"agogo_lo": "x..x..x...x.x...", "agogo": ".x...x...x...x.."}, None),
+    "davul": (None, {"kick_lo": "X.......X...X...", "rim": "..x.x.x...x...x."}, None),
+    "tambora": (None, {"kick": "X...x...X...x...", "crash": "....x.......x..."}, None),
+    "tarola": (None, {"snare": "..x.x.x...x.x.x."}, None),
+    "kendang": (None, {"bongo": "x.xx.x.xx.xx.x.x", "conga_lo": "X.....X.....X..."}, None),
+    "quijada": (None, {"vibraslap": "........X......."}, None),
+    "kakko": (None, {"side": "x.......r.r.r.r."}, None),
+    "ching": (None, {"bell": "..x...x...x...x."}, None),
 })
 # … and by their other names: the same entry
 DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
@@ -544,7 +568,11 @@ DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
     "snare drum": "snare", "snares": "snare", "caixa": "snare", "caixa de guerra": "snare", "tamboril": "snare",
     "garifuna drum": "garifuna drums", "turtle shell": "turtle shells", "tanbou": "congas", "tambou": "congas",
     "goatskin drum": "congas", "goatskin drums": "congas", "carpenters saw": "guiro", "carpenter's saw": "guiro",
-    "carpenter saw": "guiro", "pandeireta": "tambourine", "pandereta": "tambourine", "pandero": "tambourine"}.items()})
+    "carpenter saw": "guiro", "pandeireta": "tambourine", "pandereta": "tambourine", "pandero": "tambourine",
+    "gourd scraper": "guiro", "chacha": "shaker", "ti-bwa": "wood block", "ti bwa": "wood block",
+    "repeater drum": "repeater", "funde drum": "funde", "alfaias": "alfaia", "gongue bell": "gongue",
+    "quijada de burro": "quijada", "jawbone": "quijada", "ching cymbals": "ching", "klong": "congas",
+    "klong drum": "congas", "boula drums": "boula"}.items()})
 # plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
 DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
                    if not w.endswith(("s", "ed", "ing", "h", "i", "floor")) and w + "s" not in DRUM_WORDS

@@ -43,6 +43,7 @@ class PromptSpec:
     as_lead: set[str] = field(default_factory=set)           # instruments asked to carry the tune ("piano melody")
     as_counter: set[str] = field(default_factory=set)        # … or a line beside it ("bassoon countermelody")
     spelled: list[str] = field(default_factory=list)         # words read as a table's word ("'accordian' as 'accordion'")
+    a_cappella: bool = False                                  # voices alone ("a cappella", "no instruments")
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
@@ -63,11 +64,16 @@ _BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?![\w./'%:-])"
                           r"percent|steps?|notes?|voices?|strings?|keys?|pieces?|parts?|members?|players?|"
                           r"musicians?|times?|x)\b)")
 _METER_RE = re.compile(r"(?<![\d/])(\d{1,2})\s*/\s*(\d{1,2})(?![\d/])")
-_NEG_RE = re.compile(r"\b(?:no|without|minus|w/o)\s+(?:the\s+|any\s+)?([a-z\- ]+?)(?=$|[,.;]|\s+(?:and|with|in|at|but)\b)")
+_NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|ohne|sans|sin|senza|sem|zonder|bez|utan|uden|uten)\s+(?:the\s+|any\s+)?"
+                     r"([a-z\- ]+?)(?=$|[,.;]|\s+(?:and|with|in|at|but)\b)")
 _ROLE_WORDS = {"drums": "drums", "drum": "drums", "beat": "drums", "beats": "drums", "percussion": "drums",
                "bass": "bass", "bassline": "bass", "melody": "lead", "lead": "lead", "leads": "lead",
                "pad": "pad", "pads": "pad", "chords": "chords", "keys": "chords", "arp": "arp",
-               "arps": "arp", "arpeggio": "arp"}
+               "arps": "arp", "arpeggio": "arp",
+               # the drums in other languages, for "sin batería", "ohne Schlagzeug", "bez perkusji"
+               "bateria": "drums", "batterie": "drums", "schlagzeug": "drums", "perkusji": "drums",
+               "perkusja": "drums", "percusion": "drums", "percussao": "drums", "trommer": "drums",
+               "trummor": "drums", "slagwerk": "drums", "batteria": "drums"}
 
 
 def _phrase_re(phrase: str) -> re.Pattern:
@@ -113,7 +119,10 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     # Cuban flute-and-violins band, not a charango; "guitarra" is Spanish for the guitar)
     "harmony harmonies harmonic harmonics harmonized harmonised harmonizing charanga charangas".split()) | frozenset(
     # the drum kit in French and German ("batterie" is no samba "bateria")
-    "batterie schlagzeug".split())
+    "batterie schlagzeug".split()) | frozenset(
+    # words of set H one or two edits from a style or instrument word ("concertino" is the baroque
+    # concerto's solo group, no concertina; a turntablist's "scratches" no güiro scratcher)
+    "concertino concrete electrico electrica electrique elektrisch scratches scratching scratch".split())
 #: style words by their spelling with the spaces taken out ("bossanova", "drumandbass")
 _SQUEEZED = {a.replace(" ", "").replace("-", ""): g for a, g in _GENRE_OF.items()}
 #: the same words by their first letter (a misspelling keeps it): the edit distances are only
@@ -162,6 +171,7 @@ def read_prompt(prompt: str) -> PromptSpec:
     style_words = set(name.split()) if phrase and " " in name and name in phrase else set()
     _read_moods(spec, words, style_words)
     _read_solo(spec, words)
+    spec.a_cappella = bool(_A_CAPPELLA_RE.search(text))
     _read_intro(spec)
     return spec
 
@@ -295,13 +305,16 @@ _REGIONAL = frozenset(("western", "irish", "irish folk", "scottish", "scottish f
                        "andean", "andino", "swedish", "scandinavian folk", "nordic folk", "peruvian folk",
                        "argentine folk", "congolese rumba", "martinique", "guadeloupe", "louisiana",
                        "arab", "arabic", "middle eastern", "middle-eastern", "levantine", "egyptian", "lebanese",
-                       "syrian", "palestinian", "uruguayan", "montevideo", "bahamian", "bosnian", "garifuna"))
+                       "syrian", "palestinian", "uruguayan", "montevideo", "bahamian", "bosnian", "garifuna",
+                       "turkish", "banda"))
 
 
 #: dances that several styles play (country's and zydeco's two-step): a style word elsewhere wins
 _SHARED_DANCES = frozenset(("two-step", "two step"))
+#: style words that are adjectives first ("a heroic polonaise" is a polonaise)
+_ADJECTIVES = frozenset(("heroic",))
 #: the style words that yield to another style word in the prompt
-_YIELDING = _REGIONAL | _SHARED_DANCES
+_YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES
 
 
 def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
@@ -343,6 +356,8 @@ def edit_distance(a: str, b: str, limit: int | None = None) -> int:
 
 
 _MAX_TRIED = 16
+#: what makes a style word another English word, not a compound of it ("operatic", "carolina")
+_WORD_ENDINGS = frozenset("tic atic ic ical al ial ina ous ing ish ist ism ian ers ies ed ly".split())
 
 
 def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
@@ -384,7 +399,8 @@ def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
         if hit is None and len(sq) >= 6:
             n = len(sq)
             pick = next((k for k in _PARTS if len(k) < n and sq.endswith(k)), None) or \
-                next((k for k in _PARTS if len(k) < n and sq.startswith(k)), None)
+                next((k for k in _PARTS if len(k) <= n - 3 and sq.startswith(k)
+                      and sq[len(k):] not in _WORD_ENDINGS), None)   # "discofox"; not "operatic", "carolina"
             if pick:
                 hit = (_SQUEEZED[pick], f"{w!r} read as a kind of {pick!r}")
         if hit:
@@ -408,14 +424,23 @@ def _typo(a: str, b: str) -> bool:
     return abs(ra - rb) <= 1 and abs(ca - cb) <= 1 + (ra != rb)
 
 
+#: endings two words may share while their stems differ: "slapping" and "snapping" are two verbs
+_SHARED_ENDINGS = ("ing", "ers", "er", "ed", "ian", "ies", "es")
+
+
 def _short_slip(w: str, k: str) -> bool:
     """Whether ``w`` may be read as ``k``, a word of its length with letters changed in place. A
     short word (5 letters or fewer) one letter from ``k``: only for a slip of the finger — another
     letter in its place is as often another word or a name ("clams" is no "claps", "vives" no
     "vibes"). A word of any length two letters from ``k``: only when both are slips or the two
     are swapped ("clanging" is no "clapping"). A letter more, one less or two swapped stay typos."""
+    if len(w) >= 6 and w.endswith("ing") != k.endswith("ing"):
+        return False          # a verb's -ing form is that verb, not a misspelling ("chopping" no "chopin")
     if len(w) != len(k):
         return True
+    end = next((e for e in _SHARED_ENDINGS if w.endswith(e) and k.endswith(e) and len(w) > len(e) + 2), None)
+    if end and len(w) - len(end) <= 5:
+        return _short_slip(w[:-len(end)], k[:-len(end)])   # the stems, as short words
     diff = [(a, b) for a, b in zip(w, k) if a != b]
     if len(diff) == 2 and not (diff[0] == diff[1][::-1] or all(_typo(*d) for d in diff)):
         return False          # two letters changed in place, neither a swap nor slips: another word
@@ -592,6 +617,10 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
 
 #: "no swing", "w/ no swing", "without any swing", "zero swing", "unswung": straight eighths
 _NO_SWING_RE = re.compile(r"\b(?:no|without(?:\s+any)?|zero|not)\s+(?:the\s+)?swing(?:ing)?\b|\bunswung\b")
+
+
+_A_CAPPELLA_RE = re.compile(r"\b(a ?cc?app?ella|unaccompanied|voices only|voices alone|"
+                            r"no (?:instruments|instrumentation|band)(?: at all)?|without (?:any )?instruments)\b")
 
 
 def _read_solo(spec: PromptSpec, words: set[str]) -> None:

@@ -45,7 +45,7 @@ from engine.compose.genres import (AMBIENT, BLUES, BOSSA, CLASSICAL, EDM, JAZZ, 
 EL, HH, AM = "electronic", "hiphop", "ambient"
 
 # --- the dance floor ------------------------------------------------------------------------------
-_g(name="house", aliases=("house", "chicago house", "tech house", "club", "edm", "big room", "electro house",
+_g(name="house", aliases=("house", "kuduro", "batida", "chicago house", "tech house", "club", "edm", "big room", "electro house",
                          "afro house", "club music", "dance music", "progressive house", "piano house",
                          "french house", "filter house", "acid house", "ibiza",
                          "gqom", "amapiano", "kwaito", "afro tech", "afrotech", "durban house"),
@@ -78,7 +78,7 @@ _g(name="deep house", aliases=("deep house", "soulful house", "lofi house", "lo-
              "bongo": "x..x..x...x.x...", "bongo_lo": ".......x.......x"},
             {"kick": "X...X...X...X...", "rim": "....x.......x..x", "ohat": "..x...x...x...x.",
              "shaker": ".x...x...x...x..", "bongo": "...x.....x....x."}))
-_g(name="techno", aliases=("techno", "industrial techno", "minimal techno", "dub techno", "acid techno", "industrial",
+_g(name="techno", aliases=("techno", "singeli", "industrial techno", "minimal techno", "dub techno", "acid techno", "industrial",
                           "hardstyle", "hard techno", "gabber", "rave", "ebm", "detroit techno", "berlin techno",
                           "berghain", "warehouse", "tekno", "peak time techno"),
    bpm=(126, 138), kit=24, fill="snare", bass="rolling", chords="stab", form="edm", humanize_ms=1, vel_var=5,
@@ -164,7 +164,7 @@ _g(name="uk garage", aliases=("uk garage", "garage", "ukg", "2-step", "2 step", 
              "rim": "...o..o..o....o."},
             {"kick": "X.......X..x....", "rim": "....X.......X...", "chat": ".xx..xx..xx..xx.",
              "ohat": "..x...x...x...x.", "clave+": "...x..x...x..x.."}))
-_g(name="synthwave", aliases=("synthwave", "retrowave", "outrun", "darksynth", "vaporwave", "chillwave",
+_g(name="synthwave", aliases=("synthwave", "neue deutsche welle", "ndw", "retrowave", "outrun", "darksynth", "vaporwave", "chillwave",
                              "new wave", "retro synth", "80s synth", "dreamwave"),
    bpm=(84, 118), kit=24, fill="toms", bass="drive8", chords="pad", form="song", humanize_ms=2,
    family=EL, tone=0.2, reverb=0.5,
@@ -192,7 +192,7 @@ _g(name="chiptune", aliases=("chiptune", "8-bit", "8 bit", "8bit", "16-bit", "16
              "tom_hi": "...x..x....x..x.", "tom_mid": "......x.......x."},
             {"kick": "X..X..X.X..X..X.", "snare": "....X.......X..x", "chat": "x.x.x.x.x.x.x.x.",
              "tom_hi": "...x.......x....", "tom_mid": ".......x.......x"}))
-_g(name="ambient", aliases=("ambient", "lowercase", "microsound", "isolationism", "isolationist", "hauntology", "hauntological", "ghost box", "boards of canada", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
+_g(name="ambient", aliases=("ambient", "dungeon synth", "musique concrete", "tape music", "acousmatic", "electroacoustic", "gagaku", "court music", "lowercase", "microsound", "isolationism", "isolationist", "hauntology", "hauntological", "ghost box", "boards of canada", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
                             "sleep music", "spa music", "relaxing music", "gamelan", "healing music", "zen",
                             "space music", "yoga", "dark ambient", "ambient electronic",
                             "berlin school", "kosmische", "kosmische musik", "sequencer music"),
@@ -237,7 +237,7 @@ _g(name="g-funk", aliases=("g-funk", "chopped and screwed", "chopped n screwed",
              "chat": "x.xxx.x.x.xxx.x.", "ohat+": "......x.......x."},
             {"kick": "X.x....xX.....x.", "snare": "....X.......X...", "clap": "....X.......X..x",
              "chat": "xx.xxx.xxx.xxx.x", "ohat": "..........x....."}))
-_g(name="boom bap", aliases=("boom bap", "boom bap hip hop", "hip hop", "hip-hop", "rap",
+_g(name="boom bap", aliases=("boom bap", "horrorcore", "turntablism", "turntablist", "scratch dj", "boom bap hip hop", "hip hop", "hip-hop", "rap",
                             "old school hip hop", "golden age hip hop", "east coast hip hop", "90s hip hop",
                             "underground hip hop", "jazz rap", "instrumental hip hop"),
    bpm=(86, 96), kit=16, fill="snare", bass="lofi", chords="lofi", form="song", swing=0.2, swing_unit=0.25,
@@ -255,7 +255,7 @@ _g(name="boom bap", aliases=("boom bap", "boom bap hip hop", "hip hop", "hip-hop
              "rim+": "..........o....."},
             {"kick": "X.X.......X.....", "snare": "....X.......X..o", "ohat": "..x...x...x...x.",
              "tamb+": "....x.......x..."}))
-_g(name="trap", aliases=("trap", "nola bounce", "bounce music", "new orleans bounce", "triggerman",
+_g(name="trap", aliases=("trap", "witch house", "jerkin", "jerk beat", "jerkin beat", "nola bounce", "bounce music", "new orleans bounce", "triggerman",
                          "phonk", "rage", "plugg", "crunk", "footwork", "atlanta trap", "southern hip hop",
                          "memphis rap", "cloud rap"),
    bpm=(130, 150), kit=25, fill="roll", bass="808", chords="pad", form="edm", humanize_ms=1, vel_var=10,
@@ -281,7 +281,7 @@ _g(name="drill", aliases=("drill", "uk drill", "ny drill", "brooklyn drill", "ch
              "chat": "x..x..x.x..x..x.x..x..x.x.tx..t."},
             {"kick": "X.......X.....X.X..X......X.....", "snare": "........X...............X..X....",
              "chat": "x..x..x.x.tx..x.x..x..x.x..x.tt."}))
-_g(name="trip hop", aliases=("trip hop", "illbient", "trip-hop", "bristol sound", "downtempo", "down tempo", "dark downtempo"),
+_g(name="trip hop", aliases=("trip hop", "balearic", "balearic beat", "cafe del mar", "illbient", "trip-hop", "bristol sound", "downtempo", "down tempo", "dark downtempo"),
    bpm=(70, 90), kit=0, fill="break", bass="soul", chords="lofi", form="song", swing=0.08, swing_unit=0.25,
    humanize_ms=9, vel_var=10, laid_back_ms=12, family=HH, tone=-0.6, reverb=0.45,
    parts=(_p("drums", D, 0), _p("bass", B, 38), _p("rhodes", C, 4), _p("strings", PD, 49),

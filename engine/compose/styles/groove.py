@@ -233,7 +233,7 @@ _g(name="gospel ballad", family="soul", meter=(12, 8),
              "ride": "x.....x.....x.....x.....", "tamb": "......x...........x....."}))
 
 _g(name="motown", chromatic_approach=True, family="soul",
-   aliases=("motown", "motown soul", "detroit soul", "hitsville", "60s motown", "northern soul", "girl group",
+   aliases=("motown", "beach music", "carolina beach music", "shag music", "motown soul", "detroit soul", "hitsville", "60s motown", "northern soul", "girl group",
             "motown sound"),
    bpm=(104, 132), kit=0, fill="snare", bass="octave", chords="piano8", form="song", humanize_ms=6, vel_var=10,
    tone=0.15, reverb=0.3, lead_density=0.45, intro_drums="all",
@@ -256,7 +256,7 @@ _g(name="motown", chromatic_approach=True, family="soul",
 # and 4, or the ride's triplets only into the backbeat), "I vi IV V" (the fifties progression), a group's "ooh" behind a
 # tenor sax. The range is in dotted quarters and sits high: "ballad" (×0.72) lands at 50–62.
 _g(name="doo-wop", family="pop", meter=(12, 8),
-   aliases=("doo-wop", "doo wop", "doowop", "do-wop", "du-wop", "doo-whop", "doo wap", "street corner harmony",
+   aliases=("doo-wop", "swamp pop", "doo wop", "doowop", "do-wop", "du-wop", "doo-whop", "doo wap", "street corner harmony",
             "vocal group harmony", "50s ballad", "fifties ballad", "1950s ballad", "oldies ballad", "oldies"),
    bpm=(72, 88), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=6, vel_var=10,
    tone=0.0, reverb=0.4, lead_density=0.35, intro_drums="all", intro_bars=1,
@@ -279,7 +279,7 @@ _BEBOP = {"major": ("Imaj7-vi7 ii7-V7 iii7-VI7 ii7-V7", "ii7-V7 Imaj7 ii7-V7 Ima
                     "i7-iv7 VII7-IIImaj7 iih7-V7 i7")}
 
 _g(name="jazz", chromatic_approach=True, family="jazz",
-   aliases=("jazz", "third stream", "third-stream", "jazzy", "jazz trio", "jazz quartet", "jazz combo", "hard bop", "jazz club", "jazz standard",
+   aliases=("jazz", "m-base", "mbase", "indo-jazz", "indo jazz", "dark jazz", "doom jazz", "third stream", "third-stream", "jazzy", "jazz trio", "jazz quartet", "jazz combo", "hard bop", "jazz club", "jazz standard",
             "straight ahead jazz", "straight-ahead jazz", "modal jazz", "post-bop", "post bop", "jazz ballad"),
    bpm=(110, 170), kit=32, fill="jazz", bass="walking", chords="comp", form="jazz", swing=0.33,
    swing_unit=0.5, humanize_ms=9, vel_var=12, tone=-0.3, reverb=0.25,
@@ -378,7 +378,7 @@ _g(name="jazz waltz", chromatic_approach=True, family="jazz", meter=(3, 4),
             {"ride": "X...x...x.x.", "phat": "....x...x...", "kick": "x...........", "snare": "..o.......o."}))
 
 _g(name="lounge", chromatic_approach=True, family="jazz",
-   aliases=("lounge", "lounge music", "cocktail lounge", "cocktail jazz", "easy listening", "exotica",
+   aliases=("lounge", "shibuya-kei", "shibuya kei", "lounge music", "cocktail lounge", "cocktail jazz", "easy listening", "exotica",
             "elevator music", "muzak", "hotel lobby", "smooth jazz", "piano bar", "supper club"),
    bpm=(92, 116), kit=32, fill="none", bass="walking", chords="comp", form="calm", swing=0.2, swing_unit=0.5,
    humanize_ms=7, vel_var=8, tone=-0.4, reverb=0.35, lead_density=0.35, intro_drums="all",

@@ -85,7 +85,7 @@ _g(name="fado", family="folk",
 # the chaal in eighths: dhugg (bass stick: kick, a floor-tom boom) on 1, the and of 3 and 4; the
 # tilli (the cane on the high side: a muted high conga's crack) on every eighth, accented with the dhugg
 _g(name="bhangra", family="folk",
-   aliases=("bhangra", "punjabi", "punjabi folk", "dhol beat", "dhol music", "bollywood", "filmi", "item song",
+   aliases=("bhangra", "dangdut", "dangdut koplo", "punjabi", "punjabi folk", "dhol beat", "dhol music", "bollywood", "filmi", "item song",
             "bhangra beat", "desi beat"),
    bpm=(90, 110), kit=0, fill="toms", bass="pats", form="song", swing=0.16, swing_unit=0.5, humanize_ms=4,
    vel_var=10, tone=0.35, reverb=0.2, lead_density=0.6, intro_drums="all",
@@ -129,7 +129,7 @@ _g(name="huayno", family="latin",
 # on the 3/4's second and third quarters (the bar's one left open); the rasguido's chasquido (a
 # short, accented stroke) on the second beat; the bass a 6/8 bar, then a 3/4
 _g(name="chacarera", family="latin",
-   aliases=("chacarera", "cueca", "zamacueca", "cueca chilena", "marinera", "chacarera santiaguena", "chacarera doble", "zamba argentina", "argentine folk",
+   aliases=("chacarera", "festejo", "afroperuano", "afro-peruvian", "lando", "bambuco", "cueca", "zamacueca", "cueca chilena", "marinera", "chacarera santiaguena", "chacarera doble", "zamba argentina", "argentine folk",
             "folklore argentino", "argentinian folk"),
    bpm=(84, 108), meter=(6, 8), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4,
    vel_var=10, tone=0.15, reverb=0.22, lead_density=0.6, intro_drums="all",
@@ -192,7 +192,7 @@ _g(name="ragtime", family="jazz",
 # the polska's lopsided three: the first beat short, the second heavy and long, the third light —
 # in the bass and the comping; a stamping foot on one (the high floor tom), no kit
 _g(name="polska", family="folk",
-   aliases=("polska", "swedish polska", "polskas", "slangpolska", "scandinavian folk", "nordic folk",
+   aliases=("polska", "muzyka goralska", "goralska", "goral music", "podhale", "highlander music", "swedish polska", "polskas", "slangpolska", "scandinavian folk", "nordic folk",
             "swedish folk", "spelmanslag"),
    bpm=(100, 126), meter=(3, 4), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=6,
    vel_var=10, tone=0.0, reverb=0.3, lead_density=0.75, intro_drums="none",
@@ -328,7 +328,7 @@ _g(name="parang", family="caribbean",
 # --- zydeco and cajun -----------------------------------------------------------------------------------------
 _g(name="zydeco", family="folk",
    aliases=("zydeco", "cajun", "louisiana", "cajun two-step", "zydeco two-step", "cajun dance hall",
-            "swamp pop", "creole la la", "la la", "bayou", "fais do-do", "zarico", "clifton chenier"),
+            "creole la la", "la la", "bayou", "fais do-do", "zarico", "clifton chenier"),
    bpm=(112, 148), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=9,
    tone=0.2, reverb=0.16, lead_density=0.85, intro_drums="all",
    parts=(_p("drums", D, 0, level=0.7), _p("bass", B, 33), _p("accordion", L, 21, "melody"),
@@ -352,7 +352,7 @@ _g(name="zydeco", family="folk",
 
 # --- the Levant: dabke, baladi, belly dance ------------------------------------------------------------
 _g(name="arabic", family="arabic",
-   aliases=("arabic", "arab", "arabic music", "middle eastern", "middle-eastern", "levantine", "dabke", "dabkeh",
+   aliases=("arabic", "taarab", "arab", "arabic music", "middle eastern", "middle-eastern", "levantine", "dabke", "dabkeh",
             "debka", "dabka", "belly dance", "bellydance", "belly dancing", "raqs sharqi", "raks sharki",
             "baladi", "shaabi", "sha'bi", "maqsum", "saidi", "khaleeji", "egyptian", "lebanese", "syrian",
             "palestinian", "maqam", "arabic pop", "tarab", "oriental dance"),

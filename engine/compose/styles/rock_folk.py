@@ -31,7 +31,7 @@ G.MODE_ALIASES.setdefault("phrygian dominant", "freygish")
 FREYGISH = ("I II I I", "I iv I II", "I vii I I", "I I iv II", "I II vii I")
 
 # --- rock -------------------------------------------------------------------------------------------
-_g(name="rock", aliases=("rock", "zamrock", "zam rock", "zambian rock", "psych rock", "heartland rock", "heartland", "glam rock", "glam rok", "glitter rock", "glam",
+_g(name="rock", aliases=("rock", "slowcore", "sadcore", "madchester", "baggy", "zamrock", "zam rock", "zambian rock", "psych rock", "heartland rock", "heartland", "glam rock", "glam rok", "glitter rock", "glam",
                          "indie rock", "alternative", "alternative rock", "alt rock", "classic rock",
                          "hard rock", "arena rock", "stadium rock", "shoegaze", "post rock", "post-rock", "emo",
                          "britpop", "psychedelic", "psychedelic rock", "southern rock", "rock and roll",
@@ -75,7 +75,7 @@ _g(name="grunge", aliases=("grunge", "seattle", "seattle sound", "sludge", "nois
             {"kick": "X.xx....X.xx....", "snare": "....X.......X.o.", "ride": "X...X...X...X...", "ohat+": "..x...x...x...x."},
             {"kick": "X.......X.....x.", "snare": "........X.......", "floor": "....x.......x...",
              "ride": "X...x...X...x..."}))
-_g(name="progressive rock", aliases=("progressive rock", "prog rock", "prog-rock", "prog", "art rock", "symphonic rock",
+_g(name="progressive rock", aliases=("progressive rock", "zeuhl", "kobaian", "prog rock", "prog-rock", "prog", "art rock", "symphonic rock",
                                      "progressive metal", "prog metal", "math rock", "canterbury", "krautrock",
                                      "space rock"),
    bpm=(112, 150), meter=(7, 8), groups={(7, 8): (2, 2, 3)}, kit=0, fill="toms", bass="rock8", chords="pats",
@@ -165,7 +165,7 @@ _g(name="blues shuffle", chromatic_approach=True, aliases=("blues shuffle", "shu
             {"kick": "X.....x.X.....x.", "snare": "....X...o...X...", "chat": "X.x.X.x.X.x.X.x."}))
 
 # --- metal ------------------------------------------------------------------------------------------
-_g(name="metal", aliases=("metal", "glam metal", "hair metal", "pop metal", "sleaze metal", "viking metal", "post-metal", "post metal", "mathcore", "math metal", "math-core",
+_g(name="metal", aliases=("metal", "deathcore", "death core", "kawaii metal", "avant-garde metal", "glam metal", "hair metal", "pop metal", "sleaze metal", "viking metal", "post-metal", "post metal", "mathcore", "math metal", "math-core",
                           "industrial metal", "groove metal", "heavy metal", "nwobhm", "power metal", "speed metal", "classic metal",
                           "traditional metal", "metalcore", "djent", "nu metal", "nu-metal"),
    riffs=True, bpm=(120, 160), kit=16, fill="toms", bass="pats", chords="chug", form="song", humanize_ms=3, vel_var=6,
@@ -250,7 +250,7 @@ _g(name="bluegrass", aliases=("bluegrass", "newgrass", "hillbilly", "appalachian
    comp_pats=("....X.......X...", "....X.......X..o"),                                # the mandolin chop
    grooves=({"swirl": "x.x.x.x.x.x.x.x.", "snare": "....x.......x...", "kick": "o.......o......."},
             {"snare": "..o.x...o.o.x...", "swirl": "x...x...x...x...", "kick": "x.......x......."}))
-_g(name="folk", aliases=("folk", "folk song", "folk rock", "singer songwriter", "singer-songwriter", "campfire",
+_g(name="folk", aliases=("folk", "mor lam", "molam", "luk thung", "folk song", "folk rock", "singer songwriter", "singer-songwriter", "campfire",
                          "fingerstyle", "fingerpicking", "indie folk", "contemporary folk", "protest song",
                          "troubadour", "coffeehouse"),
    bpm=(80, 110), kit=40, fill="none", bass="pats", chords="pats", form="calm", humanize_ms=8, vel_var=10,
@@ -309,7 +309,7 @@ _g(name="sea shanty", aliases=("sea shanty", "shanty", "sea shanties", "shanties
    grooves=({"kick": "X.......X.......", "clap": "....X.......X...", "floor": "X.......X......."},  # stomp, clap
             {"kick": "X.......X.....x.", "clap": "....X..x....X...", "tamb": "..x...x...x...x."},
             {"kick": "X.....x.....", "clap": "......X.....", "tamb": "x.x.x.x.x.x."}))         # a 6/8 shanty
-_g(name="polka", aliases=("polka", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
+_g(name="polka", aliases=("polka", "banda sinaloense", "banda", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
                           "bavarian", "tyrolean", "polish polka", "czech polka",
                           "norteno", "musica nortena", "conjunto", "tejano", "tex-mex", "tex mex"),
    bpm=(112, 140), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4,
@@ -339,7 +339,7 @@ _BALKAN_PARTS = (_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _
                  _p("trumpet", L, 56, "melody", pan=-0.45))
 _BALKAN_PROG = {"minor": ("i iv V i", "i VII III V", "i iv i V"), "freygish": ("I II I I", "I iv II I"),
                 "major": ("I V I V", "I IV V I")}
-_g(name="balkan", aliases=("balkan", "sevdah", "sevdalinka", "sevdalinke", "bosnian", "rebetiko", "rebetico", "rembetiko", "zeibekiko", "zeybekiko",
+_g(name="balkan", aliases=("balkan", "zeybek", "zeybegi", "aydin zeybegi", "turkish folk", "turkish", "sevdah", "sevdalinka", "sevdalinke", "bosnian", "rebetiko", "rebetico", "rembetiko", "zeibekiko", "zeybekiko",
                            "balkan brass", "rachenitsa", "ruchenitsa", "kalamatiano", "kalamatianos",
                            "bulgarian", "bulgarian folk",
                            "macedonian", "serbian brass", "gypsy brass", "romani brass", "balkan folk"),

@@ -50,7 +50,7 @@ _g(name="bossa nova", chromatic_approach=True, family="latin",
 # samba: a 4/4 bar is two bars of the 2/4 samba — the surdo's open, low stroke on 2 (and 4), the
 # muted one on 1; tamborim, agogô, ganzá (shaker), cuíca in the chorus; cavaquinho over a nylon guitar
 _g(name="samba", family="latin",
-   aliases=("samba", "frevo", "frevo de rua", "marchinha", "choro", "chorinho", "choro carioca",
+   aliases=("samba", "maracatu", "baque virado", "frevo", "frevo de rua", "marchinha", "choro", "chorinho", "choro carioca",
             "brazilian", "brazil", "batucada", "brazilian carnival", "rio carnival", "carnaval",
             "pagode", "samba enredo", "partido alto", "samba de roda", "bateria", "samba reggae"),
    bpm=(96, 106), kit=0, fill="snare", form="song", swing=0.06, swing_unit=0.25, humanize_ms=5, vel_var=10,
@@ -293,7 +293,7 @@ _g(name="dancehall", family="caribbean",
 
 # --- Trinidad --------------------------------------------------------------------------------------
 _g(name="calypso", family="caribbean",
-   aliases=("calypso", "rake and scrape", "rake n scrape", "rake 'n' scrape", "rake-and-scrape", "bahamian", "junkanoo", "goombay", "twoubadou", "troubadour haitien", "haitian troubadour", "trinidad", "trinidadian", "kompa", "konpa", "haitian", "steelband", "steel band",
+   aliases=("calypso", "quelbe", "scratch band", "fungi music", "rake and scrape", "rake n scrape", "rake 'n' scrape", "rake-and-scrape", "bahamian", "junkanoo", "goombay", "twoubadou", "troubadour haitien", "haitian troubadour", "trinidad", "trinidadian", "kompa", "konpa", "haitian", "steelband", "steel band",
             "caribbean", "kaiso",
             "mento", "jamaican mento"),
    bpm=(100, 120), kit=0, fill="toms", form="song", humanize_ms=5, vel_var=8, tone=0.4, reverb=0.2,
