@@ -349,7 +349,10 @@ _NAMED = [("cumbia with accordion", ["accordion"]), ("a jig with fiddle and tin 
           ("dabke, mijwiz and qanun", ["mijwiz", "qanun"]),
           ("gagaku, hichiriki, ryuteki and gakuso", ["hichiriki", "ryuteki", "gakuso"]),
           ("mor lam, khaen and phin", ["khaen", "phin"]), ("bambuco with bandola and tiple", ["bandola", "tiple"]),
-          ("festejo, bajo electrico", ["bajo electrico"]), ("brit funk with syndrums", ["syndrums"])]
+          ("festejo, bajo electrico", ["bajo electrico"]), ("brit funk with syndrums", ["syndrums"]),
+          ("balearic, nylon string gtr", ["nylon string gtr"]), ("dangdut with a keyboard riff", ["keyboard"]),
+          ("jerk beat, a goofy synth blip", ["synth blip"]), ("gagaku, a sho holding clusters", ["sho"]),
+          ("boom bap, horn stab cuts", ["horn stab"])]
 
 
 @pytest.mark.parametrize("prompt,words", _NAMED)
@@ -395,7 +398,8 @@ def test_folk_instruments_play_as_their_nearest_gm_program_within_eight_seconds(
                                   "doumbek", "calabash", "bombo leguero", "chico", "repique", "piano drum",
                                   "garifuna drums", "turtle shells", "tanbou", "carpenters saw", "goatskin drum",
                                   "pandeireta", "skratji", "boula", "funde", "repeater drum", "alfaias", "gongue",
-                                  "davul", "tambora", "tarola", "kendang", "quijada de burro", "kakko", "ching"])
+                                  "davul", "tambora", "tarola", "kendang", "quijada de burro", "kakko", "ching",
+                                  "make drum", "graj scraper"])
 def test_plural_and_other_names_of_percussion_play(word):
     test_named_percussion_plays_within_eight_seconds(word, "rock")
 

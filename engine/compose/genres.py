@@ -368,6 +368,12 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "skrzypce": (40, L, ""), "skrzypcach": (40, L, ""), "wiolonczela": (42, B, ""), "suling": (73, L, ""),
     "wooden flute": (73, L, ""), "ass pipe": (58, B, ""), "bajo electrico": (33, B, ""), "bajo": (33, B, ""),
     "guitarra electrica": (27, C, ""), "syndrum": (118, P, ""), "syndrums": (118, P, ""),
+    "gtr": (25, C, ""), "acoustic gtr": (25, C, ""), "electric gtr": (27, C, ""), "clean electric gtr": (27, C, ""),
+    "clean gtr": (27, C, ""), "nylon string gtr": (24, C, ""), "nylon string guitar": (24, C, ""),
+    "nylon-string guitar": (24, C, ""), "keyboard": (81, L, ""), "synth blip": (80, L, "sparse"),
+    "synth blips": (80, L, "sparse"), "horn stab": (61, C, "stab"), "horn stabs": (61, C, "stab"),
+    "brass stab": (61, C, "stab"), "brass stabs": (61, C, "stab"), "sho": (20, PD, ""), "casio synth": (80, L, ""),
+    "casio synthie": (80, L, ""), "casio-synthie": (80, L, ""),
     # set G's words: the Levant's reed and zither, Italian, Dutch and Portuguese names, a string machine
     "mijwiz": (111, L, ""), "mizmar": (111, L, ""), "zurna": (111, L, ""), "arghul": (111, L, ""),
     "qanun": (107, A, "harp"), "kanun": (107, A, "harp"), "nay": (77, L, ""), "buzuq": (105, L, ""),
@@ -572,7 +578,7 @@ DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
     "gourd scraper": "guiro", "chacha": "shaker", "ti-bwa": "wood block", "ti bwa": "wood block",
     "repeater drum": "repeater", "funde drum": "funde", "alfaias": "alfaia", "gongue bell": "gongue",
     "quijada de burro": "quijada", "jawbone": "quijada", "ching cymbals": "ching", "klong": "congas",
-    "klong drum": "congas", "boula drums": "boula"}.items()})
+    "klong drum": "congas", "boula drums": "boula", "make drum": "bongos", "graj scraper": "guiro"}.items()})
 # plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
 DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
                    if not w.endswith(("s", "ed", "ing", "h", "i", "floor")) and w + "s" not in DRUM_WORDS
