@@ -399,7 +399,7 @@ def test_folk_instruments_play_as_their_nearest_gm_program_within_eight_seconds(
                                   "garifuna drums", "turtle shells", "tanbou", "carpenters saw", "goatskin drum",
                                   "pandeireta", "skratji", "boula", "funde", "repeater drum", "alfaias", "gongue",
                                   "davul", "tambora", "tarola", "kendang", "quijada de burro", "kakko", "ching",
-                                  "make drum", "graj scraper"])
+                                  "make drum", "graj scraper", "klong drum"])
 def test_plural_and_other_names_of_percussion_play(word):
     test_named_percussion_plays_within_eight_seconds(word, "rock")
 
@@ -740,3 +740,21 @@ def test_voices_alone_have_no_band(prompt):
 def test_without_the_drums_in_other_languages(prompt):
     assert "drums" in read_prompt(prompt).no_roles
     assert not any(p.is_drums for p in compose(prompt, 0).parts)
+
+
+@pytest.mark.parametrize("prompt", ["irish jig in 6/8", "a waltz in 3/4", "folk in 5/8", "rock in 7/8",
+                                    "blues in 12/8", "celtic slip jig in 9/8", "rock in 2/4"])
+def test_every_percussion_word_plays_in_every_meter(prompt):
+    """A drum word's lanes are written for a 4/4 bar; cut to a shorter bar or laid onto a compound
+    meter's beats, a lane only on the 4/4 bar's second half (a vibraslap on three, tom rolls into
+    the next bar, the apito's call) played nothing at all."""
+    silent = []
+    for w, (_, lanes, _) in sorted(G.DRUM_WORDS.items()):
+        if not lanes:
+            continue
+        s = compose(f"{prompt} with {w}", 1)
+        pitches = {G.LANES[lane.rstrip("+")] for lane in lanes}
+        d = {i for i, p in enumerate(s.parts) if p.is_drums}
+        if not any(n.part in d and n.pitch in pitches for i in range(8) for n in s.bar(i)[0]):
+            silent.append(w)
+    assert not silent, silent

@@ -254,12 +254,20 @@ class Band:
         if len(pat) % self.steps == 0:
             return pat
         if self.compound and len(pat) % 16 == 0 and self.steps % 6 == 0:
-            out = ["."] * self.steps
-            for b in range(self.steps // 6):
-                for k, to in enumerate(self._COMPOUND_16THS):
-                    out[6 * b + to] = pat[(4 * b + k) % len(pat)]
+            for first in (0, 2):         # a lane only on the 4/4 bar's second half (a vibraslap on
+                out = ["."] * self.steps  # three, tom rolls into the next bar) starts from there
+                for b in range(self.steps // 6):
+                    for k, to in enumerate(self._COMPOUND_16THS):
+                        out[6 * b + to] = pat[(4 * (b + first) + k) % len(pat)]
+                if any(c != "." for c in out):
+                    break
             return "".join(out)
-        return (pat * (self.steps // len(pat) + 1))[:self.steps]
+        out = (pat * (self.steps // len(pat) + 1))[:self.steps]
+        hits = [q for q, c in enumerate(pat) if c != "."]
+        if hits and all(c == "." for c in out):
+            first = hits[0] // 4 * 4          # a lane past the bar's end (a vibraslap on four) from its beat
+            out = ((pat[first:] + pat) * (self.steps // len(pat) + 1))[:self.steps]
+        return out
 
     def _meter_groove(self) -> dict:
         """A groove for a meter the style does not write, from the meter's grouping: the kick on

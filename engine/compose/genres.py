@@ -559,9 +559,10 @@ DRUM_WORDS.update({
     "tambora": (None, {"kick": "X...x...X...x...", "crash": "....x.......x..."}, None),
     "tarola": (None, {"snare": "..x.x.x...x.x.x."}, None),
     "kendang": (None, {"bongo": "x.xx.x.xx.xx.x.x", "conga_lo": "X.....X.....X..."}, None),
-    "quijada": (None, {"vibraslap": "........X......."}, None),
+    "quijada": (None, {"vibraslap": "....X.......X..."}, None),
     "kakko": (None, {"side": "x.......r.r.r.r."}, None),
     "ching": (None, {"bell": "..x...x...x...x."}, None),
+    "klong": (None, {"floor": "X.....x.X.......", "tom_lo2": "..x.......x..x.."}, None),
 })
 # … and by their other names: the same entry
 DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
@@ -577,8 +578,7 @@ DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
     "carpenter saw": "guiro", "pandeireta": "tambourine", "pandereta": "tambourine", "pandero": "tambourine",
     "gourd scraper": "guiro", "chacha": "shaker", "ti-bwa": "wood block", "ti bwa": "wood block",
     "repeater drum": "repeater", "funde drum": "funde", "alfaias": "alfaia", "gongue bell": "gongue",
-    "quijada de burro": "quijada", "jawbone": "quijada", "ching cymbals": "ching", "klong": "congas",
-    "klong drum": "congas", "boula drums": "boula", "make drum": "bongos", "graj scraper": "guiro"}.items()})
+    "quijada de burro": "quijada", "jawbone": "quijada", "ching cymbals": "ching", "klong drum": "klong", "boula drums": "boula", "make drum": "bongos", "graj scraper": "guiro"}.items()})
 # plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
 DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
                    if not w.endswith(("s", "ed", "ing", "h", "i", "floor")) and w + "s" not in DRUM_WORDS

@@ -78,7 +78,7 @@ _g(name="grunge", aliases=("grunge", "seattle", "seattle sound", "sludge", "nois
 _g(name="progressive rock", aliases=("progressive rock", "zeuhl", "kobaian", "prog rock", "prog-rock", "prog", "art rock", "symphonic rock",
                                      "progressive metal", "prog metal", "math rock", "canterbury", "krautrock",
                                      "space rock"),
-   bpm=(112, 150), meter=(7, 8), groups={(7, 8): (2, 2, 3)}, kit=0, fill="toms", bass="rock8", chords="pats",
+   bpm=(104, 132), meter=(7, 8), groups={(7, 8): (2, 2, 3)}, kit=0, fill="toms", bass="rock8", chords="pats",
    form="song", humanize_ms=4, vel_var=10, family="rock", tone=0.1, reverb=0.32, lead_density=0.6,
    intro_drums="all",
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("rock organ", C, 18), _p("mellotron", PD, 49),
