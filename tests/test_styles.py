@@ -733,6 +733,10 @@ def test_voices_alone_have_no_band(prompt):
     s = compose(prompt, 0)
     assert s.parts and all(p.program in (52, 53, 54) and not p.is_drums for p in s.parts), s.describe()
     assert any(n for i in range(4) for n in s.bar(i)[0])
+    # the band's parts are sung, not dropped: a bass voice and the tune's voice sing notes
+    for role in ("bass", "lead"):
+        js = {j for j, p in enumerate(s.parts) if p.role == role}
+        assert js and any(n.part in js for i in range(2, 10) for n in s.bar(i)[0]), (role, s.describe())
 
 
 @pytest.mark.parametrize("prompt", ["flamenco sin bateria", "schlager ohne schlagzeug", "muzyka goralska bez perkusji",

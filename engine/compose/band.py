@@ -560,12 +560,23 @@ def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
         specs.insert(0, _part("drums", "drums", g.kit))
     specs = [d for d in specs if d["role"] not in spec.no_roles or d["named"]]
     if spec.a_cappella:
-        # voices alone: the style's choir and sung parts (or a choir and a voice), no band
-        sung = [d for d in specs if d["program"] in _VOICES and d["role"] != "drums"]
-        specs = sung if any(d["role"] == "lead" for d in sung) else sung + [_part("voice", "lead", 53, named=False)]
-        if not any(d["role"] in ("pad", "chords") for d in specs):
-            specs.append(_part("choir", "pad", 52, named=False))
-        return specs
+        # voices alone: the band's parts sung — its chords and bass by the choir in their own
+        # rhythm (a hymn's homophony, a doo-wop's bass singer), its tune by a voice; no drums
+        sung = []
+        for d in specs:
+            if d["role"] in ("drums", "perc", "arp"):
+                continue
+            if d["program"] not in _VOICES:
+                if d["role"] == "pad" and any(x["role"] == "pad" and x["program"] in _VOICES for x in specs):
+                    continue                                   # the choir already holds the pad
+                d = dict(d, program=53 if d["role"] in ("lead", "bass") else 52,
+                         name={"bass": "bass voices", "lead": "voice"}.get(d["role"], "voices"))
+            sung.append(d)
+        if not any(d["role"] == "lead" for d in sung):
+            sung.append(_part("voice", "lead", 53, named=False))
+        if not any(d["role"] in ("pad", "chords") for d in sung):
+            sung.append(_part("choir", "pad", 52, named=False))
+        return sung
     if spec.only_roles:
         specs = [d for d in specs if d["role"] in spec.only_roles or d["named"]]
     if not any(d["role"] in ("chords", "pad", "arp", "lead") for d in specs) and \
