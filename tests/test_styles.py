@@ -350,8 +350,8 @@ _NAMED = [("cumbia with accordion", ["accordion"]), ("a jig with fiddle and tin 
           ("gagaku, hichiriki, ryuteki and gakuso", ["hichiriki", "ryuteki", "gakuso"]),
           ("mor lam, khaen and phin", ["khaen", "phin"]), ("bambuco with bandola and tiple", ["bandola", "tiple"]),
           ("festejo, bajo electrico", ["bajo electrico"]), ("brit funk with syndrums", ["syndrums"]),
-          ("balearic, nylon string gtr", ["nylon string gtr"]), ("dangdut with a keyboard riff", ["keyboard"]),
-          ("jerk beat, a goofy synth blip", ["synth blip"]), ("gagaku, a sho holding clusters", ["sho"]),
+          ("balearic, nylon string gtr", ["nylon string gtr"]), ("dangdut with a keyboard riff", ["keyboard riff"]),
+          ("jerk beat, a goofy synth blip", ["synth blip"]), ("gagaku, a sho mouth organ holding clusters", ["sho mouth organ"]),
           ("boom bap, horn stab cuts", ["horn stab"])]
 
 
@@ -395,7 +395,7 @@ def test_folk_instruments_play_as_their_nearest_gm_program_within_eight_seconds(
 
 
 @pytest.mark.parametrize("word", ["surdos", "rimshots", "agogo bell", "tamburello", "pandeiro", "darbuka",
-                                  "doumbek", "calabash", "bombo leguero", "chico", "repique", "piano drum",
+                                  "doumbek", "calabash", "bombo leguero", "chico drum", "repique", "piano drum",
                                   "garifuna drums", "turtle shells", "tanbou", "carpenters saw", "goatskin drum",
                                   "pandeireta", "skratji", "boula", "funde", "repeater drum", "alfaias", "gongue",
                                   "davul", "tambora", "tarola", "kendang", "quijada de burro", "kakko", "ching",
@@ -687,13 +687,23 @@ def test_an_organ_in_a_concert_style_is_the_pipe_organ(prompt, prog):
 def test_a_named_snare_plays_from_the_first_bars_layered_under_a_clap(prompt):
     """Trap's backbeat is a clap on three and its snare only in the drop's fills: a snare asked for
     plays with the clap from the start, not a rock backbeat on two and four."""
-    for seed in (0, 1):
+    for seed in range(10):
         s = compose(prompt, seed)
         d = next(i for i, p in enumerate(s.parts) if p.is_drums)
         hits = [n for i in range(0, 4) for n in s.bar(i)[0] if n.part == d]
-        snare = [n.start for n in hits if n.pitch == 38]
+        snare = [n.start for n in hits if n.pitch == 38 and n.vel > 60]     # (the groove's ghosts aside)
         clap = [n.start for n in hits if n.pitch == 39]
         assert snare and all(min(abs(t - c) for c in clap) < 0.05 for t in snare), (seed, snare, clap)
+
+
+@pytest.mark.parametrize("prompt,lane", [("reggae one drop with a rimshot snare", "snare"), ("bossa nova with a soft snare", "rim")])
+def test_a_named_snare_in_a_style_with_its_own_keeps_the_styles_pattern(prompt, lane):
+    """A one-drop's snare on three, a bossa's cross-stick: naming the snare does not lay a rock
+    backbeat over them."""
+    s = compose(prompt, 1)
+    plain = compose(prompt.split(" with ")[0], 1)
+    c, p = composer_of(s), composer_of(plain)
+    assert c.groove.get("snare") == p.groove.get("snare") and lane in c.groove, (c.groove, p.groove)
 
 
 @pytest.mark.parametrize("prompt", ["passacaglia in 3/4, two violins", "a waltz", "jazz waltz with vibraphone",
@@ -715,7 +725,7 @@ def test_a_tune_in_three_does_not_split_its_bar_into_two_dotted_quarters(prompt)
 
 @pytest.mark.parametrize("prompt,word,not_word", [
     ("a banjo chopping chords", "chopping", "romantic piano"), ("electric bass slapping", "slapping", "finger snaps"),
-    ("operatic choir chanting", "operatic", "classical"), ("carolina beach music", "carolina", "hymn"),
+    ("operatic choir chanting", "operatic", "classical"), ("a carolina tune", "carolina", "hymn"),
     ("a concertino of two violins", "concertino", "concertina"), ("crabs and flare scratches", "scratches", "guiro")])
 def test_english_words_near_a_style_or_instrument_word_are_themselves(prompt, word, not_word):
     """An -ing form is its verb ("chopping" no "chopin"); two -ing words one letter apart are two
@@ -725,6 +735,20 @@ def test_english_words_near_a_style_or_instrument_word_are_themselves(prompt, wo
     assert sp.genre != not_word and not_word not in sp.instruments + sp.drum_words, sp
     assert not any(repr(word) in x for x in sp.spelled) and f"{word!r} read" not in sp.genre_why, sp
     assert read_prompt("deutscher schlager discofox").genre == "disco"          # a compound still is one
+    for phrase, style in (("folkish ballad", "folk"), ("a punkish anthem", "punk"), ("jazzed up tune", "jazz"),
+                          ("a rocking tune", "rock"), ("a marchin' band", "marching band"), ("swinng", "swing")):
+        assert read_prompt(phrase).genre == style, phrase                    # "in its style" and typos still read
+    assert "glockenspiel" in read_prompt("a glockenspeal tune").instruments   # vowels swapped: a misspelling
+
+
+def test_an_unaccompanied_instrument_or_a_piece_with_no_band_keeps_its_instrument():
+    for prompt, prog in (("sonata for unaccompanied violin", 40), ("bach unaccompanied cello suite", 42),
+                         ("solo piano ballad, no band", 0)):
+        assert not read_prompt(prompt).a_cappella
+        assert prog in {p.program for p in compose(prompt, 0).parts}, prompt
+    s = compose("doo wop a cappella with finger snaps", 0)                  # named percussion still plays
+    d = {j for j, p in enumerate(s.parts) if p.is_drums}
+    assert d and {n.pitch for i in range(8) for n in s.bar(i)[0] if n.part in d} <= {39}
 
 
 @pytest.mark.parametrize("prompt", ["sacred harp shape-note singing, no instruments at all", "a cappella gospel",
@@ -744,14 +768,19 @@ def test_voices_alone_have_no_band(prompt):
 def test_without_the_drums_in_other_languages(prompt):
     assert "drums" in read_prompt(prompt).no_roles
     assert not any(p.is_drums for p in compose(prompt, 0).parts)
+    assert "bass" in read_prompt("cumbia sin bajo").no_roles
+    for english in ("sin city blues", "sin wave bass dubstep", "sans serif synthwave"):
+        sp = read_prompt(english)
+        assert not sp.no_roles and sp.genre, (english, sp)
 
 
-@pytest.mark.parametrize("prompt", ["irish jig in 6/8", "a waltz in 3/4", "folk in 5/8", "rock in 7/8",
-                                    "blues in 12/8", "celtic slip jig in 9/8", "rock in 2/4"])
+@pytest.mark.parametrize("prompt", ["ambient in 6/8", "ambient in 3/4", "ambient in 5/8", "ambient in 7/8",
+                                    "ambient in 12/8", "ambient in 9/8", "ambient in 2/4"])
 def test_every_percussion_word_plays_in_every_meter(prompt):
     """A drum word's lanes are written for a 4/4 bar; cut to a shorter bar or laid onto a compound
     meter's beats, a lane only on the 4/4 bar's second half (a vibraslap on three, tom rolls into
-    the next bar, the apito's call) played nothing at all."""
+    the next bar, the apito's call) played nothing at all. (A drumless style: only the named
+    percussion plays, so no groove of the style's own can stand in for it.)"""
     silent = []
     for w, (_, lanes, _) in sorted(G.DRUM_WORDS.items()):
         if not lanes:

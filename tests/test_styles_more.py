@@ -322,3 +322,20 @@ def test_enka_is_a_slow_minor_ballad_with_the_shakuhachis_tune_and_the_koto(seed
     ("musique concrete", "ambient"), ("turkish trap", "trap"), ("banda de rock", "rock")])
 def test_set_gs_style_words_reach_their_nearest_style(prompt, style):
     assert read_prompt(prompt).genre == style, read_prompt(prompt).genre_why
+
+
+@pytest.mark.parametrize("prompt,style", [
+    ("liquid piano drum and bass", "drum and bass"), ("chill beach music for a sunset", None),
+    ("a screwed up punk song", "punk"), ("batida de samba", "samba"), ("punta cana beach party reggaeton", "reggaeton")])
+def test_set_hs_words_do_not_take_their_neighbours(prompt, style):
+    assert read_prompt(prompt).genre == style, read_prompt(prompt).genre_why
+
+
+@pytest.mark.parametrize("prompt,meter,slow", [("a polonaise", (3, 4), False), ("agir aydin zeybegi", (9, 8), True),
+                                               ("sevdalinka", (7, 8), True), ("a fast zeybek", (9, 8), False)])
+def test_dances_named_bring_their_meter_and_pace(prompt, meter, slow):
+    s = compose(prompt, 0)
+    assert s.meter == meter
+    if meter == (9, 8):
+        assert s.groups == (2, 2, 2, 3)
+    assert (read_prompt(prompt).pace == -1) == slow

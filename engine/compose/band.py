@@ -36,7 +36,7 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
 #: kind stays (and counts as named) instead of being replaced by the word's default program
 _GENERIC = {"organ": range(16, 24), "guitar": range(24, 32), "guitars": range(24, 32), "strings": range(40, 52),
             "horns": range(56, 64), "brass": range(56, 64), "brass section": range(56, 64), "sax": range(64, 68),
-            "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8),
+            "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8), "keyboard": range(0, 8),
             "downtuned guitar": (29, 30), "downtuned guitars": (29, 30),
             "drone": (20, 104, 109, *range(88, 96))}    # a style's own drone: harmonium, tanpura, pipes, a pad
 
@@ -146,6 +146,8 @@ class Band:
     def _build_parts(self, spec: PromptSpec, rng: random.Random) -> None:
         g = self.g
         specs = _cast(g, spec)
+        if spec.a_cappella:                 # voices alone: no kit (named percussion still plays, on its own)
+            specs = [d for d in specs if d["role"] != "drums" or d["named"]]
         kit, groove, lanes = _drum_words(spec, specs)
         #: a style without drums given hand percussion by name ("ambient … and wind chimes", "a
         #: lullaby with a shaker") gets a percussionist playing those, not a drum kit's groove;
@@ -178,8 +180,16 @@ class Band:
             for lane, pat in lanes.items():
                 pat = self.fit(pat)
                 have = self.groove.get(lane)
-                if lane == "snare" and not have and (self.groove.get("clap") or self.groove.get("snare+")):
-                    pat = self.groove.get("clap") or self.groove["snare+"]   # layered under the clap (trap)
+                if lane == "snare":
+                    under = self.groove.get("clap") or self.groove.get("snare+")
+                    if under and not (have and all(h != "." for h, u in zip(have, under) if u != ".")):
+                        # layered under the clap (trap), the groove's own ghosts kept
+                        pat = under if not have else "".join(h if h != "." else under[q % len(under)]
+                                                             for q, h in enumerate(have))
+                        self.groove[lane] = pat
+                        continue
+                    if have or self.groove.get("rim") or self.groove.get("side"):
+                        continue      # its own snare, or the rim's cross-stick: the one-drop, the bossa
                 if have and _density(have) >= _density(pat):   # the style plays it as much already: its
                     continue                                    # way (forró's triangle, not the word's quarters)
                 if have and len(have) % len(pat) == 0:         # merge: the groove's hits (rolls, accents) stay
@@ -564,7 +574,10 @@ def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
         # rhythm (a hymn's homophony, a doo-wop's bass singer), its tune by a voice; no drums
         sung = []
         for d in specs:
-            if d["role"] in ("drums", "perc", "arp"):
+            if d["named"] or d["role"] == "drums":
+                sung.append(d)                                 # what the prompt names plays as named
+                continue
+            if d["role"] in ("perc", "arp"):
                 continue
             if d["program"] not in _VOICES:
                 if d["role"] == "pad" and any(x["role"] == "pad" and x["program"] in _VOICES for x in specs):

@@ -64,16 +64,20 @@ _BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?![\w./'%:-])"
                           r"percent|steps?|notes?|voices?|strings?|keys?|pieces?|parts?|members?|players?|"
                           r"musicians?|times?|x)\b)")
 _METER_RE = re.compile(r"(?<![\d/])(\d{1,2})\s*/\s*(\d{1,2})(?![\d/])")
-_NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|ohne|sans|sin|senza|sem|zonder|bez|utan|uden|uten)\s+(?:the\s+|any\s+)?"
-                     r"([a-z\- ]+?)(?=$|[,.;]|\s+(?:and|with|in|at|but)\b)")
+_NEG_RE = re.compile(r"\b(?:no|without|minus|w/o)\s+(?:the\s+|any\s+)?([a-z\- ]+?)(?=$|[,.;]|\s+(?:and|with|in|at|but)\b)")
+#: "without" in other languages, read only right before a role word ("sin bateria", "ohne Schlagzeug",
+#: "bez perkusji"): "sin city", "sans serif" are no negations
+_FOREIGN_ROLES = {"bateria": "drums", "batterie": "drums", "schlagzeug": "drums", "perkusji": "drums",
+                  "perkusja": "drums", "percusion": "drums", "percussao": "drums", "percussion": "drums",
+                  "trommer": "drums", "trummor": "drums", "slagwerk": "drums", "batteria": "drums",
+                  "drums": "drums", "bajo": "bass", "bass": "bass", "basso": "bass", "baixo": "bass",
+                  "basse": "bass", "bas": "bass"}
+_NEG_FOREIGN_RE = re.compile(r"\b(?:ohne|sans|sin|senza|sem|zonder|bez|utan|uden|uten)\s+"
+                             r"(?:(?:la|el|le|il|a|o|de|die|das|den)\s+)?(" + "|".join(_FOREIGN_ROLES) + r")\b")
 _ROLE_WORDS = {"drums": "drums", "drum": "drums", "beat": "drums", "beats": "drums", "percussion": "drums",
                "bass": "bass", "bassline": "bass", "melody": "lead", "lead": "lead", "leads": "lead",
                "pad": "pad", "pads": "pad", "chords": "chords", "keys": "chords", "arp": "arp",
-               "arps": "arp", "arpeggio": "arp",
-               # the drums in other languages, for "sin batería", "ohne Schlagzeug", "bez perkusji"
-               "bateria": "drums", "batterie": "drums", "schlagzeug": "drums", "perkusji": "drums",
-               "perkusja": "drums", "percusion": "drums", "percussao": "drums", "trommer": "drums",
-               "trummor": "drums", "slagwerk": "drums", "batteria": "drums"}
+               "arps": "arp", "arpeggio": "arp"}
 
 
 def _phrase_re(phrase: str) -> re.Pattern:
@@ -105,7 +109,9 @@ def _plurals(table: dict) -> dict:
 
 INSTRUMENT_WORDS = _plurals(G.INSTRUMENTS)
 _INSTR_RX = _alternation(INSTRUMENT_WORDS)
-_DRUM_RX = _alternation(G.DRUM_WORDS)
+#: candombe's "piano drum" is no drum in a "piano drum and bass" (a piano over drum and bass)
+_DRUM_RX = re.compile(_alternation(G.DRUM_WORDS).pattern.replace(
+    re.escape("piano drum"), re.escape("piano drum") + r"(?!s?\s*(?:and|n|&|'n')\s*bass)"))
 #: every word the tables know (a known word is never read as a misspelt style)
 _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.MOODS, _NOTE_NAMES)
                    for phrase in table for w in re.findall(r"[a-z0-9&']+", phrase)) | frozenset(
@@ -283,6 +289,14 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             spec.meter = (6, 8)
         elif re.search(r"\b(slip|hop)[ -]?jigs?\b", text):
             spec.meter = (9, 8)                          # the slip jig's three dotted quarters
+        elif re.search(r"\b(polonaises?|polacca)\b", text):
+            spec.meter = (3, 4)
+        elif re.search(r"\b(zeybek|zeybegi|zeibekiko|zeybekiko)\b", text):
+            spec.meter, spec.groups = (9, 8), spec.groups or (2, 2, 2, 3)   # the zeybek's heavy, slow nine
+            spec.pace = spec.pace or -1
+        elif re.search(r"\b(sevdah|sevdalinka|sevdalinke)\b", text):
+            spec.meter = (7, 8)                          # the sevdah lament: the Balkans' seven, slow
+            spec.pace = spec.pace or -1
         elif m := _IN_COUNT_RE.search(text):
             n = _COUNT.get(m.group(1)) or int(m.group(2))
             spec.meter = (5, 4) if n == 5 else (n, 8)
@@ -294,6 +308,9 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
         for w in m.group(1).split():
             if w in _ROLE_WORDS:
                 spec.no_roles.add(_ROLE_WORDS[w])
+        claim(m)
+    for m in _NEG_FOREIGN_RE.finditer(spec.text):
+        spec.no_roles.add(_FOREIGN_ROLES[m.group(1)])
         claim(m)
 
 
@@ -357,7 +374,7 @@ def edit_distance(a: str, b: str, limit: int | None = None) -> int:
 
 _MAX_TRIED = 16
 #: what makes a style word another English word, not a compound of it ("operatic", "carolina")
-_WORD_ENDINGS = frozenset("tic atic ic ical al ial ina ous ing ish ist ism ian ers ies ed ly".split())
+_WORD_ENDINGS = frozenset("tic atic ic ical al ial ina ous".split())   # (-ish, -ed, -y still say "in its style")
 
 
 def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
@@ -369,7 +386,9 @@ def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
     2. **misspelt**: within one edit (two for words of 8 letters or more) of a style word, with
        the same first letter ("raggae", "reggeaton", "tecno", "dupstep");
     3. **a compound of a style word**: the longest style word of 4 letters or more the word ends
-       with, else starts with ("afrohouse" → house, "deathcore" → metal's "core", "synthpunk" → punk).
+       with, else starts with ("afrohouse" → house, "synthpunk" → punk, "discofox" → disco,
+       "folkish" → folk) — not when the rest is an ending that makes another English word
+       (:data:`_WORD_ENDINGS`: "operatic" is no opera, "carolina" no carol).
 
     Words the tables know (instruments, moods, note names, everyday music words) are never read
     this way, and only the first :data:`_MAX_TRIED` unknown words are tried (a prompt of random
@@ -399,8 +418,8 @@ def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
         if hit is None and len(sq) >= 6:
             n = len(sq)
             pick = next((k for k in _PARTS if len(k) < n and sq.endswith(k)), None) or \
-                next((k for k in _PARTS if len(k) <= n - 3 and sq.startswith(k)
-                      and sq[len(k):] not in _WORD_ENDINGS), None)   # "discofox"; not "operatic", "carolina"
+                next((k for k in _PARTS if len(k) < n and sq.startswith(k)
+                      and sq[len(k):] not in _WORD_ENDINGS), None)   # "discofox", "folkish"; not "operatic"
             if pick:
                 hit = (_SQUEEZED[pick], f"{w!r} read as a kind of {pick!r}")
         if hit:
@@ -424,6 +443,7 @@ def _typo(a: str, b: str) -> bool:
     return abs(ra - rb) <= 1 and abs(ca - cb) <= 1 + (ra != rb)
 
 
+_VOWELS = frozenset("aeiouy")
 #: endings two words may share while their stems differ: "slapping" and "snapping" are two verbs
 _SHARED_ENDINGS = ("ing", "ers", "er", "ed", "ian", "ies", "es")
 
@@ -434,7 +454,7 @@ def _short_slip(w: str, k: str) -> bool:
     letter in its place is as often another word or a name ("clams" is no "claps", "vives" no
     "vibes"). A word of any length two letters from ``k``: only when both are slips or the two
     are swapped ("clanging" is no "clapping"). A letter more, one less or two swapped stay typos."""
-    if len(w) >= 6 and w.endswith("ing") != k.endswith("ing"):
+    if len(w) >= 6 and w.endswith("ing") and not k.endswith("ing"):
         return False          # a verb's -ing form is that verb, not a misspelling ("chopping" no "chopin")
     if len(w) != len(k):
         return True
@@ -442,7 +462,7 @@ def _short_slip(w: str, k: str) -> bool:
     if end and len(w) - len(end) <= 5:
         return _short_slip(w[:-len(end)], k[:-len(end)])   # the stems, as short words
     diff = [(a, b) for a, b in zip(w, k) if a != b]
-    if len(diff) == 2 and not (diff[0] == diff[1][::-1] or all(_typo(*d) for d in diff)):
+    if len(diff) == 2 and not (diff[0] == diff[1][::-1] or all(_typo(*d) or set(d) <= _VOWELS for d in diff)):
         return False          # two letters changed in place, neither a swap nor slips: another word
                               # ("clacking", "clanging" no "clapping"; "bahamian" no "bavarian")
     return len(w) > 5 or len(diff) != 1 or _typo(*diff[0])
@@ -619,8 +639,9 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
 _NO_SWING_RE = re.compile(r"\b(?:no|without(?:\s+any)?|zero|not)\s+(?:the\s+)?swing(?:ing)?\b|\bunswung\b")
 
 
-_A_CAPPELLA_RE = re.compile(r"\b(a ?cc?app?ella|unaccompanied|voices only|voices alone|"
-                            r"no (?:instruments|instrumentation|band)(?: at all)?|without (?:any )?instruments)\b")
+_A_CAPPELLA_RE = re.compile(r"\b(a ?cc?app?ella|unaccompanied (?:choir|chorus|voices|vocals|singing|singers)|"
+                            r"voices only|voices alone|no (?:instruments|instrumentation)(?: at all)?|"
+                            r"without (?:any )?instruments)\b")
 
 
 def _read_solo(spec: PromptSpec, words: set[str]) -> None:

@@ -45,7 +45,7 @@ from engine.compose.genres import (AMBIENT, BLUES, BOSSA, CLASSICAL, EDM, JAZZ, 
 EL, HH, AM = "electronic", "hiphop", "ambient"
 
 # --- the dance floor ------------------------------------------------------------------------------
-_g(name="house", aliases=("house", "kuduro", "batida", "chicago house", "tech house", "club", "edm", "big room", "electro house",
+_g(name="house", aliases=("house", "kuduro", "chicago house", "tech house", "club", "edm", "big room", "electro house",
                          "afro house", "club music", "dance music", "progressive house", "piano house",
                          "french house", "filter house", "acid house", "ibiza",
                          "gqom", "amapiano", "kwaito", "afro tech", "afrotech", "durban house"),
@@ -220,7 +220,7 @@ _g(name="lofi", aliases=("lofi", "lo-fi", "lo fi", "lofi hip hop", "lo-fi hip ho
 # g-funk: West Coast hip hop — a slow, laid-back 808 groove with claps on the backbeat and
 # sixteenth hats, a Moog bass that slides through syncopated lines, Rhodes and string chords on
 # minor sevenths, and a high, whining synth lead
-_g(name="g-funk", aliases=("g-funk", "chopped and screwed", "chopped n screwed", "screwed and chopped", "screwed up", "screw music", "houston rap", "hyphy", "thizz", "mobb music",
+_g(name="g-funk", aliases=("g-funk", "chopped and screwed", "chopped n screwed", "screwed and chopped", "screw music", "houston rap", "hyphy", "thizz", "mobb music",
                            "g funk", "gfunk", "west coast g-funk", "west coast hip hop", "west coast rap",
                            "west coast gangsta rap", "gangsta funk", "90s west coast"),
    bpm=(86, 98), kit=25, fill="snare", bass="pats", chords="pats", form="song", swing=0.1, swing_unit=0.25,

@@ -233,7 +233,7 @@ _g(name="gospel ballad", family="soul", meter=(12, 8),
              "ride": "x.....x.....x.....x.....", "tamb": "......x...........x....."}))
 
 _g(name="motown", chromatic_approach=True, family="soul",
-   aliases=("motown", "beach music", "carolina beach music", "shag music", "motown soul", "detroit soul", "hitsville", "60s motown", "northern soul", "girl group",
+   aliases=("motown", "carolina beach music", "shag music", "motown soul", "detroit soul", "hitsville", "60s motown", "northern soul", "girl group",
             "motown sound"),
    bpm=(104, 132), kit=0, fill="snare", bass="octave", chords="piano8", form="song", humanize_ms=6, vel_var=10,
    tone=0.15, reverb=0.3, lead_density=0.45, intro_drums="all",

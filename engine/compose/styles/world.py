@@ -310,7 +310,7 @@ _g(name="calypso", family="caribbean",
 
 # soca: four on the floor, the bells on every off-beat, a pumping bass — carnival road music
 _g(name="soca", family="caribbean",
-   aliases=("soca", "kaseko", "punta", "punta rock", "garifuna", "paranda", "power soca", "trinidad soca", "carnival", "trinidad carnival", "bouyon",
+   aliases=("soca", "kaseko", "punta rock", "garifuna", "paranda", "power soca", "trinidad soca", "carnival", "trinidad carnival", "bouyon",
             "road march"),
    bpm=(132, 158), kit=24, fill="snare", form="song", humanize_ms=2, vel_var=6, tone=0.5, reverb=0.18,
    parts=(_p("drums", D, 24), _p("bass", B, 38), _p("brass", C, 61), _p("steel pan", L, 114),
