@@ -791,3 +791,14 @@ def test_every_percussion_word_plays_in_every_meter(prompt):
         if not any(n.part in d and n.pitch in pitches for i in range(8) for n in s.bar(i)[0]):
             silent.append(w)
     assert not silent, silent
+
+
+def test_a_keyboard_is_the_styles_keys_or_synth_and_a_keyboard_solo_its_keys():
+    """"keyboards" name the style's own keys or synth where it has one (pop's piano, synthwave's
+    arpeggio), else add a synth; a "keyboard solo" in a jazz trio is a piano solo, not a saw lead."""
+    def parts(prompt):
+        return [(p.name, p.program, p.role) for p in compose(prompt, 1).parts]
+    assert ("piano", 0, "chords") in parts("pop with keyboard") and not any(n == "keyboard" for n, _, _ in parts("pop with keyboard"))
+    assert not any(n == "keyboard" for n, _, _ in parts("synthwave with keyboards"))
+    assert ("keyboard", 0, "lead") in parts("keyboard solo in a jazz trio")
+    assert ("keyboard", 81, "chords") in parts("dangdut, a keyboard doing that melayu riff")

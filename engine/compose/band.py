@@ -36,7 +36,7 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
 #: kind stays (and counts as named) instead of being replaced by the word's default program
 _GENERIC = {"organ": range(16, 24), "guitar": range(24, 32), "guitars": range(24, 32), "strings": range(40, 52),
             "horns": range(56, 64), "brass": range(56, 64), "brass section": range(56, 64), "sax": range(64, 68),
-            "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8), "keyboard": range(0, 8),
+            "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8), "keyboard": (*range(0, 8), *range(80, 96)),
             "downtuned guitar": (29, 30), "downtuned guitars": (29, 30),
             "drone": (20, 104, 109, *range(88, 96))}    # a style's own drone: harmonium, tanpura, pipes, a pad
 
@@ -497,6 +497,9 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             if own is not None:
                 own["named"] = True
                 continue
+            if w in spec.as_lead:
+                # a "keyboard solo" over the style's own keys: the solo on that instrument
+                prog = next((d["program"] for d in specs if d["program"] in kin and d["role"] != "drums"), prog)
         if not spec.as_lead and w not in spec.as_counter:
             # the style's own part on this instrument, whatever its role there: bluegrass's banjo
             # roll, zydeco's answering fiddle — not a second one in another part's place

@@ -370,7 +370,7 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "guitarra electrica": (27, C, ""), "syndrum": (118, P, ""), "syndrums": (118, P, ""),
     "gtr": (25, C, ""), "acoustic gtr": (25, C, ""), "electric gtr": (27, C, ""), "clean electric gtr": (27, C, ""),
     "clean gtr": (27, C, ""), "nylon string gtr": (24, C, ""), "nylon string guitar": (24, C, ""),
-    "nylon-string guitar": (24, C, ""), "keyboard": (0, C, ""), "keyboard riff": (81, L, ""),
+    "nylon-string guitar": (24, C, ""), "keyboard": (81, C, ""), "keyboard riff": (81, L, ""),
     "keyboard lead": (81, L, ""), "synth keyboard": (81, L, ""), "synth blip": (80, L, "sparse"),
     "synth blips": (80, L, "sparse"), "horn stab": (61, C, "stab"), "horn stabs": (61, C, "stab"),
     "brass stab": (61, C, "stab"), "brass stabs": (61, C, "stab"), "sho mouth organ": (20, PD, ""), "casio synth": (80, L, ""),
