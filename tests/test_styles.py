@@ -802,3 +802,6 @@ def test_a_keyboard_is_the_styles_keys_or_synth_and_a_keyboard_solo_its_keys():
     assert not any(n == "keyboard" for n, _, _ in parts("synthwave with keyboards"))
     assert ("keyboard", 0, "lead") in parts("keyboard solo in a jazz trio")
     assert ("keyboard", 81, "chords") in parts("dangdut, a keyboard doing that melayu riff")
+    # (only a keyboard: a "synth melody" over trap's synth pad is a lead synth, not the pad's sound)
+    lead = [prog for _, prog, role in parts("snap music, sparse 808 bass, a toy-sounding synth melody") if role == "lead"]
+    assert lead and all(80 <= p < 88 for p in lead), lead

@@ -497,7 +497,7 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             if own is not None:
                 own["named"] = True
                 continue
-            if w in spec.as_lead:
+            if w in spec.as_lead and w in ("keyboard", "keyboards"):
                 # a "keyboard solo" over the style's own keys: the solo on that instrument
                 prog = next((d["program"] for d in specs if d["program"] in kin and d["role"] != "drums"), prog)
         if not spec.as_lead and w not in spec.as_counter:
