@@ -464,15 +464,12 @@ def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
             p = r + (0, 12, 0, 10, 0, 7, 12, 0)[(q * 3 + sec.var) % 8]
         elif style == "trance16":
             p = (tones[0], tones[-1], tones[2 % len(tones)], tones[-1])[q % 4]
-        elif style == "harp" and band.compound:
-            # a barcarolle's (a lullaby's) left hand: each dotted quarter its own rising three, the
-            # first from the root, the second from the next chord tone — the beats heard, not a
-            # sweep of eighths running across them
-            k, grp = q % 3, q // 3
-            up = tones + [t_ + 12 for t_ in tones[1:]]
-            p = up[(grp % 2) + k]
         elif style == "harp":
-            p = (tones + [t_ + 12 for t_ in tones[1:]])[q % (2 * len(tones) - 1)]
+            up = tones + [t_ + 12 for t_ in tones[1:]]      # a two-octave sweep
+            # in 6/8, 9/8, 12/8 (a barcarolle's, a lullaby's left hand) each dotted quarter its own
+            # rising three, the first from the root, the second from the next chord tone — the
+            # beats heard, not a sweep of eighths running across them
+            p = up[(q // 3) % 2 + q % 3] if band.compound else up[q % len(up)]
         else:
             seq = tones if order_kind == 0 else (tones + tones[-2:0:-1]) if order_kind == 1 else \
                 [tones[k_] for k_ in (0, 2, 1, 3, 2, 4) if k_ < len(tones)]

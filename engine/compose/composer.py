@@ -280,10 +280,11 @@ class Composer(Band):
         # 9/8's three beats lean: the downbeat's onsets a little harder, the middle beat's softer —
         # every part's notes on each beat alike made its bar heard as often in twelve eighths as
         # in nine (blues, rock, jazz, classical in 9/8: 4 of 16 takes heard in 9)
-        lean = self.compound and len(self.groups) == 3
         # 2/4's two beats alike (an oom-pah's bass on both, the chords between) are heard as a bar
         # of three as often as of two: its downbeat leans, its second beat is lighter
-        lean2 = self.meter == (2, 4)
+        # (the span, in beats, of the lighter beat's onsets; None: no lean)
+        light = (1.45, 2.95) if self.compound and len(self.groups) == 3 else (0.95, 1.05) \
+            if self.meter == (2, 4) else None
         for (j, t0, t1, p, v, glide) in ev:
             if not (0 <= p <= 127) or t1 <= t0 or t0 < 0 or t0 >= bpb:
                 continue                                   # only notes that start in this bar
@@ -294,10 +295,8 @@ class Composer(Band):
             if start < 0 and i == 0:
                 start = 0.0
             vel = int(v * vscale + int(rand() * span) - vv + 0.5)
-            if lean:
-                vel = round(vel * (_LEAN_DOWN if t0 < 0.05 else _LEAN_MIDDLE if 1.45 <= t0 < 2.95 else 1.0))
-            elif lean2:
-                vel = round(vel * (_LEAN_DOWN if t0 < 0.05 else _LEAN_MIDDLE if 0.95 <= t0 < 1.05 else 1.0))
+            if light:
+                vel = round(vel * (_LEAN_DOWN if t0 < 0.05 else _LEAN_MIDDLE if light[0] <= t0 < light[1] else 1.0))
             raw.append((j, p, start, end, 1 if vel < 1 else 127 if vel > 127 else vel, glide))
         raw.sort()
         notes: list[Note] = []
