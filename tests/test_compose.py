@@ -494,6 +494,25 @@ def test_minor_keys_have_a_major_v_with_the_raised_seventh(genre):
     assert sum(ch.root == 9 and 0 in ch.pcs for ch in chords) >= 4       # and the tonic is A minor
 
 
+@pytest.mark.parametrize("symbol", ["Imaj7", "ii7", "iii7", "IVmaj7", "V7", "vi7", "viih7"])
+def test_a_voicing_never_doubles_the_seventh(symbol):
+    """A doubled seventh is the chord's sharpest note twice (a rootless Bbmaj7 with two A's is heard
+    as D minor): a four-note voicing of a seventh chord doubles its root, or in a rootless voicing
+    its fifth (its third where the fifth is left out), in every register a comping part plays in."""
+    from engine.compose.harmony import parse_chord, voice
+    major = (0, 2, 4, 5, 7, 9, 11)
+    for tonic in range(12):
+        c = parse_chord(symbol, tonic, major)
+        seventh = (c.root + c.intervals[3]) % 12
+        for lo in range(48, 62, 3):
+            for rootless in (False, True):
+                v = voice(c, lo, lo + 19, 4, None, lo + 9, rootless)
+                pcs = [p % 12 for p in v]
+                assert pcs.count(seventh) == 1, (symbol, tonic, lo, rootless, v)
+                if rootless:
+                    assert c.root not in pcs, (symbol, tonic, v)
+
+
 def test_melody_over_the_major_v_uses_the_raised_seventh():
     for seed in range(6):
         s = compose("cinematic in A minor with violin", seed)

@@ -112,6 +112,10 @@ def voice(chord: Chord, lo: int, hi: int, n: int, prev: tuple[int, ...] | None, 
             ivs.remove(7)
         ivs = ivs[:n]
     pcs = [(chord.root + i) % 12 for i in ivs]
+    # the note doubled to fill ``n``: the root; in a rootless voicing the fifth, else the third —
+    # never the seventh, the sharpest note of the chord (a doubled major seventh is heard as a key)
+    rootless_fill = [pc for pc in ((chord.root + i) % 12 for i in (7, 6, 8, 4, 3)) if pc in pcs] \
+        if chord.root % 12 not in pcs else []
     best, best_cost = None, 1e9
     for inv in range(len(pcs)):
         order = pcs[inv:] + pcs[:inv]
@@ -119,8 +123,17 @@ def voice(chord: Chord, lo: int, hi: int, n: int, prev: tuple[int, ...] | None, 
             v = [base]
             for pc in order[1:]:
                 v.append(v[-1] + 1 + (pc - v[-1] - 1) % 12)
-            while len(v) < n:                       # double the root
-                roots = [x for x in v if x % 12 == chord.root % 12] or [v[0]]
+            while len(v) < n:
+                if rootless_fill:                   # the fifth (or third) again, where it spreads least
+                    cands = [p for pc in rootless_fill for p in range(lo, hi + 1) if p % 12 == pc and p not in v]
+                    if cands:
+                        rank = {pc: k for k, pc in enumerate(rootless_fill)}
+                        v.append(min(cands, key=lambda p: (max(v[-1], p) - min(v[0], p), rank[p % 12], p)))
+                        v.sort()
+                        continue
+                    v = [lo - 1]                    # no room for it here: this inversion is out
+                    break
+                roots = [x for x in v if x % 12 == chord.root % 12] or [v[0]]    # double the root
                 up, down = roots[-1] + 12, roots[0] - 12
                 v.append(up if up <= hi + 2 and (down < lo or up - v[0] <= v[-1] - down) else down)
                 v.sort()
@@ -133,6 +146,11 @@ def voice(chord: Chord, lo: int, hi: int, n: int, prev: tuple[int, ...] | None, 
                 cost = abs((v[0] + v[-1]) / 2 - centre)
             if cost < best_cost:
                 best, best_cost = tuple(v), cost
+    if best is None and rootless_fill:               # too narrow a range: stacked from its floor, still rootless
+        v = [lo + (pcs[0] - lo) % 12]
+        for pc in pcs[1:] + [rootless_fill[0]] * (n - len(pcs)):
+            v.append(v[-1] + 1 + (pc - v[-1] - 1) % 12)
+        best = tuple(v[:n])
     if best is None:
         r = lo + (chord.root - lo) % 12
         best = tuple(r + i for i in chord.intervals[:n])
