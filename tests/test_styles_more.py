@@ -339,3 +339,103 @@ def test_dances_named_bring_their_meter_and_pace(prompt, meter, slow):
     if meter == (9, 8):
         assert s.groups == (2, 2, 2, 3)
     assert (read_prompt(prompt).pace == -1) == slow
+
+
+# --- set I (2026-12-07) -------------------------------------------------------------------------------
+@pytest.mark.parametrize("prompt,style", [
+    ("honky tonk two-step, george jones / ray price shuffle", "country"), ("psychobilly a la the meteors", "surf rock"),
+    ("emo rap type beat, sad clean guitar loop", "trap"), ("early 80s synth funk like zapp", "funk"),
+    ("spouge from barbados", "calypso"), ("cadence-lypso like exile one", "calypso"),
+    ("une mazurka créole de la martinique", "biguine"), ("ecuadorian pasillo, requinto", "bolero"),
+    ("ein gemütlicher ländler", "polka"), ("psybient / psychill", "ambient"),
+    ("Shōwa no kayōkyoku mitai na kyoku", "enka"), ("a piece for honky-tonk piano", None)])
+def test_set_is_style_words_reach_their_nearest_style(prompt, style):
+    assert read_prompt(prompt).genre == style, read_prompt(prompt).genre_why
+
+
+def test_a_negation_never_claims_a_style_word():
+    """In romaji "no" is the possessive: "showa no kayokyoku" is Shōwa-era kayōkyoku; an English
+    "no" still leaves its role out."""
+    sp = read_prompt("showa no kayokyoku, strings")
+    assert sp.genre == "enka" and not sp.no_roles
+    sp = read_prompt("reggae, no drums")
+    assert sp.genre == "reggae" and sp.no_roles == {"drums"}
+
+
+@pytest.mark.parametrize("prompt,root,mode", [
+    ("baião, uns 118 bpm, em Sol mixolídio", 7, "mixolydian"), ("un son en re dórico", 2, "dorian"),
+    ("kansas city jazz, walking bass, Bb, 190", 10, None), ("carnatic kriti in raga mohanam", None, "major"),
+    ("a tune in la lidio", 9, "lydian")])
+def test_keys_in_other_languages_and_in_a_list_are_read(prompt, root, mode):
+    sp = read_prompt(prompt)
+    assert (sp.key_root, sp.mode) == (root, mode)
+
+
+@pytest.mark.parametrize("prompt,bpm", [
+    ("a baroque siciliana in 12/8, dotted quarter about 46", 46.0), ("ambient house à la KLF, ~100ish bpm", 100.0),
+    ("ambient house ~100ish, soft", 100.0), ("zamba, negra con puntillo a unos 54", 54.0),
+    ("jig, dotted quarter = 112", 112.0)])
+def test_a_tempo_given_by_its_beat_note_or_roughly_is_read(prompt, bpm):
+    assert read_prompt(prompt).bpm == bpm
+
+
+def test_a_sarabande_is_slow_and_in_three_whatever_else_is_said():
+    for prompt in ("handel-style sarabande, 3/4, strings and harpsichord", "a sarabande"):
+        for seed in SEEDS:
+            s = compose(prompt, seed)
+            assert s.meter == (3, 4) and s.bpm <= 76, (prompt, seed, s.bpm)
+    assert compose("baroque, 3/4, strings and harpsichord", 0).bpm >= 90      # a baroque three is not slowed
+
+
+def test_a_pasillo_is_a_bolero_trio_in_three_at_a_walking_pace():
+    for seed in SEEDS:
+        s = compose("ecuadorian pasillo, slow and heartbroken, requinto and nylon guitars", seed)
+        assert (s.genre, s.meter) == ("bolero", (3, 4)) and 78 <= s.bpm <= 110, (seed, s.bpm)
+
+
+@pytest.mark.parametrize("prompt,program", [
+    ("kayokyoku, sakkusu no soro", 65), ("ländler, steirische Harmonika, Hackbrett", 21),
+    ("ländler, steirische Harmonika, Hackbrett", 15), ("liscio, basso elettrico saltellante", 33),
+    ("honky tonk, upright base", 32), ("cantopop ballad, soaring string section", 48),
+    ("psychobilly, twangy gretsch", 26), ("psybient, squelchy acid line, sitar", 87),
+    ("ambient dub, deep dub bassline, muted trumpet", 33)])
+def test_set_i_instrument_words_play_their_program_within_eight_seconds(prompt, program):
+    for seed in (0, 1):
+        s = compose(prompt, seed)
+        parts = {k for k, p in enumerate(s.parts) if p.program == program and not p.is_drums}
+        first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part in parts), default=None)
+        assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, seed, s.describe())
+
+
+@pytest.mark.parametrize("prompt,keys", [("ambient, lush pads, gentle kick at 90", {35, 36}),
+                                         ("lofi hip hop, open hats, rhodes", {46}), ("trip hop, open hi-hat", {46}),
+                                         ("bossa nova, brushes and rim clicks", {37}),
+                                         ("a slow veena melody over a tanpura drone, mridangam", {60, 61, 62, 63, 64})])
+def test_set_i_percussion_words_play_their_keys(prompt, keys):
+    s = compose(prompt, 1)
+    d = next(i for i, p in enumerate(s.parts) if p.is_drums)
+    first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part == d and n.pitch in keys), default=None)
+    assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, s.describe())
+
+
+def test_an_808_kick_is_still_the_808():
+    """"808 kick" in hip hop names the booming 808, kick and sub bass, not a kick lane alone."""
+    for prompt in ("horrorcore beat, creepy music box, booming 808 kick", "breakcore, a distorted 808 kick"):
+        s = compose(prompt, 1)
+        assert any(p.program == 38 and p.role == "bass" for p in s.parts), (prompt, s.describe())
+
+
+@pytest.mark.parametrize("prompt,programs", [
+    ("boogie woogie, solo piano only, no bass no drums", {0}),
+    ("heroic polonaise, grand piano alone", {0}),
+    ("sleepy ambient piano, nothing else just the piano", {0})])
+def test_an_instrument_said_to_play_alone_plays_alone_even_in_a_style(prompt, programs):
+    s = compose(prompt, 1)
+    assert {p.program for p in s.parts} == programs and not any(p.is_drums for p in s.parts), s.describe()
+
+
+def test_a_keyboard_alone_keeps_its_left_hand_and_a_flute_solo_keeps_the_band():
+    s = compose("heroic polonaise in 3/4, grand piano alone", 1)
+    assert len(s.parts) >= 2                                  # both hands
+    s = compose("canterbury scene jam, electric piano comping, flute solo", 1)
+    assert any(p.is_drums for p in s.parts) and len(s.parts) >= 4

@@ -476,12 +476,19 @@ def _part(name: str, role: str, program: int, style: str = "", named: bool = Tru
             "named": named, "level": 0.0}
 
 
+_BOTH_HANDS = frozenset((*range(0, 8), *range(16, 21), 24, 25, 46))
+
+
 def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
     """The genre's parts, each instrument word replacing the genre's part of its role (the first
     one not already named) or added."""
     specs: list[dict] = []
+    # an instrument that plays its own bass and chords (keyboards, organ, harp, a fingerstyle guitar)
+    alone = {G.INSTRUMENTS[w][0] for w in spec.instruments} & _BOTH_HANDS if spec.solo else set()
     for ps in g.parts:
-        if not spec.solo or ps.role in spec.only_roles:
+        # alone: the asked roles, and the style's own parts on an instrument of both hands played
+        # alone (a polonaise's "grand piano alone" keeps the left hand's octaves and the bass)
+        if not spec.solo or ps.role in spec.only_roles or (ps.program in alone and ps.role != "drums"):
             specs.append({"name": ps.name, "role": ps.role, "program": ps.program, "style": ps.style,
                           "pan": ps.pan, "octave": ps.octave, "named": False, "level": ps.level})
     for w in spec.instruments:

@@ -67,7 +67,12 @@ MODE_ALIASES = {"maj": "major", "ionian": "major", "min": "minor", "aeolian": "m
                 "harmonic minor": "minor", "natural minor": "minor"}
 #: ragas by the mode nearest their thaat's scale (a raga's name in a prompt is its mode)
 RAGA_MODES = {"yaman": "lydian", "yaman kalyan": "lydian", "kalyan": "lydian", "bilawal": "major",
-              "khamaj": "mixolydian", "kafi": "dorian", "bhairavi": "phrygian", "asavari": "minor", "todi": "phrygian"}
+              "khamaj": "mixolydian", "kafi": "dorian", "bhairavi": "phrygian", "asavari": "minor", "todi": "phrygian",
+              # the Carnatic melakartas and pentatonic ragas by the church mode their notes sit in
+              "mohanam": "major", "bhupali": "major", "bhoopali": "major", "hamsadhwani": "major",
+              "shankarabharanam": "major", "kalyani": "lydian", "harikambhoji": "mixolydian",
+              "kharaharapriya": "dorian", "abhogi": "dorian", "bhimpalasi": "dorian", "natabhairavi": "minor",
+              "hindolam": "minor", "malkauns": "minor", "hanumatodi": "phrygian"}
 MODE_ALIASES.update(RAGA_MODES)
 #: which progression family a mode reads its chords from
 MODE_FAMILY = {"major": "major", "lydian": "lydian", "mixolydian": "mixolydian", "minor": "minor",
@@ -620,3 +625,43 @@ ROLE_MIX = {  # role → (level, pan, reverb scale, chorus)
 
 ROLE_STYLE = {"bass": "root8", "chords": "block", "pad": "pad", "lead": "melody", "arp": "arp16", "perc": "perc"}
 
+
+# set I's words (2026-12-07): the Alpine band in German ("Steirische Harmonika" is the button
+# accordion, "Mundharmonika" the mouth organ), romaji loanwords, an acid line, a dub bassline
+INSTRUMENTS.update({w: v for w, v in {
+    "steirische harmonika": (21, C, ""), "steirische": (21, C, ""), "harmonika": (21, C, ""),
+    "ziehharmonika": (21, C, ""), "knopfharmonika": (21, C, ""), "mundharmonika": (22, L, ""),
+    "hackbrett": (15, A, "arp8"), "gitarre": (25, C, ""), "kontrabass": (32, B, ""), "geige": (40, L, ""),
+    "sakkusu": (65, L, ""), "sakusofon": (65, L, ""), "piano bakkingu": (0, C, ""),
+    "honky-tonk piano": (3, C, ""), "honky tonk piano": (3, C, ""), "honkytonk piano": (3, C, ""),
+    "acid line": (87, A, "acid16"), "acid lines": (87, A, "acid16"), "acid synth": (87, A, "acid16"),
+    "dub bassline": (33, B, ""), "dub bass": (33, B, ""), "dub bass line": (33, B, ""),
+    "string section": (48, PD, ""), "strings section": (48, PD, ""), "string orchestra": (48, PD, ""),
+    "gretsch": (26, C, ""), "gretsch guitar": (26, C, ""),
+    "basso elettrico": (33, B, ""), "contrabbasso": (32, B, ""), "contrabajo": (32, B, ""),
+    "contrebasse": (32, B, ""), "basse electrique": (33, B, ""),
+    # "base" for "bass", the commonest slip of all ("upright base", "synth base")
+    "upright base": (32, B, ""), "acoustic base": (32, B, ""), "electric base": (33, B, ""),
+    "base guitar": (33, B, ""), "synth base": (38, B, ""), "sub base": (38, B, ""), "slap base": (36, B, ""),
+    "fretless base": (35, B, ""), "walking base": (32, B, ""),
+}.items() if w not in INSTRUMENTS})
+#: a kick named in a style without drums ("a gentle kick at 90" under ambient pads) plays on its own:
+#: on the half bar, or a house kick's four on the floor; where the kit plays its kick already, the
+#: style's pattern stays (a lane is merged only where it is denser than the groove's). An "808 kick"
+#: stays the word "808": the hip-hop kick with its sub bass
+DRUM_WORDS.update({w: v for w, v in {
+    "kick": (None, {"kick": "X.......X......."}, None), "kick drum": (None, {"kick": "X.......X......."}, None),
+    "bass drum": (None, {"kick": "X.......X......."}, None), "soft kick": (None, {"kick": "X.......X......."}, None),
+    "gentle kick": (None, {"kick": "X.......X......."}, None),
+    "four on the floor kick": (None, {"kick": "X...X...X...X..."}, None),
+    # the open hi-hat on the off-beats (house, disco), the rim clicked on the bossa's and samba's
+    # figure, the Carnatic mridangam as the tabla's hand-drum strokes
+    "open hats": (None, {"ohat": "..x...x...x...x."}, None), "open hat": (None, {"ohat": "..x...x...x...x."}, None),
+    "open hi-hat": (None, {"ohat": "..x...x...x...x."}, None), "open hi-hats": (None, {"ohat": "..x...x...x...x."}, None),
+    "open hihat": (None, {"ohat": "..x...x...x...x."}, None), "open hihats": (None, {"ohat": "..x...x...x...x."}, None),
+    "rim click": (None, {"rim": "x..x..x...x..x.."}, None), "rim clicks": (None, {"rim": "x..x..x...x..x.."}, None),
+    "rim-click": (None, {"rim": "x..x..x...x..x.."}, None), "rimclick": (None, {"rim": "x..x..x...x..x.."}, None),
+    "mridangam": DRUM_WORDS["tabla"], "mridanga": DRUM_WORDS["tabla"], "mrdangam": DRUM_WORDS["tabla"],
+}.items() if w not in DRUM_WORDS})
+DRUM_WORDS.update({w + "s": DRUM_WORDS[w] for w in ("kick", "kick drum", "bass drum")
+                   if w + "s" not in DRUM_WORDS})

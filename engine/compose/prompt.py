@@ -51,15 +51,22 @@ _MODE_WORDS = r"(major|minor|maj|min|dorian|phrygian dominant|phrygian|lydian|mi
 _KEY_RES = (
     re.compile(r"\b(?:in|key of|key)\s+([a-g])" + _ACC + r"(?:\s*" + _MODE_WORDS + r"|(m)(?![a-z]))?(?![a-z#♯♭])"),
     re.compile(r"\b([a-g])" + _ACC + r"\s*" + _MODE_WORDS + r"\b"),
+    # a flat or sharp key letter standing alone in a list ("walking bass, Bb, 190"): no word is spelt so
+    re.compile(r"(?<![\w/'-])([a-g])(#|♯|b|♭)()(?=\s*(?:[,;!)]|\.(?!\d)|$))"),
 )
 #: a key's mode in the Dutch and French ("G majeur", "A mineur") and the Japanese loanwords ("A mainā")
 _FOREIGN_MODES = {"majeur": "major", "mineur": "minor", "maina": "minor", "mainaa": "minor", "meja": "major",
                   "mejaa": "major"}
-_BPM_RE = re.compile(r"\b(\d{2,3}(?:\.\d+)?)\s*(?:bpm|beats per minute|beats a minute)\b")
+_BPM_RE = re.compile(r"\b(\d{2,3}(?:\.\d+)?)(?:-?ish)?\s*(?:bpm|beats per minute|beats a minute)\b")
+#: the felt beat named with its note value: "dotted quarter about 46", "dotted quarter = 60", "negra con
+#: puntillo a unos 54" (a baroque siciliana's 46 is below the bare-number range)
+_BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con puntillo|seminima puntata|noire pointee)"
+                           r"\s*(?:=|:|at|about|around|of|is|a unos|a|de|circa|~)?\s*(?:about|around|unos|~|c\.)?\s*"
+                           r"(\d{2,3}(?:\.\d+)?)\b")
 _TEMPO_RE = re.compile(r"\b(?:tempo|at)\s+(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:/|hz|seconds|s\b))")
 #: a bare number that reads as a tempo ("dubstep 140", "house at 124, deep"): 50–220, a word of
 #: its own — not "808", "80s", "4/4", "12 bar", "30 seconds", "no. 5"
-_BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?![\w./'%:-])"
+_BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w./'%:-])"
                           r"(?!\s*(?:seconds?|secs?|minutes?|mins?|ms|bars?|beats?|measures?|hz|khz|db|"
                           r"percent|steps?|notes?|voices?|strings?|keys?|pieces?|parts?|members?|players?|"
                           r"musicians?|times?|x)\b)")
@@ -128,6 +135,8 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     "harmony harmonies harmonic harmonics harmonized harmonised harmonizing charanga charangas".split()) | frozenset(
     # the drum kit in French and German ("batterie" is no samba "bateria")
     "batterie schlagzeug".split()) | frozenset(
+    # "melody" in Spanish, Portuguese, Italian, French and German is no melodica
+    "melodia melodias melodie melodies".split()) | frozenset(
     # words of set H one or two edits from a style or instrument word ("concertino" is the baroque
     # concerto's solo group, no concertina; a turntablist's "scratches" no güiro scratcher)
     "concertino concrete electrico electrica electrique elektrisch scratches scratching scratch".split())
@@ -186,7 +195,7 @@ def read_prompt(prompt: str) -> PromptSpec:
 
 def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
     text = spec.text
-    m = _BPM_RE.search(text) or _TEMPO_RE.search(text)
+    m = _BPM_RE.search(text) or _BEAT_NOTE_RE.search(text) or _TEMPO_RE.search(text)
     if m is None:
         m = next((b for b in _BARE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None)
     if m:
@@ -199,7 +208,12 @@ def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
 #: "fis-moll", "h-moll" = B minor, "b-moll" = Bb minor); a solfège syllable alone is no key ("do it")
 _SOLFEGE = {"do": 0, "re": 2, "mi": 4, "fa": 5, "sol": 7, "la": 9, "si": 11}
 _SOLFEGE_RE = re.compile(r"\b(do|re|mi|fa|sol|la|si)(#|b)?(?:\s+(sostenido|sustenido|diese|diesis|bemol|bemolle))?"
-                         r"\s+(mayor|maior|majeur|maggiore|menor|mineur|minore)\b")
+                         r"\s+(mayor|maior|majeur|maggiore|menor|mineur|minore|mixolidio|misolidio|mixolydien|"
+                         r"dorico|dorio|dorien|lidio|lydien|frigio|phrygien|eolio|eolien)\b")
+#: the church modes' names in Portuguese, Spanish, Italian and French, by the mode they name
+_SOLFEGE_MODES = {"mixolidio": "mixolydian", "misolidio": "mixolydian", "mixolydien": "mixolydian",
+                  "dorico": "dorian", "dorio": "dorian", "dorien": "dorian", "lidio": "lydian", "lydien": "lydian",
+                  "frigio": "phrygian", "phrygien": "phrygian", "eolio": "minor", "eolien": "minor"}
 _GERMAN_KEY_RE = re.compile(r"\b([a-h])(is|es|s)?[- ](dur|moll)\b")
 _GERMAN = {"c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "h": 11, "b": 10}
 
@@ -212,7 +226,8 @@ def _read_foreign_key(spec: PromptSpec, claim: _Claims) -> bool:
         acc = m.group(2) or m.group(3) or ""
         shift = 1 if acc in ("#", "sostenido", "sustenido", "diese", "diesis") else -1 if acc else 0
         spec.key_root = (_SOLFEGE[m.group(1)] + shift) % 12
-        spec.mode = "major" if m.group(4) in ("mayor", "maior", "majeur", "maggiore") else "minor"
+        spec.mode = _SOLFEGE_MODES.get(m.group(4)) or (
+            "major" if m.group(4) in ("mayor", "maior", "majeur", "maggiore") else "minor")
         claim(m)
         return True
     m = _GERMAN_KEY_RE.search(text)
@@ -291,8 +306,12 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             spec.meter = (6, 8)
         elif re.search(r"\b(slip|hop)[ -]?jigs?\b", text):
             spec.meter = (9, 8)                          # the slip jig's three dotted quarters
-        elif re.search(r"\b(polonaises?|polacca)\b", text):
-            spec.meter = (3, 4)
+        elif re.search(r"\b(polonaises?|polacca|pasillos?|mazurkas?|mazouks?|landler|laendler)\b", text):
+            spec.meter = (3, 4)                          # dances in three: the polonaise, pasillo, mazurka, Ländler
+        elif re.search(_SARABANDE, text):
+            spec.meter = (3, 4)                          # the sarabande: slow, stately three
+        elif re.search(_SICILIANA, text):
+            spec.meter = (12, 8)                         # the siciliana's lilting twelve
         elif re.search(r"\b(zeybek|zeybegi|zeibekiko|zeybekiko)\b", text):
             spec.meter, spec.groups = (9, 8), spec.groups or (2, 2, 2, 3)   # the zeybek's heavy, slow nine
             spec.pace = spec.pace or -1
@@ -303,14 +322,29 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             n = _COUNT.get(m.group(1)) or int(m.group(2))
             spec.meter = (5, 4) if n == 5 else (n, 8)
             claim(m)
+    # dances whose pace is part of the name, whatever meter is stated
+    if re.search(_SARABANDE, text) or re.search(_SICILIANA, text):
+        spec.pace = spec.pace or -1                      # slow and stately: a sarabande at 60–70, not 112
+        spec.tempo_factor *= 0.72
+    elif re.search(r"\bpasillos?\b", text):
+        spec.tempo_factor *= 1.35                        # a pasillo's three runs on where a bolero's four sways
+
+
+_SARABANDE = r"\b(sarabandes?|sarabandas?|zarabandas?)\b"
+_SICILIANA = r"\b(sicilianas?|sicilianos?|sicilienne)\b"
 
 
 def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
+    """"no drums", "without bass": the roles left out. A negation claims its words but not a style
+    word among them: no one asks for a style by saying "no", and in romaji "no" is the possessive
+    ("showa no kayokyoku" is Showa-era kayokyoku)."""
     for m in _NEG_RE.finditer(spec.text):
         for w in m.group(1).split():
             if w in _ROLE_WORDS:
                 spec.no_roles.add(_ROLE_WORDS[w])
-        claim(m)
+        if claim(m):
+            for g in _GENRE_RX.finditer(spec.text, m.start(1), m.end(1)):
+                claim.taken[g.start():g.end()] = [False] * (g.end() - g.start())
     for m in _NEG_FOREIGN_RE.finditer(spec.text):
         spec.no_roles.add(_FOREIGN_ROLES[m.group(1)])
         claim(m)
@@ -398,10 +432,12 @@ def _read_genre_nearest(spec: PromptSpec, claim: _Claims) -> None:
     instruments, meter and moods (``band``)."""
     text = spec.text
     toks = [m for m in re.finditer(r"[a-z][a-z&'-]*", text)]
+    named = [(i.start(), i.end()) for i in _INSTR_RX.finditer(text)]     # "honky-tonk piano" is a piano
     tried = 0
     for q, m in enumerate(toks):
         w = m.group(0).strip("'-")
-        if w in _KNOWN or len(w) < 4 or any(claim.taken[m.start():m.end()]):
+        if w in _KNOWN or len(w) < 4 or any(claim.taken[m.start():m.end()]) \
+                or any(a <= m.start() and m.end() <= b for a, b in named):
             continue
         tried += 1
         if tried > _MAX_TRIED:
@@ -652,6 +688,11 @@ _A_CAPPELLA_RE = re.compile(r"\b(a ?cc?app?ella|unaccompanied (?:choir|chorus|vo
 def _read_solo(spec: PromptSpec, words: set[str]) -> None:
     """"solo piano", "drums only", "just bass and drums" (only when no genre is named)."""
     solo = bool(re.search(r"\b(solo|only|alone|just)\b", spec.text)) and spec.genre is None
+    # with a style named, only an instrument said to play alone: "solo piano only", "piano only",
+    # "just the piano" (a boogie-woogie for piano alone) — not a "flute solo" in a band
+    solo = solo or any(re.search(rf"\b{re.escape(w)}s?\s+(?:only|alone)\b|\b(?:only|just)\s+(?:an?\s+|the\s+)?"
+                                 rf"{re.escape(w)}s?\b(?!\s+(?:and|&|\+|with|solo|melody|lead|part|line))",
+                                 spec.text) for w in spec.instruments)
     spec.solo = solo and bool(spec.instruments)
     if solo:
         spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words}

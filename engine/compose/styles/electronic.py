@@ -192,7 +192,7 @@ _g(name="chiptune", aliases=("chiptune", "8-bit", "8 bit", "8bit", "16-bit", "16
              "tom_hi": "...x..x....x..x.", "tom_mid": "......x.......x."},
             {"kick": "X..X..X.X..X..X.", "snare": "....X.......X..x", "chat": "x.x.x.x.x.x.x.x.",
              "tom_hi": "...x.......x....", "tom_mid": ".......x.......x"}))
-_g(name="ambient", aliases=("ambient", "dungeon synth", "musique concrete", "tape music", "acousmatic", "electroacoustic", "gagaku", "court music", "lowercase", "microsound", "isolationism", "isolationist", "hauntology", "hauntological", "ghost box", "boards of canada", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
+_g(name="ambient", aliases=("ambient", "psybient", "psychill", "psy chill", "psy-chill", "psy ambient", "psydub", "dungeon synth", "musique concrete", "tape music", "acousmatic", "electroacoustic", "gagaku", "court music", "lowercase", "microsound", "isolationism", "isolationist", "hauntology", "hauntological", "ghost box", "boards of canada", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
                             "sleep music", "spa music", "relaxing music", "gamelan", "healing music", "zen",
                             "space music", "yoga", "dark ambient", "ambient electronic",
                             "berlin school", "kosmische", "kosmische musik", "sequencer music"),
@@ -255,7 +255,7 @@ _g(name="boom bap", aliases=("boom bap", "horrorcore", "turntablism", "turntabli
              "rim+": "..........o....."},
             {"kick": "X.X.......X.....", "snare": "....X.......X..o", "ohat": "..x...x...x...x.",
              "tamb+": "....x.......x..."}))
-_g(name="trap", aliases=("trap", "witch house", "jerkin", "jerk beat", "jerkin beat", "nola bounce", "bounce music", "new orleans bounce", "triggerman",
+_g(name="trap", aliases=("trap", "emo rap", "emo-rap", "emo trap", "sad rap", "soundcloud rap", "witch house", "jerkin", "jerk beat", "jerkin beat", "nola bounce", "bounce music", "new orleans bounce", "triggerman",
                          "phonk", "rage", "plugg", "crunk", "footwork", "atlanta trap", "southern hip hop",
                          "memphis rap", "cloud rap"),
    bpm=(130, 150), kit=25, fill="roll", bass="808", chords="pad", form="edm", humanize_ms=1, vel_var=10,

@@ -117,7 +117,7 @@ _g(name="disco", family="pop",
 
 # --- funk, soul, r&b, gospel, motown --------------------------------------------------------------------
 _g(name="funk", chromatic_approach=True, family="soul",
-   aliases=("funk", "blaxploitation",
+   aliases=("funk", "80s synth funk", "blaxploitation",
             "psychedelic soul", "psych soul", "minneapolis sound", "funky", "go-go", "p-funk", "boogaloo", "jazz funk", "jazz-funk", "70s funk", "slap funk",
             "funk groove", "minneapolis funk", "new orleans funk",
             "jazz fusion", "jazz rock", "jazz-rock", "fusion jazz"),

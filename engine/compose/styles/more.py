@@ -146,7 +146,7 @@ _g(name="chacarera", family="latin",
 
 # --- the Latin-American bolero (not Ravel's) ---------------------------------------------------------------
 _g(name="bolero", family="latin",
-   aliases=("bolero", "danzon", "danzonete", "danzon cubano",
+   aliases=("bolero", "pasillo", "pasillo ecuatoriano", "pasillo colombiano", "pasillos", "danzon", "danzonete", "danzon cubano",
             "bolero romantico", "trio romantico", "bolero cubano", "bolero ranchero",
             "los panchos", "trio los panchos", "bolero trio", "latin bolero"),
    bpm=(66, 90), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=10,
@@ -280,7 +280,7 @@ _g(name="electro", family="electronic",
 
 # --- biguine --------------------------------------------------------------------------------------------------
 _g(name="biguine", family="caribbean",
-   aliases=("biguine", "beguine", "old-time biguine", "old time biguine",
+   aliases=("biguine", "mazurka creole", "creole mazurka", "mazouk", "mazouk creole", "mazurka antillaise", "beguine", "old-time biguine", "old time biguine",
             "biguine martiniquaise", "biguine from martinique", "martinique",
             "guadeloupe", "stellio", "biguine jazz"),
    bpm=(104, 140), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=10,

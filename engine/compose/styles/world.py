@@ -293,7 +293,7 @@ _g(name="dancehall", family="caribbean",
 
 # --- Trinidad --------------------------------------------------------------------------------------
 _g(name="calypso", family="caribbean",
-   aliases=("calypso", "quelbe", "scratch band", "fungi music", "rake and scrape", "rake n scrape", "rake 'n' scrape", "rake-and-scrape", "bahamian", "junkanoo", "goombay", "twoubadou", "troubadour haitien", "haitian troubadour", "trinidad", "trinidadian", "kompa", "konpa", "haitian", "steelband", "steel band",
+   aliases=("calypso", "spouge", "cadence-lypso", "cadence lypso", "cadencelypso", "cadence-lypso music", "quelbe", "scratch band", "fungi music", "rake and scrape", "rake n scrape", "rake 'n' scrape", "rake-and-scrape", "bahamian", "junkanoo", "goombay", "twoubadou", "troubadour haitien", "haitian troubadour", "trinidad", "trinidadian", "kompa", "konpa", "haitian", "steelband", "steel band",
             "caribbean", "kaiso",
             "mento", "jamaican mento"),
    bpm=(100, 120), kit=0, fill="toms", form="song", humanize_ms=5, vel_var=8, tone=0.4, reverb=0.2,
