@@ -61,11 +61,11 @@ _g(name="classical", aliases=("classical", "string quartet", "quartet", "minimal
    progressions=CLASSICAL, modes=("major", "major", "minor"), lead_density=0.5, reverb=0.4, grooves=(),
    intro_drums="none", family=CL, tone=-0.1)
 
-_g(name="baroque", aliases=("baroque", "sarabande", "sarabanda", "zarabanda", "siciliana", "siciliano", "gigue", "courante", "allemande",
+_g(name="baroque", aliases=("baroque", "gigue", "courante", "allemande",
                             "baroque music", "baroque period", "bach", "vivaldi", "handel",
                             "telemann", "corelli", "pachelbel", "fugue", "toccata", "partita", "passacaglia",
                             "chaconne", "concerto grosso", "brandenburg", "basso continuo", "continuo", "canon",
-                            "harpsichord music", "four seasons", "barock", "barroco"),
+                            "harpsichord music", "four seasons", "barock", "barroco", "sarabande", "sarabanda", "zarabanda", "siciliana", "siciliano"),
    bpm=(96, 126), kit=0, fill="none", bass="walking", chords="block", form="song", humanize_ms=5, vel_var=6,
    parts=(_p("violin", L, 40), _p("harpsichord", C, 6, pan=-0.3), _p("violin 2", A, 40, "arp8", pan=0.45),
           _p("strings", PD, 48, level=0.32), _p("cello", B, 42)),

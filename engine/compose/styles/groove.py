@@ -117,10 +117,10 @@ _g(name="disco", family="pop",
 
 # --- funk, soul, r&b, gospel, motown --------------------------------------------------------------------
 _g(name="funk", chromatic_approach=True, family="soul",
-   aliases=("funk", "80s synth funk", "blaxploitation",
+   aliases=("funk", "blaxploitation",
             "psychedelic soul", "psych soul", "minneapolis sound", "funky", "go-go", "p-funk", "boogaloo", "jazz funk", "jazz-funk", "70s funk", "slap funk",
             "funk groove", "minneapolis funk", "new orleans funk",
-            "jazz fusion", "jazz rock", "jazz-rock", "fusion jazz"),
+            "jazz fusion", "jazz rock", "jazz-rock", "fusion jazz", "80s synth funk"),
    bpm=(94, 112), kit=0, fill="snare", bass="funk", chords="funk16", form="song", swing=0.06, swing_unit=0.25,
    humanize_ms=6, vel_var=14, tone=0.3, reverb=0.15,
    parts=(_p("drums", D, 0), _p("bass", B, 36), _p("guitar", C, 28), _p("clavinet", C, 7, "funk16", pan=0.45),

@@ -146,9 +146,9 @@ _g(name="chacarera", family="latin",
 
 # --- the Latin-American bolero (not Ravel's) ---------------------------------------------------------------
 _g(name="bolero", family="latin",
-   aliases=("bolero", "pasillo", "pasillo ecuatoriano", "pasillo colombiano", "pasillos", "danzon", "danzonete", "danzon cubano",
+   aliases=("bolero", "danzon", "danzonete", "danzon cubano",
             "bolero romantico", "trio romantico", "bolero cubano", "bolero ranchero",
-            "los panchos", "trio los panchos", "bolero trio", "latin bolero"),
+            "los panchos", "trio los panchos", "bolero trio", "latin bolero", "pasillo", "pasillo ecuatoriano", "pasillo colombiano", "pasillos"),
    bpm=(66, 90), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=10,
    tone=-0.05, reverb=0.32, lead_density=0.5, intro_drums="all", chromatic_approach=True,
    parts=(_p("drums", D, 0, level=0.6), _p("upright bass", B, 32), _p("nylon guitar", C, 24),
@@ -280,9 +280,9 @@ _g(name="electro", family="electronic",
 
 # --- biguine --------------------------------------------------------------------------------------------------
 _g(name="biguine", family="caribbean",
-   aliases=("biguine", "mazurka creole", "creole mazurka", "mazouk", "mazouk creole", "mazurka antillaise", "beguine", "old-time biguine", "old time biguine",
+   aliases=("biguine", "beguine", "old-time biguine", "old time biguine",
             "biguine martiniquaise", "biguine from martinique", "martinique",
-            "guadeloupe", "stellio", "biguine jazz"),
+            "guadeloupe", "stellio", "biguine jazz", "mazurka creole", "creole mazurka", "mazouk", "mazouk creole", "mazurka antillaise"),
    bpm=(104, 140), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=10,
    tone=0.15, reverb=0.22, lead_density=0.8, intro_drums="all", chromatic_approach=True,
    parts=(_p("drums", D, 0, level=0.7), _p("tuba", B, 58), _p("banjo", C, 105), _p("piano", C, 0, pan=0.35),

@@ -96,8 +96,8 @@ _g(name="progressive rock", aliases=("progressive rock", "zeuhl", "kobaian", "pr
              "bell+": "X...X...X....."},
             {"kick": "X...x...X...x.", "snare": "..o.X.....X...", "chat": "xxx.xxx.xxxxx.",
              "tom_lo+": "............x."}))
-_g(name="surf rock", aliases=("surf rock", "psychobilly", "psycho billy", "psycho-billy", "neo-rockabilly", "neorockabilly", "surf", "surf music", "surf guitar", "hot rod", "beach rock",
-                              "instrumental surf"),
+_g(name="surf rock", aliases=("surf rock", "surf", "surf music", "surf guitar", "hot rod", "beach rock",
+                              "instrumental surf", "psychobilly", "psycho billy", "psycho-billy", "neo-rockabilly", "neorockabilly"),
    bpm=(150, 180), kit=0, fill="toms", bass="rock8", chords="pats", form="song", humanize_ms=5, vel_var=8,
    family="rock", tone=0.4, reverb=0.55, intro_drums="all", lead_density=0.7,
    parts=(_p("drums", D, 0), _p("bass", B, 34), _p("electric guitar", C, 27), _p("organ", PD, 17),
@@ -223,9 +223,9 @@ _g(name="doom", aliases=("doom", "doom metal", "stoner", "stoner rock", "stoner 
              "china+": "X...X...X...X..."}))
 
 # --- country, bluegrass, folk -------------------------------------------------------------------------
-_g(name="country", aliases=("country", "honky tonk", "honky-tonk", "honkytonk", "honky tonk two-step", "country and western", "honky tonk country", "nashville", "outlaw country",
+_g(name="country", aliases=("country", "country and western", "honky tonk country", "nashville", "outlaw country",
                             "western", "cowboy", "two-step", "two step", "train beat", "americana", "alt country",
-                            "alt-country", "country rock", "western swing", "texas country"),
+                            "alt-country", "country rock", "western swing", "texas country", "honky tonk", "honky-tonk", "honkytonk", "honky tonk two-step"),
    bpm=(96, 132), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=8,
    family="country", tone=0.15, reverb=0.18, intro_drums="all", lead_density=0.55,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("acoustic guitar", C, 25), _p("pedal steel", PD, 26, "swell"),
@@ -309,9 +309,9 @@ _g(name="sea shanty", aliases=("sea shanty", "shanty", "sea shanties", "shanties
    grooves=({"kick": "X.......X.......", "clap": "....X.......X...", "floor": "X.......X......."},  # stomp, clap
             {"kick": "X.......X.....x.", "clap": "....X..x....X...", "tamb": "..x...x...x...x."},
             {"kick": "X.....x.....", "clap": "......X.....", "tamb": "x.x.x.x.x.x."}))         # a 6/8 shanty
-_g(name="polka", aliases=("polka", "landler", "laendler", "alpine folk", "alpenlandische volksmusik", "oberkrainer", "banda sinaloense", "banda", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
+_g(name="polka", aliases=("polka", "banda sinaloense", "banda", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
                           "bavarian", "tyrolean", "polish polka", "czech polka",
-                          "norteno", "musica nortena", "conjunto", "tejano", "tex-mex", "tex mex"),
+                          "norteno", "musica nortena", "conjunto", "tejano", "tex-mex", "tex mex", "landler", "laendler", "alpine folk", "alpenlandische volksmusik", "oberkrainer"),
    bpm=(112, 140), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4,
    vel_var=8, family="folk", tone=0.3, reverb=0.12, intro_drums="all", lead_density=0.7,
    parts=(_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _p("clarinet", L, 71, "melody"),

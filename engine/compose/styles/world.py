@@ -293,9 +293,9 @@ _g(name="dancehall", family="caribbean",
 
 # --- Trinidad --------------------------------------------------------------------------------------
 _g(name="calypso", family="caribbean",
-   aliases=("calypso", "spouge", "cadence-lypso", "cadence lypso", "cadencelypso", "cadence-lypso music", "quelbe", "scratch band", "fungi music", "rake and scrape", "rake n scrape", "rake 'n' scrape", "rake-and-scrape", "bahamian", "junkanoo", "goombay", "twoubadou", "troubadour haitien", "haitian troubadour", "trinidad", "trinidadian", "kompa", "konpa", "haitian", "steelband", "steel band",
+   aliases=("calypso", "quelbe", "scratch band", "fungi music", "rake and scrape", "rake n scrape", "rake 'n' scrape", "rake-and-scrape", "bahamian", "junkanoo", "goombay", "twoubadou", "troubadour haitien", "haitian troubadour", "trinidad", "trinidadian", "kompa", "konpa", "haitian", "steelband", "steel band",
             "caribbean", "kaiso",
-            "mento", "jamaican mento"),
+            "mento", "jamaican mento", "spouge", "cadence-lypso", "cadence lypso", "cadencelypso", "cadence-lypso music"),
    bpm=(100, 120), kit=0, fill="toms", form="song", humanize_ms=5, vel_var=8, tone=0.4, reverb=0.2,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("guitar", C, 25), _p("steel pan", L, 114),
           _p("brass", C, 61, "stab", pan=0.5)),
