@@ -904,3 +904,29 @@ def test_keys_named_in_solfege_or_in_german(prompt, key, mode):
     assert compose(prompt, 0).key_root == key
     assert read_prompt("la bamba party").key_root is None
     assert read_prompt("do it slow in A minor").key_root == 9
+
+
+def _tonic_share(progressions) -> float:
+    """The share of bars (a bar split "a-b" counts half each) whose chord is built on the tonic."""
+    import re as _re
+    on = total = 0.0
+    for prog in progressions:
+        for tok in prog.split():
+            halves = tok.split("-")
+            for h in halves:
+                m = _re.match(r"^(b|#)?(VII|VI|V|IV|III|II|I|vii|vi|v|iv|iii|ii|i)(?![IVXiv])", h)
+                total += 1 / len(halves)
+                on += (m is not None and not m.group(1) and m.group(2) in ("i", "I") and "/" not in h) / len(halves)
+    return on / total
+
+
+def test_a_modal_vamp_lives_on_its_tonic():
+    """Dorian and mixolydian are heard by their tonic: a vamp that gave the dorian IV7 (the parent
+    major's V7) half of every phrase was heard in the parent major (a funk in Ab dorian as Db major,
+    sets A, D, E, H, I). Every style's dorian and mixolydian progressions spend at least half their
+    bars on the tonic chord."""
+    tables = [("default", G.PROGRESSIONS), ("blues", G.BLUES)] + [(n, g.progressions) for n, g in G.GENRES.items()]
+    for name, table in tables:
+        for mode in ("dorian", "mixolydian"):
+            if table.get(mode):
+                assert _tonic_share(table[mode]) >= 0.5, (name, mode, table[mode])

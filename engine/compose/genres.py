@@ -87,8 +87,11 @@ PROGRESSIONS = {
               "I V IV IV", "I bVII IV I", "I vi ii V", "I IV I V"),
     "minor": ("i VI III VII i VI VII V", "i iv VII III", "i VI VII V", "i iv v V", "i VII VI V", "i III VII iv",
               "VI VII i i", "i iv VI V", "i VI iv V", "i i VII VI"),
-    "dorian": ("i7 IV7 i7 IV7", "i7 ii7 i7 IV", "i7 VII IV i7", "i7 IV III VII"),
-    "mixolydian": ("I bVII IV I", "I I bVII IV", "I v bVII IV", "I bVII I IV"),
+    # the modes vamp on their tonic, the colour chord a visit: "i7 IV7 i7 IV7" gave the dorian's IV7
+    # (the parent major's V7) half the time and a funk in D dorian was heard in C (sets A, D, I); D–C–G–D
+    # sits in G as much as in D mixolydian
+    "dorian": ("i7 IV7 i7 i7", "i7 ii7 i7 IV7", "i7 VII IV i7", "i7 i7 IV7 i7"),
+    "mixolydian": ("I bVII IV I", "I I bVII I", "I v bVII I", "I bVII I I"),
     "phrygian": ("i bII i bII", "i bII bIII bII", "i i bII VII", "i bVI bII i"),
     # lydian's II sounds over the tonic in the bass (II/I): without the pedal, I–II is heard as IV–V
     # of the key a fifth above (a shoegaze in F lydian heard C major)
@@ -107,8 +110,8 @@ BOSSA = {
 BLUES = {   # rock, funk, soul: dominant colour, the IV and bVII
     "major": ("I IV7 I V7", "I I IV I", "I bVII IV I", "I IV bVII IV", "I IV V IV", "I V IV I"),
     "minor": ("i7 iv7 i7 V7", "i7 VII VI V", "i iv VII i", "i7 i7 iv7 v7", "i VI VII V"),
-    "mixolydian": ("I7 bVII7 IV7 I7", "I7 I7 bVII IV"),
-    "dorian": ("i7 IV7 i7 IV7", "i7 i7 IV7 IV7"),
+    "mixolydian": ("I7 bVII7 IV7 I7", "I7 I7 bVII I7"),
+    "dorian": ("i7 IV7 i7 i7", "i7 i7 IV7 i7"),
 }
 SOUL = {
     "major": ("Imaj7 iii7 vi7 IVmaj7", "IVmaj7 iii7 ii7 Imaj7", "Imaj9 vi7 ii7 V9", "ii7 iii7 IVmaj7 V7"),
@@ -665,3 +668,16 @@ DRUM_WORDS.update({w: v for w, v in {
 }.items() if w not in DRUM_WORDS})
 DRUM_WORDS.update({w + "s": DRUM_WORDS[w] for w in ("kick", "kick drum", "bass drum")
                    if w + "s" not in DRUM_WORDS})
+
+# set J's words (2026-12-07): a sound bath's bowls and shruti box, Swedish fiddles and accordion,
+# the French drum kit's brushes and snare, Curaçao's wiri scraper
+INSTRUMENTS.update({w: v for w, v in {
+    "singing bowl": (14, L, "sparse"), "singing bowls": (14, L, "sparse"), "tibetan bowls": (14, L, "sparse"),
+    "tibetan singing bowls": (14, L, "sparse"), "crystal bowls": (14, L, "sparse"),
+    "shruti box": (20, PD, ""), "sruti box": (20, PD, ""), "shruti": (20, PD, ""),
+    "fiol": (40, L, ""), "fioler": (40, L, ""), "dragspel": (21, C, ""), "durspel": (21, C, ""),
+}.items() if w not in INSTRUMENTS})
+DRUM_WORDS.update({w: v for w, v in {
+    "balais": DRUM_WORDS["brushes"], "caisse claire": (None, {"snare": "....x.......x..."}, None),
+    "wiri": DRUM_WORDS["guiro"], "gongs": DRUM_WORDS["gong"],
+}.items() if w not in DRUM_WORDS})
