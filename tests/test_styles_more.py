@@ -439,3 +439,67 @@ def test_a_keyboard_alone_keeps_its_left_hand_and_a_flute_solo_keeps_the_band():
     assert len(s.parts) >= 2                                  # both hands
     s = compose("canterbury scene jam, electric piano comping, flute solo", 1)
     assert any(p.is_drums for p in s.parts) and len(s.parts) >= 4
+
+
+# --- set J (2026-12-07) -------------------------------------------------------------------------------
+@pytest.mark.parametrize("prompt,style", [
+    ("corrido tumbado type beat w/ requinto n tololoche", "polka"), ("chamamé correntino en 6/8", "chacarera"),
+    ("gothenburg melodeath like at the gates slaughter of the soul", "metal"),
+    ("tech death, necrophagist vibes", "thrash"), ("en hambo från hälsingland, dragspelet kompar", "polska"),
+    ("a pavane in the manner of fauré and ravel", "classical"), ("70s space rock like hawkwind", "rock"),
+    ("hanguk balladeu, 6/8 bakja", "pop"), ("macedonian lesnoto in 7/8", "balkan"),
+    ("electroclash like fischerspooner, snotty new wave guitar", "electro")])
+def test_set_js_style_words_reach_their_nearest_style(prompt, style):
+    assert read_prompt(prompt).genre == style, read_prompt(prompt).genre_why
+
+
+def test_space_rock_drives_in_four_not_progs_seven():
+    assert compose("70s space rock, fuzz bass, ~150bpm", 0).meter == (4, 4)
+
+
+@pytest.mark.parametrize("prompt,root,mode", [
+    ("ragga riddim, organ skank, Gm 95bpm", 7, "minor"), ("techno 128 bpm, Am", 9, "minor"),
+    ("deep house in Ebm", 3, "minor"), ("dark trap, F#m, 140", 6, "minor"), ("some ebm please", None, None),
+    ("i am a fan of fm synths, 120 bpm", None, None), ("120 bpm em clima de festa", None, None)])
+def test_a_minor_key_written_as_a_chord_name_is_read_where_it_cannot_be_a_word(prompt, root, mode):
+    sp = read_prompt(prompt)
+    assert (sp.key_root, sp.mode) == (root, mode)
+
+
+@pytest.mark.parametrize("prompt,programs", [
+    ("late night jazz ballad, just tenor sax and piano, Db, slow", {66, 0}),
+    ("dusty americana, just acoustic guitar and harmonica, 92bpm", {25, 22})])
+def test_just_two_instruments_in_a_style_are_those_two(prompt, programs):
+    s = compose(prompt, 1)
+    assert {p.program for p in s.parts} == programs and not any(p.is_drums for p in s.parts), s.describe()
+
+
+def test_a_pianos_arpeggios_are_the_pianos_and_a_synthwaves_are_a_synth():
+    assert "arpeggios" not in read_prompt("chopin-style etude, fast right hand arpeggios").instruments
+    assert "arpeggios" not in read_prompt("harp arpeggios over strings").instruments
+    assert "arpeggios" in read_prompt("synthwave with arpeggios").instruments
+
+
+def test_a_chamame_accordion_a_dos_voces_is_no_choir_and_swedish_kompar_no_kompa():
+    assert not {"voices", "voice"} & set(read_prompt("acordeón a dos voces llevando la melodía").instruments)
+    assert read_prompt("ett dragspel som kompar").genre is None
+
+
+@pytest.mark.parametrize("prompt,program", [
+    ("sound bath for yoga, singing bowls + shruti box drone", 14), ("sound bath, singing bowls + shruti box drone", 20),
+    ("en hambo, två fioler och ett dragspel", 40), ("en hambo, två fioler och ett dragspel", 21)])
+def test_set_j_instrument_words_play_their_program_within_eight_seconds(prompt, program):
+    for seed in (0, 1):
+        s = compose(prompt, seed)
+        parts = {k for k, p in enumerate(s.parts) if p.program == program and not p.is_drums}
+        first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part in parts), default=None)
+        assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, seed, s.describe())
+
+
+@pytest.mark.parametrize("prompt,keys", [("chanson, une valse, balais sur la caisse claire", {38, 40}),
+                                         ("tumba from curaçao, congas and the wiri", {73, 74})])
+def test_set_j_percussion_words_play_their_keys(prompt, keys):
+    s = compose(prompt, 1)
+    d = next(i for i, p in enumerate(s.parts) if p.is_drums)
+    first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part == d and n.pitch in keys), default=None)
+    assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, s.describe())

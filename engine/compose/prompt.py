@@ -53,7 +53,12 @@ _KEY_RES = (
     re.compile(r"\b([a-g])" + _ACC + r"\s*" + _MODE_WORDS + r"\b"),
     # a flat or sharp key letter standing alone in a list ("walking bass, Bb, 190"): no word is spelt so
     re.compile(r"(?<![\w/'-])([a-g])(#|♯|b|♭)()(?=\s*(?:[,;!)]|\.(?!\d)|$))"),
+    # a minor key as a chord name ("F#m", "Ebm"; a plain "Gm", "Am" only beside the tempo: "Gm 95bpm",
+    # "128 bpm, Am" — "am", "em" and "fm" are words too)
+    re.compile(r"(?<![\w/'#♯-])([a-g])(#|♯|b|♭)?(m)(?![\w#♯♭'-])"),
 )
+_BESIDE_TEMPO_BEFORE = re.compile(r"\d{2,3}(?:\.\d+)?\s*bpm\s*[,;]?\s*$")
+_BESIDE_TEMPO_AFTER = re.compile(r"\s*[,;]?\s*~?\d{2,3}(?:\.\d+)?\s*bpm\b|\s*(?:[,;.!)]|$)")
 #: a key's mode in the Dutch and French ("G majeur", "A mineur") and the Japanese loanwords ("A mainā")
 _FOREIGN_MODES = {"majeur": "major", "mineur": "minor", "maina": "minor", "mainaa": "minor", "meja": "major",
                   "mejaa": "major"}
@@ -137,6 +142,8 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     "batterie schlagzeug".split()) | frozenset(
     # "melody" in Spanish, Portuguese, Italian, French and German is no melodica
     "melodia melodias melodie melodies".split()) | frozenset(
+    # "voices" as in parts ("acordeón a dos voces") and the Swedish "kompar" (comps) are no voices, no kompa
+    "voces vozes voix kompar kompa-r komp".split()) | frozenset(
     # words of set H one or two edits from a style or instrument word ("concertino" is the baroque
     # concerto's solo group, no concertina; a turntablist's "scratches" no güiro scratcher)
     "concertino concrete electrico electrica electrique elektrisch scratches scratching scratch".split())
@@ -253,9 +260,15 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
         if m and rx is _KEY_RES[0] and m.group(1) == "a" and not (m.group(2) or m.group(3) or m.group(4)) \
                 and not re.match(r"\s*($|[,.;!]|and\b|with\b|at\b|for\b|over\b)", text[m.end():]):
             m = None                              # "in a lofi style" is no key of A
+        if m and rx is _KEY_RES[3]:
+            beside = (_BESIDE_TEMPO_BEFORE.search(text[:m.start()]) and _BESIDE_TEMPO_AFTER.match(text[m.end():])) \
+                or (re.match(r"\s*~?\d{2,3}(?:\.\d+)?\s*bpm\b", text[m.end():])) \
+                or re.search(r"\b(?:in|key of|key)\s+$", text[:m.start()])
+            if not ((m.group(2) or m.group(1) == "b") and m.group(0) not in _GENRE_OF or beside):
+                m = None                          # "ebm" is electronic body music unless beside the tempo
         if m:
             letter, acc, mword = m.group(1), (m.group(2) or "").strip(" -"), (m.group(3) or "")
-            if rx is _KEY_RES[0] and len(m.groups()) >= 4 and m.group(4):
+            if rx is _KEY_RES[0] and len(m.groups()) >= 4 and m.group(4) or rx is _KEY_RES[3]:
                 mword = "minor"
             spec.key_root = (_NOTE_NAMES[letter] + (1 if acc in ("#", "sharp") else -1 if acc in ("b", "flat")
                                                     else 0)) % 12
@@ -579,6 +592,10 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
     # "upright bass plucks", "guitar plucks": the named instrument plucked, not a synth pluck
     named = [(i, w) for i, w in named if w not in ("pluck", "plucks") or not any(
         j + len(v) <= i and not text[j + len(v):i].strip() for j, v in named if v not in ("pluck", "plucks"))]
+    # "right hand arpeggios", "harp arpeggios", "arpeggiated piano": the instrument's own figure, not a synth arp
+    named = [(i, w) for i, w in named if w not in ("arpeggio", "arpeggios") or not re.search(
+        r"\b(?:piano|harp|guitar|hands?|harpsichord|keyboard|celesta|marimba|vibes|vibraphone|strings?)"
+        r"(?:\s+[a-z'-]+)?\s+$", text[:i])]
     drums += [(i, w) for i, w, kind in misspelt if kind == "drum"]
     named += [(i, w) for i, w, kind in misspelt if kind == "instrument"]
     tin = r"(?:tin|penny|irish|low)\s+$"
@@ -691,7 +708,7 @@ def _read_solo(spec: PromptSpec, words: set[str]) -> None:
     # with a style named, only an instrument said to play alone: "solo piano only", "piano only",
     # "just the piano" (a boogie-woogie for piano alone) — not a "flute solo" in a band
     solo = solo or any(re.search(rf"\b{re.escape(w)}s?\s+(?:only|alone)\b|\b(?:only|just)\s+(?:an?\s+|the\s+)?"
-                                 rf"{re.escape(w)}s?\b(?!\s+(?:and|&|\+|with|solo|melody|lead|part|line))",
+                                 rf"{re.escape(w)}s?\b(?!\s+(?:with|solo|melody|lead|part|line))",
                                  spec.text) for w in spec.instruments)
     spec.solo = solo and bool(spec.instruments)
     if solo:
