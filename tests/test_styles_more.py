@@ -503,3 +503,38 @@ def test_set_j_percussion_words_play_their_keys(prompt, keys):
     d = next(i for i, p in enumerate(s.parts) if p.is_drums)
     first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part == d and n.pitch in keys), default=None)
     assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, s.describe())
+
+
+@pytest.mark.parametrize("prompt", ["slow blues rock 12/8 in Am, cranked les paul, hammond, 60bpm",
+                                    "doo-wop ballad in 12/8 at 50 bpm, tenor sax lead",
+                                    "a slow soul ballad at 58 bpm in 12/8, trumpet melody"])
+def test_a_slow_bars_intro_is_short_enough_for_the_band_to_be_in_by_eight_seconds(prompt):
+    for seed in SEEDS:
+        s = compose(prompt, seed)
+        c = composer_of(s)
+        assert c.intro_bars * c.bpb * 60.0 / s.bpm <= 7.0 + 1e-6, (seed, c.intro_bars, s.bpm)
+        lead = {k for k, p in enumerate(s.parts) if p.role == "lead"}
+        first = min((n.start for i in range(8) for n in s.bar(i)[0] if n.part in lead), default=None)
+        assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, seed, first)
+    assert composer_of(compose("house at 124", 0)).intro_bars == G.GENRES["house"].intro_bars   # a quick bar keeps its own
+
+
+@pytest.mark.parametrize("prompt,program", [("dominican dembow, weird synth horn loop", 62),
+                                            ("gothenburg melodeath, chugging rythm guitars", 30),
+                                            ("macedonian lesnoto in 7/8, tambura strumming", 105),
+                                            ("minimal techno 127bpm, dubby chord stab", 81),
+                                            ("electroclash, snotty new wave guitar", 27)])
+def test_set_j_second_round_words_play_their_program(prompt, program):
+    for seed in (0, 1):
+        s = compose(prompt, seed)
+        parts = {k for k, p in enumerate(s.parts) if p.program == program and not p.is_drums}
+        first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part in parts), default=None)
+        assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, seed, s.describe())
+
+
+def test_a_named_floor_tom_and_hi_hat_play_in_rock():
+    s = compose("70s space rock like hawkwind, relentless hi-hat and floor tom pounding, ~150bpm", 1)
+    d = next(i for i, p in enumerate(s.parts) if p.is_drums)
+    for keys in ({41, 43}, {42, 44, 46}):
+        first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part == d and n.pitch in keys), default=None)
+        assert first is not None and first * 60.0 / s.bpm <= 8.0, (keys, s.describe())

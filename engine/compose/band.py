@@ -38,6 +38,8 @@ _GENERIC = {"organ": range(16, 24), "guitar": range(24, 32), "guitars": range(24
             "horns": range(56, 64), "brass": range(56, 64), "brass section": range(56, 64), "sax": range(64, 68),
             "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8), "keyboard": (*range(0, 8), *range(80, 96)),
             "downtuned guitar": (29, 30), "downtuned guitars": (29, 30),
+            "rhythm guitar": range(24, 32), "rhythm guitars": range(24, 32), "rythm guitar": range(24, 32),
+            "rythm guitars": range(24, 32), "lead guitars": range(24, 32),
             "drone": (20, 104, 109, *range(88, 96))}    # a style's own drone: harmonium, tanpura, pipes, a pad
 
 
@@ -136,6 +138,10 @@ class Band:
         if den == 8 or self.groups:
             self.swing = 0.0           # eighth-note meters (6/8, 7/8 …) are played even, never swung
         self.intro_bars = spec.intro_bars if spec.intro_bars is not None else g.intro_bars
+        if spec.intro_bars is None and self.intro_bars > 1:
+            # a slow bar (a 12/8 blues at 60: four seconds) makes the style's two-bar intro eight
+            # seconds long: the band is in by about seven seconds, whatever the tempo
+            self.intro_bars = max(1, min(self.intro_bars, int(_INTRO_MAX_S * self.bpm / (60.0 * self.bpb))))
         ms_to_beats = self.bpm / 60000.0
         self.jitter = g.humanize_ms * ms_to_beats
         self.laid_back = g.laid_back_ms * ms_to_beats
@@ -410,6 +416,8 @@ _ODD_METER_MAX_BPM = 132.0
 #: the fastest quarter an odd eighth meter takes when the prompt says slow: eighths at ~220 a minute
 #: or fewer, where a dance style's own range (the Balkans' 150–190) would run them at 300 and more
 _ODD_METER_SLOW_BPM = 112.0
+#: the longest intro, in seconds, a style's own intro bars take when the prompt asks no intro length
+_INTRO_MAX_S = 7.0
 #: the fastest quarter a 5/8 takes when no tempo is asked: its bar is too short to hold two
 #: beats, so above ~170 eighths a minute a listener (and a beat tracker) hears an even half-bar
 #: pulse of 2.5 eighths; below it the eighths themselves are the pulse, in 3+2 (set E's midwest
@@ -495,6 +503,8 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         prog, role, style = G.INSTRUMENTS[w]
         if w == "organ" and g.family == "classical":
             prog = 19                       # in a concert style an organ is the pipe organ, not a Hammond
+        if w in ("tambura", "tamburas", "tamboura") and g.family in ("balkan", "folk", "klezmer"):
+            prog = 105                      # the Balkans' plucked tambura (a tamburica), not India's drone
         kin = _GENERIC.get(w)
         if kin is not None:
             # the style's own part of the kind: "organ" in a hymn is its church organ, "guitars" in
