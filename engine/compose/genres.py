@@ -676,14 +676,16 @@ INSTRUMENTS.update({w: v for w, v in {
     "tibetan singing bowls": (14, L, "sparse"), "crystal bowls": (14, L, "sparse"),
     "shruti box": (20, PD, ""), "sruti box": (20, PD, ""), "shruti": (20, PD, ""),
     "fiol": (40, L, ""), "fioler": (40, L, ""), "dragspel": (21, C, ""), "durspel": (21, C, ""),
-    "synth horn": (62, L, ""), "synth horns": (62, L, ""), "rhythm guitar": (27, C, ""), "rhythm guitars": (27, C, ""),
-    "rythm guitar": (27, C, ""), "rythm guitars": (27, C, ""), "lead guitars": (29, L, ""),
+    "synth horn": (62, L, ""), "synth horns": (62, L, ""), "rhythm guitar": (25, C, ""), "rhythm guitars": (25, C, ""),
+    "rythm guitar": (25, C, ""), "rythm guitars": (25, C, ""), "lead guitars": (29, L, ""),
     "chord stab": (81, C, "stab"), "chord stabs": (81, C, "stab"), "dub chord": (81, C, "stab"),
     "dub chords": (81, C, "stab"), "new wave guitar": (27, C, ""), "tamburica": (105, A, "arp8"),
 }.items() if w not in INSTRUMENTS})
 DRUM_WORDS.update({w: v for w, v in {
     "balais": DRUM_WORDS["brushes"], "caisse claire": (None, {"snare": "....x.......x..."}, None),
     "wiri": DRUM_WORDS["guiro"], "gongs": DRUM_WORDS["gong"],
-    "hi-hat": DRUM_WORDS["hats"], "hi hat": DRUM_WORDS["hats"], "hihat": DRUM_WORDS["hats"],
+    # one hi-hat named: eighths (swung where the style swings), not the sixteenths of "hats"
+    "hi-hat": (None, {"chat": "x.x.x.x.x.x.x.x."}, None), "hi hat": (None, {"chat": "x.x.x.x.x.x.x.x."}, None),
+    "hihat": (None, {"chat": "x.x.x.x.x.x.x.x."}, None),
     "floor tom": (None, {"floor": "x...x...x...x..."}, None), "floor toms": (None, {"floor": "x...x...x...x..."}, None),
 }.items() if w not in DRUM_WORDS})
