@@ -538,3 +538,10 @@ def test_a_named_floor_tom_and_hi_hat_play_in_rock():
     for keys in ({41, 43}, {42, 44, 46}):
         first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part == d and n.pitch in keys), default=None)
         assert first is not None and first * 60.0 / s.bpm <= 8.0, (keys, s.describe())
+
+
+def test_an_orchestras_horns_are_french_horns_and_a_soul_bands_a_section():
+    s = compose("a pavane in the manner of fauré, flute over pizzicato strings, horns holding soft chords", 0)
+    assert any(p.program == 60 for p in s.parts) and not any(p.program == 61 for p in s.parts), s.describe()
+    s = compose("retro soul, wurlitzer, horns", 0)
+    assert not any(p.program == 60 for p in s.parts), s.describe()

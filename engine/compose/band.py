@@ -503,6 +503,8 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         prog, role, style = G.INSTRUMENTS[w]
         if w == "organ" and g.family == "classical":
             prog = 19                       # in a concert style an organ is the pipe organ, not a Hammond
+        if w in ("horns", "horn") and g.family == "classical":
+            prog, role, style = G.INSTRUMENTS["french horn"]     # an orchestra's horns: French horns, held
         if w in ("tambura", "tamburas", "tamboura") and g.family in ("balkan", "folk", "klezmer"):
             prog = 105                      # the Balkans' plucked tambura (a tamburica), not India's drone
         kin = _GENERIC.get(w)
