@@ -24,6 +24,20 @@ def notes_by_role(score, i, role):
     return [n for n in score.bar(i)[0] if roles[n.part] == role]
 
 
+def first_program_s(score, program):
+    """Seconds to the first note of a part with GM ``program`` (not the kit) in 16 bars, else None."""
+    parts = {k for k, p in enumerate(score.parts) if p.program == program and not p.is_drums}
+    first = min((n.start for i in range(16) for n in score.bar(i)[0] if n.part in parts), default=None)
+    return None if first is None else first * 60.0 / score.bpm
+
+
+def first_key_s(score, keys):
+    """Seconds to the kit's first hit on one of the drum ``keys`` in 16 bars, else None."""
+    d = next(i for i, p in enumerate(score.parts) if p.is_drums)
+    first = min((n.start for i in range(16) for n in score.bar(i)[0] if n.part == d and n.pitch in keys), default=None)
+    return None if first is None else first * 60.0 / score.bpm
+
+
 @pytest.mark.parametrize("prompt,genre", [
     ("saudade-filled fado in E minor, portuguese guitar", "fado"), ("punjabi bhangra, dhol and tumbi", "bhangra"),
     ("bollywood item song, shehnai melody", "bhangra"), ("andean huayno from cusco, quena", "huayno"),
@@ -131,9 +145,8 @@ def test_set_f_styles_are_reached_by_their_words(prompt, genre):
 def test_set_f_instrument_words_play_their_program_within_eight_seconds(prompt, program):
     for seed in (0, 1):
         s = compose(prompt, seed)
-        parts = {k for k, p in enumerate(s.parts) if p.program == program and not p.is_drums}
-        first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part in parts), default=None)
-        assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, seed, s.describe())
+        first = first_program_s(s, program)
+        assert first is not None and first <= 8.0, (prompt, seed, s.describe())
 
 
 @pytest.mark.parametrize("prompt,keys", [("zydeco two-step, rubboard scraping", {73, 74}),
@@ -144,9 +157,8 @@ def test_set_f_instrument_words_play_their_program_within_eight_seconds(prompt, 
                                          ("miami bass, 808 cowbell, a whistle", {71, 72})])
 def test_set_f_percussion_words_play_their_keys(prompt, keys):
     s = compose(prompt, 1)
-    d = next(i for i, p in enumerate(s.parts) if p.is_drums)
-    first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part == d and n.pitch in keys), default=None)
-    assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, s.describe())
+    first = first_key_s(s, keys)
+    assert first is not None and first <= 8.0, (prompt, s.describe())
 
 
 def test_a_whistle_after_a_drum_word_is_a_drum_only_where_drum_machines_play():
@@ -402,9 +414,8 @@ def test_a_pasillo_is_a_bolero_trio_in_three_at_a_walking_pace():
 def test_set_i_instrument_words_play_their_program_within_eight_seconds(prompt, program):
     for seed in (0, 1):
         s = compose(prompt, seed)
-        parts = {k for k, p in enumerate(s.parts) if p.program == program and not p.is_drums}
-        first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part in parts), default=None)
-        assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, seed, s.describe())
+        first = first_program_s(s, program)
+        assert first is not None and first <= 8.0, (prompt, seed, s.describe())
 
 
 @pytest.mark.parametrize("prompt,keys", [("ambient, lush pads, gentle kick at 90", {35, 36}),
@@ -413,9 +424,8 @@ def test_set_i_instrument_words_play_their_program_within_eight_seconds(prompt, 
                                          ("a slow veena melody over a tanpura drone, mridangam", {60, 61, 62, 63, 64})])
 def test_set_i_percussion_words_play_their_keys(prompt, keys):
     s = compose(prompt, 1)
-    d = next(i for i, p in enumerate(s.parts) if p.is_drums)
-    first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part == d and n.pitch in keys), default=None)
-    assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, s.describe())
+    first = first_key_s(s, keys)
+    assert first is not None and first <= 8.0, (prompt, s.describe())
 
 
 def test_an_808_kick_is_still_the_808():
@@ -491,18 +501,16 @@ def test_a_chamame_accordion_a_dos_voces_is_no_choir_and_swedish_kompar_no_kompa
 def test_set_j_instrument_words_play_their_program_within_eight_seconds(prompt, program):
     for seed in (0, 1):
         s = compose(prompt, seed)
-        parts = {k for k, p in enumerate(s.parts) if p.program == program and not p.is_drums}
-        first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part in parts), default=None)
-        assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, seed, s.describe())
+        first = first_program_s(s, program)
+        assert first is not None and first <= 8.0, (prompt, seed, s.describe())
 
 
 @pytest.mark.parametrize("prompt,keys", [("chanson, une valse, balais sur la caisse claire", {38, 40}),
                                          ("tumba from curaçao, congas and the wiri", {73, 74})])
 def test_set_j_percussion_words_play_their_keys(prompt, keys):
     s = compose(prompt, 1)
-    d = next(i for i, p in enumerate(s.parts) if p.is_drums)
-    first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part == d and n.pitch in keys), default=None)
-    assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, s.describe())
+    first = first_key_s(s, keys)
+    assert first is not None and first <= 8.0, (prompt, s.describe())
 
 
 @pytest.mark.parametrize("prompt", ["slow blues rock 12/8 in Am, cranked les paul, hammond, 60bpm",
@@ -527,17 +535,15 @@ def test_a_slow_bars_intro_is_short_enough_for_the_band_to_be_in_by_eight_second
 def test_set_j_second_round_words_play_their_program(prompt, program):
     for seed in (0, 1):
         s = compose(prompt, seed)
-        parts = {k for k, p in enumerate(s.parts) if p.program == program and not p.is_drums}
-        first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part in parts), default=None)
-        assert first is not None and first * 60.0 / s.bpm <= 8.0, (prompt, seed, s.describe())
+        first = first_program_s(s, program)
+        assert first is not None and first <= 8.0, (prompt, seed, s.describe())
 
 
 def test_a_named_floor_tom_and_hi_hat_play_in_rock():
     s = compose("70s space rock like hawkwind, relentless hi-hat and floor tom pounding, ~150bpm", 1)
-    d = next(i for i, p in enumerate(s.parts) if p.is_drums)
     for keys in ({41, 43}, {42, 44, 46}):
-        first = min((n.start for i in range(16) for n in s.bar(i)[0] if n.part == d and n.pitch in keys), default=None)
-        assert first is not None and first * 60.0 / s.bpm <= 8.0, (keys, s.describe())
+        first = first_key_s(s, keys)
+        assert first is not None and first <= 8.0, (keys, s.describe())
 
 
 def test_an_orchestras_horns_are_french_horns_and_a_soul_bands_a_section():
