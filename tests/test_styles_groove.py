@@ -275,7 +275,8 @@ def test_disco_is_four_on_the_floor_with_open_hats_off_the_beat_and_octave_bass(
         assert octaves >= len(bars) // 2            # (an octave above the register folds onto the root)
 
 
-def test_funk_is_on_the_one_with_ghost_notes_and_slap_bass_dead_notes():
+def test_funk_is_on_the_one_with_ghost_notes_and_fingered_bass_dead_notes():
+    """Funk's bass is the fingered electric bass (33) with its dead notes; slap (36) when asked."""
     for seed in SEEDS:
         s = compose("funk", seed)
         bars = main_bars(s, 8)
@@ -285,10 +286,11 @@ def test_funk_is_on_the_one_with_ghost_notes_and_slap_bass_dead_notes():
         ghosts = [n for i in bars for n in s.bar(i)[0] if n.part == d and n.pitch == 38 and n.vel < 75
                   and ((n.start - i * bpb) * 4) % 4 > 0.5]
         assert len(ghosts) >= len(bars)                                               # 16th ghost notes
-        bass = part_of(s, 36, "bass")
+        bass = part_of(s, 33, "bass")
         assert bass and part_of(s, 7, "chords") and part_of(s, 28, "chords")
         dead = [n for i in bars for n in s.bar(i)[0] if n.part == bass[0] and n.vel < 64]
         assert dead
+        assert part_of(compose("funk with slap bass", seed), 36, "bass")
 
 
 def test_soul_lays_back_on_rhodes_and_organ():
