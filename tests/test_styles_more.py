@@ -365,13 +365,16 @@ def test_set_is_style_words_reach_their_nearest_style(prompt, style):
     assert read_prompt(prompt).genre == style, read_prompt(prompt).genre_why
 
 
-def test_a_negation_never_claims_a_style_word():
-    """In romaji "no" is the possessive: "showa no kayokyoku" is Shōwa-era kayōkyoku; an English
-    "no" still leaves its role out."""
-    sp = read_prompt("showa no kayokyoku, strings")
-    assert sp.genre == "enka" and not sp.no_roles
-    sp = read_prompt("reggae, no drums")
-    assert sp.genre == "reggae" and sp.no_roles == {"drums"}
+@pytest.mark.parametrize("prompt,style", [
+    ("Shōwa no kayōkyoku mitai na kyoku o tsukutte kudasai", "enka"), ("showa no kayokyoku mitai, strings", "enka"),
+    ("no trap, lofi hip hop please", "lofi"), ("no shuffle, straight rock feel", "rock"),
+    ("something relaxing, no jazz", None), ("instrumental, no vocals, no rap", None)])
+def test_a_negated_style_word_is_not_the_style_except_as_the_romaji_possessive(prompt, style):
+    """In romaji "no" is the possessive ("showa no kayokyoku": Shōwa-era kayōkyoku); in English
+    a style said "no" to is not the style."""
+    sp = read_prompt(prompt)
+    assert sp.genre == style, sp.genre_why
+    assert read_prompt("reggae, no drums").no_roles == {"drums"}
 
 
 @pytest.mark.parametrize("prompt,root,mode", [
@@ -551,3 +554,73 @@ def test_an_orchestras_horns_are_french_horns_and_a_soul_bands_a_section():
     assert any(p.program == 60 for p in s.parts) and not any(p.program == 61 for p in s.parts), s.describe()
     s = compose("retro soul, wurlitzer, horns", 0)
     assert not any(p.program == 60 for p in s.parts), s.describe()
+
+
+# --- the review of sets I and J's readings -------------------------------------------------------------
+@pytest.mark.parametrize("prompt", [
+    "gospel ballad that starts with piano alone, then the choir and drums come in",
+    "rock song where the guitar only comes in at the chorus", "lofi hip hop with piano only in the intro",
+    "piano alone for the intro, then a jazz trio", "country ballad, only acoustic guitar in the first verse",
+    "disco track with strings only in the chorus", "jazz, not just piano but a full band",
+    "lofi, the piano only plays chords, guitar melody", "trap, just piano chords over the beat",
+    "cinematic, not only strings but a full orchestra"])
+def test_an_instrument_alone_for_a_moment_keeps_the_band(prompt):
+    assert not read_prompt(prompt).solo
+
+
+@pytest.mark.parametrize("prompt,program", [("bossa nova, guitar only", 24), ("metal, guitar only", 30)])
+def test_a_generic_word_played_alone_is_still_the_styles_instrument(prompt, program):
+    assert [p.program for p in compose(prompt, 1).parts] == [program]
+
+
+@pytest.mark.parametrize("prompt", ["calm classical piece for string quartet, the cello kicks in after the intro",
+                                    "ambient pads, then a cello kicks in halfway", "lullaby, harp, then the strings kick in"])
+def test_kick_in_is_a_verb_not_a_drum(prompt):
+    assert not read_prompt(prompt).drum_words
+    assert not any(p.is_drums for p in compose(prompt, 1).parts)
+
+
+def test_a_kick_in_a_drumless_style_plays_the_half_bar_not_four_on_the_floor():
+    for prompt in ("ambient with a soft kick at 90", "romantic piano, a gentle kick"):
+        c = composer_of(compose(prompt, 1))
+        assert c.groove.get("kick", "").startswith("X.......X......."), (prompt, c.groove)
+
+
+@pytest.mark.parametrize("prompt,root,mode,genre", [
+    ("ebm 128 bpm", None, None, "techno"), ("128 bpm, ebm", None, None, "techno"),
+    ("pop song, chords D A Bm G", None, None, "pop"), ("chords: Cm, Ab, Eb, Bb", None, None, None),
+    ("raw black metal, BM", None, None, "black metal"), ("mix it loud, limiter at -1 db", None, None, None),
+    ("I am making a sad song, F#m, 70 bpm", 6, "minor", None), ("what am i doing, Gm 95bpm", 7, "minor", None),
+    ("dark techno in Ebm", 3, "minor", "techno")])
+def test_a_key_is_not_read_from_a_chord_list_a_style_word_or_decibels(prompt, root, mode, genre):
+    sp = read_prompt(prompt)
+    assert (sp.key_root, sp.mode, sp.genre) == (root, mode, genre)
+
+
+@pytest.mark.parametrize("prompt", ["slap funk groove", "funk with slapped bass", "funk, slap bass"])
+def test_funk_slapped_when_the_prompt_says_slap(prompt):
+    assert any(p.program == 36 and p.role == "bass" for p in compose(prompt, 1).parts)
+
+
+@pytest.mark.parametrize("prompt,style", [("honky tonk ragtime", "ragtime"), ("honky tonk bar band, blues shuffle", "blues shuffle"),
+                                          ("tarantella siciliana", "celtic"), ("blues with harmonika", "blues")])
+def test_set_i_and_js_words_yield_where_they_mean_something_else(prompt, style):
+    assert read_prompt(prompt).genre == style
+    assert compose("tarantella siciliana", 0).meter != (12, 8)
+    assert G.INSTRUMENTS[read_prompt("blues with harmonika").instruments[0]][0] == 22
+
+
+def test_an_indian_tambura_stays_the_drone_and_a_balkan_one_is_plucked():
+    assert any(p.program == 104 for p in compose("bhangra with tambura", 1).parts)
+    assert any(p.program == 105 for p in compose("macedonian lesnoto, tambura", 1).parts)
+
+
+def test_a_lesnoto_is_three_two_two_and_easy():
+    for prompt in ("macedonian lesnoto", "lesnoto in 7/8, tambura"):
+        s = compose(prompt, 1)
+        assert (s.meter, s.groups) == ((7, 8), (3, 2, 2)) and s.bpm <= 112, (prompt, s.bpm)
+
+
+def test_strings_and_arpeggios_keep_the_arp_and_a_tempo_is_no_bar_count():
+    assert "arpeggios" in read_prompt("cinematic score with strings and arpeggios").instruments
+    assert read_prompt("dotted quarter notes 16 bars of intro").bpm is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from dataclasses import dataclass
 
 from engine.compose import genres as G
@@ -164,7 +165,9 @@ class Band:
         self.kit = kit if kit is not None else g.kit
         self._choose_groove(groove, lanes, rng)
         if self.lanes_only:
-            self.groove = {lane: pat for lane, pat in self.groove.items() if lane in lanes}
+            # a percussionist alone plays the words' own patterns, not a fallback kit groove's
+            # (a drumless 4/4 style's "gentle kick" on the half bar, not four on the floor)
+            self.groove = {lane: self.fit(pat) for lane, pat in lanes.items()}
         self.parts, self.plans = self._mix(specs)
         self.kick_steps = self._lane_steps("kick")
         self.named_lanes = frozenset(lanes)
@@ -485,6 +488,8 @@ def _part(name: str, role: str, program: int, style: str = "", named: bool = Tru
 
 
 _BOTH_HANDS = frozenset((*range(0, 8), *range(16, 21), 24, 25, 46))
+#: the bass slapped: "slap funk", "slapped bass", "slappin'"
+_SLAP_RE = re.compile(r"\bslap(?:ped|ping|pin'?)?\b")
 
 
 def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
@@ -497,7 +502,10 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         # alone: the asked roles, and the style's own parts on an instrument of both hands played
         # alone (a polonaise's "grand piano alone" keeps the left hand's octaves and the bass)
         if not spec.solo or ps.role in spec.only_roles or (ps.program in alone and ps.role != "drums"):
-            specs.append({"name": ps.name, "role": ps.role, "program": ps.program, "style": ps.style,
+            program = ps.program
+            if ps.role == "bass" and program == 33 and _SLAP_RE.search(spec.text):
+                program = 36                # "slap funk", "slapped bass": the style's bass slapped
+            specs.append({"name": ps.name, "role": ps.role, "program": program, "style": ps.style,
                           "pan": ps.pan, "octave": ps.octave, "named": False, "level": ps.level})
     for w in spec.instruments:
         prog, role, style = G.INSTRUMENTS[w]
@@ -505,7 +513,7 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             prog = 19                       # in a concert style an organ is the pipe organ, not a Hammond
         if w in ("horns", "horn") and g.family == "classical":
             prog, role, style = G.INSTRUMENTS["french horn"]     # an orchestra's horns: French horns, held
-        if w in ("tambura", "tamburas", "tamboura") and g.family in ("balkan", "folk", "klezmer"):
+        if w in ("tambura", "tamburas", "tamboura") and g.family == "balkan":
             prog = 105                      # the Balkans' plucked tambura (a tamburica), not India's drone
         kin = _GENERIC.get(w)
         if kin is not None:
@@ -516,6 +524,12 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             if own is not None:
                 own["named"] = True
                 continue
+            if spec.solo:
+                # played alone, a generic word is still the style's own instrument (a bossa's
+                # "guitar only" its nylon guitar, metal's its distortion)
+                ps = next((ps for ps in g.parts if ps.program in kin and ps.role != "drums"), None)
+                if ps is not None:
+                    prog = ps.program
             if w in spec.as_lead and w in ("keyboard", "keyboards"):
                 # a "keyboard solo" over the style's own keys: the solo on that instrument
                 prog = next((d["program"] for d in specs if d["program"] in kin and d["role"] != "drums"), prog)

@@ -632,7 +632,7 @@ ROLE_STYLE = {"bass": "root8", "chords": "block", "pad": "pad", "lead": "melody"
 # set I's words (2026-12-07): the Alpine band in German ("Steirische Harmonika" is the button
 # accordion, "Mundharmonika" the mouth organ), romaji loanwords, an acid line, a dub bassline
 INSTRUMENTS.update({w: v for w, v in {
-    "steirische harmonika": (21, C, ""), "steirische": (21, C, ""), "harmonika": (21, C, ""),
+    "steirische harmonika": (21, C, ""), "steirische": (21, C, ""), "harmonika": (22, L, ""),
     "ziehharmonika": (21, C, ""), "knopfharmonika": (21, C, ""), "mundharmonika": (22, L, ""),
     "hackbrett": (15, A, "arp8"), "gitarre": (25, C, ""), "kontrabass": (32, B, ""), "geige": (40, L, ""),
     "sakkusu": (65, L, ""), "sakusofon": (65, L, ""), "piano bakkingu": (0, C, ""),
@@ -646,7 +646,7 @@ INSTRUMENTS.update({w: v for w, v in {
     # "base" for "bass", the commonest slip of all ("upright base", "synth base")
     "upright base": (32, B, ""), "acoustic base": (32, B, ""), "electric base": (33, B, ""),
     "base guitar": (33, B, ""), "synth base": (38, B, ""), "sub base": (38, B, ""), "slap base": (36, B, ""),
-    "fretless base": (35, B, ""), "walking base": (32, B, ""),
+    "fretless base": (35, B, ""), "walking base": (32, B, "walking"),
 }.items() if w not in INSTRUMENTS})
 #: a kick named in a style without drums ("a gentle kick at 90" under ambient pads) plays on its own:
 #: on the half bar, or a house kick's four on the floor; where the kit plays its kick already, the
@@ -657,13 +657,13 @@ DRUM_WORDS.update({w: v for w, v in {
     "bass drum": (None, {"kick": "X.......X......."}, None), "soft kick": (None, {"kick": "X.......X......."}, None),
     "gentle kick": (None, {"kick": "X.......X......."}, None),
     "four on the floor kick": (None, {"kick": "X...X...X...X..."}, None),
-    # the open hi-hat on the off-beats (house, disco), the rim clicked on the bossa's and samba's
-    # figure, the Carnatic mridangam as the tabla's hand-drum strokes
+    # the open hi-hat on the off-beats (house, disco), the rim clicked on the backbeat (where the
+    # style has its own rim figure, a bossa's, that stays), the Carnatic mridangam as the tabla's strokes
     "open hats": (None, {"ohat": "..x...x...x...x."}, None), "open hat": (None, {"ohat": "..x...x...x...x."}, None),
     "open hi-hat": (None, {"ohat": "..x...x...x...x."}, None), "open hi-hats": (None, {"ohat": "..x...x...x...x."}, None),
     "open hihat": (None, {"ohat": "..x...x...x...x."}, None), "open hihats": (None, {"ohat": "..x...x...x...x."}, None),
-    "rim click": (None, {"rim": "x..x..x...x..x.."}, None), "rim clicks": (None, {"rim": "x..x..x...x..x.."}, None),
-    "rim-click": (None, {"rim": "x..x..x...x..x.."}, None), "rimclick": (None, {"rim": "x..x..x...x..x.."}, None),
+    "rim click": DRUM_WORDS["rimshot"], "rim clicks": DRUM_WORDS["rimshot"], "rim-click": DRUM_WORDS["rimshot"],
+    "rimclick": DRUM_WORDS["rimshot"],
     "mridangam": DRUM_WORDS["tabla"], "mridanga": DRUM_WORDS["tabla"], "mrdangam": DRUM_WORDS["tabla"],
 }.items() if w not in DRUM_WORDS})
 DRUM_WORDS.update({w + "s": DRUM_WORDS[w] for w in ("kick", "kick drum", "bass drum")
@@ -684,8 +684,5 @@ INSTRUMENTS.update({w: v for w, v in {
 DRUM_WORDS.update({w: v for w, v in {
     "balais": DRUM_WORDS["brushes"], "caisse claire": (None, {"snare": "....x.......x..."}, None),
     "wiri": DRUM_WORDS["guiro"], "gongs": DRUM_WORDS["gong"],
-    # one hi-hat named: eighths (swung where the style swings), not the sixteenths of "hats"
-    "hi-hat": (None, {"chat": "x.x.x.x.x.x.x.x."}, None), "hi hat": (None, {"chat": "x.x.x.x.x.x.x.x."}, None),
-    "hihat": (None, {"chat": "x.x.x.x.x.x.x.x."}, None),
     "floor tom": (None, {"floor": "x...x...x...x..."}, None), "floor toms": (None, {"floor": "x...x...x...x..."}, None),
 }.items() if w not in DRUM_WORDS})

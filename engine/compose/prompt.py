@@ -67,7 +67,7 @@ _BPM_RE = re.compile(r"\b(\d{2,3}(?:\.\d+)?)(?:-?ish)?\s*(?:bpm|beats per minute
 #: puntillo a unos 54" (a baroque siciliana's 46 is below the bare-number range)
 _BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con puntillo|seminima puntata|noire pointee)"
                            r"\s*(?:=|:|at|about|around|of|is|a unos|a|de|circa|~)?\s*(?:about|around|unos|~|c\.)?\s*"
-                           r"(\d{2,3}(?:\.\d+)?)\b")
+                           r"(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:bars?|beats?|measures?|notes?|times?|seconds?|%))")
 _TEMPO_RE = re.compile(r"\b(?:tempo|at)\s+(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:/|hz|seconds|s\b))")
 #: a bare number that reads as a tempo ("dubstep 140", "house at 124, deep"): 50–220, a word of
 #: its own — not "808", "80s", "4/4", "12 bar", "30 seconds", "no. 5"
@@ -125,7 +125,10 @@ def _plurals(table: dict) -> dict:
 INSTRUMENT_WORDS = _plurals(G.INSTRUMENTS)
 _INSTR_RX = _alternation(INSTRUMENT_WORDS)
 #: candombe's "piano drum" is no drum in a "piano drum and bass" (a piano over drum and bass)
-_DRUM_RX = _alternation(G.DRUM_WORDS, {"piano drum": r"s?\s*(?:and|n|&|'n')\s*bass"})
+_DRUM_RX = _alternation(G.DRUM_WORDS, {"piano drum": r"s?\s*(?:and|n|&|'n')\s*bass",
+                                       # "the cello kicks in", "kick back", "kick-ass": verbs, not a drum
+                                       "kick": r"\s+(?:in|off|back|it|out|up)\b|-ass",
+                                       "kicks": r"\s+(?:in|off|back|it|out|up)\b|-ass"})
 #: every word the tables know (a known word is never read as a misspelt style)
 _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.MOODS, _NOTE_NAMES)
                    for phrase in table for w in re.findall(r"[a-z0-9&']+", phrase)) | frozenset(
@@ -202,7 +205,8 @@ def read_prompt(prompt: str) -> PromptSpec:
 
 def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
     text = spec.text
-    m = _BPM_RE.search(text) or _BEAT_NOTE_RE.search(text) or _TEMPO_RE.search(text)
+    m = _BPM_RE.search(text) or next((b for b in _BEAT_NOTE_RE.finditer(text) if 30.0 <= float(b.group(1)) <= 220.0),
+                                      None) or _TEMPO_RE.search(text)
     if m is None:
         m = next((b for b in _BARE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None)
     if m:
@@ -249,6 +253,34 @@ def _read_foreign_key(spec: PromptSpec, claim: _Claims) -> bool:
     return False
 
 
+_CHORD_SYMBOL_RE = re.compile(r"^[a-g](?:#|♯|b|♭)?(?:m|maj7|maj|m7|7|9|6|dim|aug|sus[24]?|add9|5)?$")
+
+
+def _key_match_counts(rx: re.Pattern, m: re.Match, text: str) -> bool:
+    """Whether a key pattern's match is a key here: "in a lofi style" is no key of A; a flat
+    letter in a list of chords ("chords: Cm, Ab, Eb, Bb") or after a number ("-1 db") is none; a
+    chord-name minor ("F#m") counts when it has its sharp or flat, a plain one ("Gm", "Am") only
+    beside the tempo or after "in" — and a style word ("ebm", black metal's "bm") only after "in"."""
+    before, after = text[:m.start()], text[m.end():]
+    if rx is _KEY_RES[0]:
+        return not (m.group(1) == "a" and not (m.group(2) or m.group(3) or m.group(4))
+                    and not re.match(r"\s*($|[,.;!]|and\b|with\b|at\b|for\b|over\b)", after))
+    if rx is _KEY_RES[2] or rx is _KEY_RES[3]:
+        prev = re.findall(r"[a-z0-9#♯♭+-]+", before)[-1:]
+        nxt = re.findall(r"[a-z0-9#♯♭+-]+", after)[:1]
+        if any(_CHORD_SYMBOL_RE.match(t) for t in prev + nxt) or re.search(r"\d\s*$", before) \
+                or re.search(r"\b(?:chords?|progression|changes)\b[^.;]*$", before):
+            return False                          # one of a list of chords, or decibels
+    if rx is _KEY_RES[3]:
+        after_in = bool(re.search(r"\b(?:in|key of|key)\s+$", before))
+        if m.group(0) in _GENRE_OF:
+            return after_in                       # "ebm" is electronic body music, "bm" black metal
+        beside = (_BESIDE_TEMPO_BEFORE.search(before) and _BESIDE_TEMPO_AFTER.match(after)) \
+            or re.match(r"\s*~?\d{2,3}(?:\.\d+)?\s*bpm\b", after)
+        return bool(m.group(2) or beside or after_in)
+    return True
+
+
 def _read_key(spec: PromptSpec, claim: _Claims) -> None:
     """The tonic and mode ("in A minor", "F# dorian", "key of Eb"; "la menor", "fis-moll"), else a
     bare mode word."""
@@ -256,16 +288,7 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
     if _read_foreign_key(spec, claim):
         return
     for rx in _KEY_RES:
-        m = rx.search(text)
-        if m and rx is _KEY_RES[0] and m.group(1) == "a" and not (m.group(2) or m.group(3) or m.group(4)) \
-                and not re.match(r"\s*($|[,.;!]|and\b|with\b|at\b|for\b|over\b)", text[m.end():]):
-            m = None                              # "in a lofi style" is no key of A
-        if m and rx is _KEY_RES[3]:
-            beside = (_BESIDE_TEMPO_BEFORE.search(text[:m.start()]) and _BESIDE_TEMPO_AFTER.match(text[m.end():])) \
-                or (re.match(r"\s*~?\d{2,3}(?:\.\d+)?\s*bpm\b", text[m.end():])) \
-                or re.search(r"\b(?:in|key of|key)\s+$", text[:m.start()])
-            if not ((m.group(2) or m.group(1) == "b") and m.group(0) not in _GENRE_OF or beside):
-                m = None                          # "ebm" is electronic body music unless beside the tempo
+        m = next((m for m in rx.finditer(text) if _key_match_counts(rx, m, text)), None)
         if m:
             letter, acc, mword = m.group(1), (m.group(2) or "").strip(" -"), (m.group(3) or "")
             if rx is _KEY_RES[0] and len(m.groups()) >= 4 and m.group(4) or rx is _KEY_RES[3]:
@@ -328,6 +351,8 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
         elif re.search(r"\b(zeybek|zeybegi|zeibekiko|zeybekiko)\b", text):
             spec.meter, spec.groups = (9, 8), spec.groups or (2, 2, 2, 3)   # the zeybek's heavy, slow nine
             spec.pace = spec.pace or -1
+        elif re.search(r"\b(lesnoto|lesno oro)\b", text):
+            spec.meter = (7, 8)                          # the "easy" dance: 3+2+2, its long beat first
         elif re.search(r"\b(sevdah|sevdalinka|sevdalinke)\b", text):
             spec.meter = (7, 8)                          # the sevdah lament: the Balkans' seven, slow
             spec.pace = spec.pace or -1
@@ -335,6 +360,9 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             n = _COUNT.get(m.group(1)) or int(m.group(2))
             spec.meter = (5, 4) if n == 5 else (n, 8)
             claim(m)
+    if spec.meter == (7, 8) and not spec.groups and re.search(r"\b(lesnoto|lesno oro)\b", text):
+        spec.groups = (3, 2, 2)
+        spec.pace = spec.pace or -1
     # dances whose pace is part of the name, whatever meter is stated
     if re.search(_SARABANDE, text) or re.search(_SICILIANA, text):
         spec.pace = spec.pace or -1                      # slow and stately: a sarabande at 60–70, not 112
@@ -344,18 +372,25 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
 
 
 _SARABANDE = r"\b(sarabandes?|sarabandas?|zarabandas?)\b"
-_SICILIANA = r"\b(sicilianas?|sicilianos?|sicilienne)\b"
+#: the siciliana as the dance ("a siciliana", "a baroque siciliano", "sicilienne"), not the adjective
+#: ("tarantella siciliana", "canzone siciliana")
+_SICILIANA = (r"\bsicilienne\b|^sicilian[ao]s?\b|\b(?:a|the|baroque|pastoral|bach|handel|slow|lilting|sad)\s+"
+              r"sicilian[ao]s?\b|\bsicilian[ao]s?\s+(?:in|for|from|movement)\b")
+
+
+#: a prompt in Japanese romaji, by its grammar words (where "X no Y" is "Y of X")
+_ROMAJI_RE = re.compile(r"\b(?:kudasai|onegai\w*|mitai|desu|tsukutte|shite|kyoku|ongaku|yoona|youna|fuu)\b")
 
 
 def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
-    """"no drums", "without bass": the roles left out. A negation claims its words but not a style
-    word among them: no one asks for a style by saying "no", and in romaji "no" is the possessive
-    ("showa no kayokyoku" is Showa-era kayokyoku)."""
+    """"no drums", "without bass": the roles left out, and a style word after "no" is not the style
+    ("no swing", "no trap") — except in a prompt in romaji, where "no" is the possessive ("showa no
+    kayokyoku" is Showa-era kayokyoku)."""
     for m in _NEG_RE.finditer(spec.text):
         for w in m.group(1).split():
             if w in _ROLE_WORDS:
                 spec.no_roles.add(_ROLE_WORDS[w])
-        if claim(m):
+        if claim(m) and _ROMAJI_RE.search(spec.text) and re.search(r"[a-z]\s+$", spec.text[:m.start()]):
             for g in _GENRE_RX.finditer(spec.text, m.start(1), m.end(1)):
                 claim.taken[g.start():g.end()] = [False] * (g.end() - g.start())
     for m in _NEG_FOREIGN_RE.finditer(spec.text):
@@ -376,7 +411,7 @@ _REGIONAL = frozenset(("western", "irish", "irish folk", "scottish", "scottish f
 
 
 #: dances that several styles play (country's and zydeco's two-step): a style word elsewhere wins
-_SHARED_DANCES = frozenset(("two-step", "two step"))
+_SHARED_DANCES = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", "honkytonk"))
 #: style words that are adjectives first ("a heroic polonaise" is a polonaise)
 _ADJECTIVES = frozenset(("heroic",))
 #: the style words that yield to another style word in the prompt
@@ -595,7 +630,7 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
     # "right hand arpeggios", "harp arpeggios", "arpeggiated piano": the instrument's own figure, not a synth arp
     named = [(i, w) for i, w in named if w not in ("arpeggio", "arpeggios") or not re.search(
         r"\b(?:piano|harp|guitar|hands?|harpsichord|keyboard|celesta|marimba|vibes|vibraphone|strings?)"
-        r"(?:\s+[a-z'-]+)?\s+$", text[:i])]
+        r"(?:\s+(?!and\b|with\b|or\b|plus\b|over\b|under\b)[a-z'-]+)?\s+$", text[:i])]
     drums += [(i, w) for i, w, kind in misspelt if kind == "drum"]
     named += [(i, w) for i, w, kind in misspelt if kind == "instrument"]
     tin = r"(?:tin|penny|irish|low)\s+$"
@@ -702,14 +737,32 @@ _A_CAPPELLA_RE = re.compile(r"\b(a ?cc?app?ella|unaccompanied (?:choir|chorus|vo
                             r"without (?:any )?instruments)\b")
 
 
+#: what ends a phrase saying who plays ("…, Db, slow", "… only." "… alone — ")
+_PHRASE_END = r"\s*(?=$|[,.;!:)\u2014\u2013]|\s-\s)"
+
+
+def _alone(text: str, w: str) -> bool:
+    """Whether ``w`` is said to play alone for the whole piece: "solo piano only", "grand piano
+    alone", "just tenor sax and piano", "nothing else just the piano" — not at one moment ("piano
+    alone for the intro", "starts with piano alone, then the choir", "strings only in the
+    chorus", "the guitar only comes in at the chorus"), nor "not only strings but …"."""
+    iw = re.escape(w) + "s?"
+    for m in re.finditer(rf"\b(?:solo\s+)?{iw}\s+(?:only|alone)" + _PHRASE_END + "|"
+                         rf"(?<!\bnot )\b(?:only|just)\s+(?:an?\s+|the\s+)?{iw}"
+                         rf"(?:\s+(?:and|&|\+)\s+(?:an?\s+|the\s+)?[a-z][a-z' -]*?)?" + _PHRASE_END, text):
+        if re.search(r"\b(?:starts?|begins?|opens?|opening|intro|first)\b[^,.;]*$", text[:m.start()]) \
+                or re.match(r"\s*[,;]?\s*(?:then|before|until|till|and then)\b", text[m.end():]):
+            continue
+        return True
+    return False
+
+
 def _read_solo(spec: PromptSpec, words: set[str]) -> None:
     """"solo piano", "drums only", "just bass and drums" (only when no genre is named)."""
     solo = bool(re.search(r"\b(solo|only|alone|just)\b", spec.text)) and spec.genre is None
     # with a style named, only an instrument said to play alone: "solo piano only", "piano only",
     # "just the piano" (a boogie-woogie for piano alone) — not a "flute solo" in a band
-    solo = solo or any(re.search(rf"\b{re.escape(w)}s?\s+(?:only|alone)\b|\b(?:only|just)\s+(?:an?\s+|the\s+)?"
-                                 rf"{re.escape(w)}s?\b(?!\s+(?:with|solo|melody|lead|part|line))",
-                                 spec.text) for w in spec.instruments)
+    solo = solo or any(_alone(spec.text, w) for w in spec.instruments)
     spec.solo = solo and bool(spec.instruments)
     if solo:
         spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words}

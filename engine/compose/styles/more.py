@@ -193,7 +193,7 @@ _g(name="ragtime", family="jazz",
 # in the bass and the comping; a stamping foot on one (the high floor tom), no kit
 _g(name="polska", family="folk",
    aliases=("polska", "muzyka goralska", "goralska", "goral music", "podhale", "highlander music", "swedish polska", "polskas", "slangpolska", "scandinavian folk", "nordic folk",
-            "swedish folk", "spelmanslag", "hambo", "hambopolka", "gammaldans", "logdans", "schottis", "gammeldans"),
+            "swedish folk", "spelmanslag", "hambo", "hambopolka", "gammaldans", "logdans", "gammeldans"),
    bpm=(100, 126), meter=(3, 4), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=6,
    vel_var=10, tone=0.0, reverb=0.3, lead_density=0.75, intro_drums="none",
    parts=(_p("drums", D, 0, level=0.45), _p("upright bass", B, 32, level=0.6), _p("second fiddle", C, 40),
