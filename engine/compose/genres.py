@@ -123,7 +123,9 @@ CLASSICAL = {
 }
 AMBIENT = {
     "major": ("Imaj7 Imaj7 IVmaj7 IVmaj7", "I iii vi IV", "Iadd9 vi7 IVmaj7 Iadd9"),
-    "minor": ("i9 i9 VImaj7 VImaj7", "i VI i VII", "i7 iv7 VI III"),
+    # a drone on the tonic: "i7 iv7 VI III" gave i one bar in four, and a hauntology piece in D
+    # minor (no E in any chord) was heard in G minor, both seeds (set G)
+    "minor": ("i9 i9 VImaj7 VImaj7", "i VI i VII", "i7 iv7 i7 VI"),
 }
 EDM = {
     "minor": ("i VI i VII i VI VII V", "i VI VII V i VI VII i", "i i VI VII i i iv V", "i iv i VI i iv VII V",
