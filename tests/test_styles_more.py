@@ -624,3 +624,10 @@ def test_a_lesnoto_is_three_two_two_and_easy():
 def test_strings_and_arpeggios_keep_the_arp_and_a_tempo_is_no_bar_count():
     assert "arpeggios" in read_prompt("cinematic score with strings and arpeggios").instruments
     assert read_prompt("dotted quarter notes 16 bars of intro").bpm is None
+
+
+def test_a_named_hi_hat_plays_where_the_groove_has_none_and_on_two_and_four_is_the_pedal():
+    s = compose("70s space rock like hawkwind, relentless hi-hat and floor tom pounding, ~150bpm", 1)
+    assert first_key_s(s, {42, 44, 46}) is not None
+    g = composer_of(compose("jazz ballad with brushes and a hi-hat on 2 and 4", 1)).groove
+    assert g.get("phat") == "....x.......x..." and g.get("chat", "....x.......x...") != "x.x.x.x.x.x.x.x.", g

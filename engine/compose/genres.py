@@ -687,4 +687,9 @@ DRUM_WORDS.update({w: v for w, v in {
     "balais": DRUM_WORDS["brushes"], "caisse claire": (None, {"snare": "....x.......x..."}, None),
     "wiri": DRUM_WORDS["guiro"], "gongs": DRUM_WORDS["gong"],
     "floor tom": (None, {"floor": "x...x...x...x..."}, None), "floor toms": (None, {"floor": "x...x...x...x..."}, None),
+    # one hi-hat named: eighths where the style plays none (swung where it swings; the style's own
+    # hats, if as dense, stay), or on the backbeat when the prompt says so
+    **{w: (None, {"chat": "x.x.x.x.x.x.x.x."}, None) for w in ("hi-hat", "hi hat", "hihat")},
+    **{f"{w} on {b}": (None, {"phat": "....x.......x..."}, None) for w in ("hi-hat", "hi hat", "hihat")
+       for b in ("2 and 4", "2 & 4", "two and four", "the backbeat", "2&4")},
 }.items() if w not in DRUM_WORDS})
