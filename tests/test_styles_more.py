@@ -606,6 +606,9 @@ def test_funk_slapped_when_the_prompt_says_slap(prompt):
                                           ("tarantella siciliana", "celtic"), ("blues with harmonika", "blues")])
 def test_set_i_and_js_words_yield_where_they_mean_something_else(prompt, style):
     assert read_prompt(prompt).genre == style
+
+
+def test_a_sicilian_tarantella_is_no_siciliana_and_an_english_harmonika_a_harmonica():
     assert compose("tarantella siciliana", 0).meter != (12, 8)
     assert G.INSTRUMENTS[read_prompt("blues with harmonika").instruments[0]][0] == 22
 

@@ -488,6 +488,12 @@ def _part(name: str, role: str, program: int, style: str = "", named: bool = Tru
 
 
 _BOTH_HANDS = frozenset((*range(0, 8), *range(16, 21), 24, 25, 46))
+#: a word that names another instrument in a family of styles (another word's part, or another
+#: program in the word's own part): in a concert style the horns are French horns holding chords
+#: and an organ is the pipe organ (19); in the Balkans the tambura is plucked (105), not India's drone
+_IN_FAMILY = {("horns", "classical"): "french horn", ("horn", "classical"): "french horn",
+              ("organ", "classical"): 19, ("tambura", "balkan"): 105, ("tamburas", "balkan"): 105,
+              ("tamboura", "balkan"): 105}
 #: the bass slapped: "slap funk", "slapped bass", "slappin'"
 _SLAP_RE = re.compile(r"\bslap(?:ped|ping|pin'?)?\b")
 
@@ -509,12 +515,11 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
                           "pan": ps.pan, "octave": ps.octave, "named": False, "level": ps.level})
     for w in spec.instruments:
         prog, role, style = G.INSTRUMENTS[w]
-        if w == "organ" and g.family == "classical":
-            prog = 19                       # in a concert style an organ is the pipe organ, not a Hammond
-        if w in ("horns", "horn") and g.family == "classical":
-            prog, role, style = G.INSTRUMENTS["french horn"]     # an orchestra's horns: French horns, held
-        if w in ("tambura", "tamburas", "tamboura") and g.family == "balkan":
-            prog = 105                      # the Balkans' plucked tambura (a tamburica), not India's drone
+        alt = _IN_FAMILY.get((w, g.family))
+        if isinstance(alt, str):
+            prog, role, style = G.INSTRUMENTS[alt]
+        elif alt is not None:
+            prog = alt
         kin = _GENERIC.get(w)
         if kin is not None:
             # the style's own part of the kind: "organ" in a hymn is its church organ, "guitars" in

@@ -591,10 +591,31 @@ DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
     "gourd scraper": "guiro", "chacha": "shaker", "ti-bwa": "wood block", "ti bwa": "wood block",
     "repeater drum": "repeater", "funde drum": "funde", "alfaias": "alfaia", "gongue bell": "gongue",
     "quijada de burro": "quijada", "jawbone": "quijada", "ching cymbals": "ching", "klong drum": "klong", "boula drums": "boula", "make drum": "bongos", "graj scraper": "guiro"}.items()})
+# sets I and J's drum words (2026-12-07). A kick named in a style without drums ("a gentle kick at
+# 90" under ambient pads) plays on its own, on the half bar; where the kit plays its kick already,
+# the style's pattern stays (a lane is merged only where it is denser than the groove's). An "808
+# kick" stays the word "808": the hip-hop kick with its sub bass. The open hi-hat on the off-beats
+# (house, disco); a rim click on the backbeat (a bossa's own rim figure stays); the Carnatic
+# mridangam as the tabla's strokes; the French kit's brushes and snare; Curaçao's wiri scraper; one
+# hi-hat named: eighths where the style plays none (swung where it swings), or the pedal hat on the
+# backbeat when the prompt says so
+DRUM_WORDS.update({w: v for w, v in {
+    **{w: (None, {"kick": "X.......X......."}, None) for w in ("kick", "kick drum", "bass drum", "soft kick",
+                                                                "gentle kick")},
+    "four on the floor kick": (None, {"kick": "X...X...X...X..."}, None),
+    **{w: (None, {"ohat": "..x...x...x...x."}, None) for w in ("open hat", "open hi-hat", "open hihat")},
+    **{w: DRUM_WORDS["rimshot"] for w in ("rim click", "rim-click", "rimclick")},
+    **{w: DRUM_WORDS["tabla"] for w in ("mridangam", "mridanga", "mrdangam")},
+    "balais": DRUM_WORDS["brushes"], "caisse claire": (None, {"snare": "....x.......x..."}, None),
+    "wiri": DRUM_WORDS["guiro"], "floor tom": (None, {"floor": "x...x...x...x..."}, None),
+    **{w: (None, {"chat": "x.x.x.x.x.x.x.x."}, None) for w in ("hi-hat", "hi hat", "hihat")},
+}.items() if w not in DRUM_WORDS})
 # plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
 DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
                    if not w.endswith(("s", "ed", "ing", "h", "i", "floor")) and w + "s" not in DRUM_WORDS
                    and w not in ("ride", "amen", "808", "909", "tr-808")})
+DRUM_WORDS.update({f"{w} on {b}": (None, {"phat": "....x.......x..."}, None) for w in ("hi-hat", "hi hat", "hihat")
+                   for b in ("2 and 4", "2 & 4", "two and four", "the backbeat", "2&4")})
 # wind chimes: GM's bell tree (key 84), a slow shimmer on every other bar's downbeat
 DRUM_WORDS.update({w: (None, {"belltree": "x" + "." * 31}, None)
                    for w in ("wind chimes", "windchimes", "mark tree", "bell tree", "belltree", "chime tree")})
@@ -631,8 +652,8 @@ ROLE_MIX = {  # role → (level, pan, reverb scale, chorus)
 ROLE_STYLE = {"bass": "root8", "chords": "block", "pad": "pad", "lead": "melody", "arp": "arp16", "perc": "perc"}
 
 
-# set I's words (2026-12-07): the Alpine band in German ("Steirische Harmonika" is the button
-# accordion, "Mundharmonika" the mouth organ), romaji loanwords, an acid line, a dub bassline
+# sets I and J's words (2026-12-07): the Alpine band in German ("Steirische Harmonika" is the
+# button accordion, "Mundharmonika" the mouth organ), romaji loanwords, an acid line, a dub bassline
 INSTRUMENTS.update({w: v for w, v in {
     "steirische harmonika": (21, C, ""), "steirische": (21, C, ""), "harmonika": (22, L, ""),
     "ziehharmonika": (21, C, ""), "knopfharmonika": (21, C, ""), "mundharmonika": (22, L, ""),
@@ -649,31 +670,7 @@ INSTRUMENTS.update({w: v for w, v in {
     "upright base": (32, B, ""), "acoustic base": (32, B, ""), "electric base": (33, B, ""),
     "base guitar": (33, B, ""), "synth base": (38, B, ""), "sub base": (38, B, ""), "slap base": (36, B, ""),
     "fretless base": (35, B, ""), "walking base": (32, B, "walking"),
-}.items() if w not in INSTRUMENTS})
-#: a kick named in a style without drums ("a gentle kick at 90" under ambient pads) plays on its own:
-#: on the half bar, or a house kick's four on the floor; where the kit plays its kick already, the
-#: style's pattern stays (a lane is merged only where it is denser than the groove's). An "808 kick"
-#: stays the word "808": the hip-hop kick with its sub bass
-DRUM_WORDS.update({w: v for w, v in {
-    "kick": (None, {"kick": "X.......X......."}, None), "kick drum": (None, {"kick": "X.......X......."}, None),
-    "bass drum": (None, {"kick": "X.......X......."}, None), "soft kick": (None, {"kick": "X.......X......."}, None),
-    "gentle kick": (None, {"kick": "X.......X......."}, None),
-    "four on the floor kick": (None, {"kick": "X...X...X...X..."}, None),
-    # the open hi-hat on the off-beats (house, disco), the rim clicked on the backbeat (where the
-    # style has its own rim figure, a bossa's, that stays), the Carnatic mridangam as the tabla's strokes
-    "open hats": (None, {"ohat": "..x...x...x...x."}, None), "open hat": (None, {"ohat": "..x...x...x...x."}, None),
-    "open hi-hat": (None, {"ohat": "..x...x...x...x."}, None), "open hi-hats": (None, {"ohat": "..x...x...x...x."}, None),
-    "open hihat": (None, {"ohat": "..x...x...x...x."}, None), "open hihats": (None, {"ohat": "..x...x...x...x."}, None),
-    "rim click": DRUM_WORDS["rimshot"], "rim clicks": DRUM_WORDS["rimshot"], "rim-click": DRUM_WORDS["rimshot"],
-    "rimclick": DRUM_WORDS["rimshot"],
-    "mridangam": DRUM_WORDS["tabla"], "mridanga": DRUM_WORDS["tabla"], "mrdangam": DRUM_WORDS["tabla"],
-}.items() if w not in DRUM_WORDS})
-DRUM_WORDS.update({w + "s": DRUM_WORDS[w] for w in ("kick", "kick drum", "bass drum")
-                   if w + "s" not in DRUM_WORDS})
-
-# set J's words (2026-12-07): a sound bath's bowls and shruti box, Swedish fiddles and accordion,
-# the French drum kit's brushes and snare, Curaçao's wiri scraper
-INSTRUMENTS.update({w: v for w, v in {
+    # set J's: a sound bath's bowls and shruti box, Swedish fiddles and accordion, and more
     "singing bowl": (14, L, "sparse"), "singing bowls": (14, L, "sparse"), "tibetan bowls": (14, L, "sparse"),
     "tibetan singing bowls": (14, L, "sparse"), "crystal bowls": (14, L, "sparse"),
     "shruti box": (20, PD, ""), "sruti box": (20, PD, ""), "shruti": (20, PD, ""),
@@ -683,13 +680,3 @@ INSTRUMENTS.update({w: v for w, v in {
     "chord stab": (81, C, "stab"), "chord stabs": (81, C, "stab"), "dub chord": (81, C, "stab"),
     "dub chords": (81, C, "stab"), "new wave guitar": (27, C, ""), "tamburica": (105, A, "arp8"),
 }.items() if w not in INSTRUMENTS})
-DRUM_WORDS.update({w: v for w, v in {
-    "balais": DRUM_WORDS["brushes"], "caisse claire": (None, {"snare": "....x.......x..."}, None),
-    "wiri": DRUM_WORDS["guiro"], "gongs": DRUM_WORDS["gong"],
-    "floor tom": (None, {"floor": "x...x...x...x..."}, None), "floor toms": (None, {"floor": "x...x...x...x..."}, None),
-    # one hi-hat named: eighths where the style plays none (swung where it swings; the style's own
-    # hats, if as dense, stay), or on the backbeat when the prompt says so
-    **{w: (None, {"chat": "x.x.x.x.x.x.x.x."}, None) for w in ("hi-hat", "hi hat", "hihat")},
-    **{f"{w} on {b}": (None, {"phat": "....x.......x..."}, None) for w in ("hi-hat", "hi hat", "hihat")
-       for b in ("2 and 4", "2 & 4", "two and four", "the backbeat", "2&4")},
-}.items() if w not in DRUM_WORDS})

@@ -116,6 +116,7 @@ def voice(chord: Chord, lo: int, hi: int, n: int, prev: tuple[int, ...] | None, 
     # never the seventh, the sharpest note of the chord (a doubled major seventh is heard as a key)
     rootless_fill = [pc for pc in ((chord.root + i) % 12 for i in (7, 6, 8, 4, 3)) if pc in pcs] \
         if chord.root % 12 not in pcs else []
+    fill_rank = {pc: k for k, pc in enumerate(rootless_fill)}
     best, best_cost = None, 1e9
     for inv in range(len(pcs)):
         order = pcs[inv:] + pcs[:inv]
@@ -127,8 +128,7 @@ def voice(chord: Chord, lo: int, hi: int, n: int, prev: tuple[int, ...] | None, 
                 if rootless_fill:                   # the fifth (or third) again, where it spreads least
                     cands = [p for pc in rootless_fill for p in range(lo, hi + 1) if p % 12 == pc and p not in v]
                     if cands:
-                        rank = {pc: k for k, pc in enumerate(rootless_fill)}
-                        v.append(min(cands, key=lambda p: (max(v[-1], p) - min(v[0], p), rank[p % 12], p)))
+                        v.append(min(cands, key=lambda p: (max(v[-1], p) - min(v[0], p), fill_rank[p % 12], p)))
                         v.sort()
                         continue
                     v = [lo - 1]                    # no room for it here: this inversion is out

@@ -57,8 +57,9 @@ _KEY_RES = (
     # "128 bpm, Am" — "am", "em" and "fm" are words too)
     re.compile(r"(?<![\w/'#♯-])([a-g])(#|♯|b|♭)?(m)(?![\w#♯♭'-])"),
 )
+_TEMPO_NEXT = r"\s*[,;]?\s*~?\d{2,3}(?:\.\d+)?\s*bpm\b"          # ", 95bpm" right after a word
 _BESIDE_TEMPO_BEFORE = re.compile(r"\d{2,3}(?:\.\d+)?\s*bpm\s*[,;]?\s*$")
-_BESIDE_TEMPO_AFTER = re.compile(r"\s*[,;]?\s*~?\d{2,3}(?:\.\d+)?\s*bpm\b|\s*(?:[,;.!)]|$)")
+_BESIDE_TEMPO_AFTER = re.compile(_TEMPO_NEXT + r"|\s*(?:[,;.!)]|$)")
 #: a key's mode in the Dutch and French ("G majeur", "A mineur") and the Japanese loanwords ("A mainā")
 _FOREIGN_MODES = {"majeur": "major", "mineur": "minor", "maina": "minor", "mainaa": "minor", "meja": "major",
                   "mejaa": "major"}
@@ -146,7 +147,7 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     # "melody" in Spanish, Portuguese, Italian, French and German is no melodica
     "melodia melodias melodie melodies".split()) | frozenset(
     # "voices" as in parts ("acordeón a dos voces") and the Swedish "kompar" (comps) are no voices, no kompa
-    "voces vozes voix kompar kompa-r komp".split()) | frozenset(
+    "voces vozes voix kompar komp".split()) | frozenset(
     # words of set H one or two edits from a style or instrument word ("concertino" is the baroque
     # concerto's solo group, no concertina; a turntablist's "scratches" no güiro scratcher)
     "concertino concrete electrico electrica electrique elektrisch scratches scratching scratch".split())
@@ -276,7 +277,7 @@ def _key_match_counts(rx: re.Pattern, m: re.Match, text: str) -> bool:
         if m.group(0) in _GENRE_OF:
             return after_in                       # "ebm" is electronic body music, "bm" black metal
         beside = (_BESIDE_TEMPO_BEFORE.search(before) and _BESIDE_TEMPO_AFTER.match(after)) \
-            or re.match(r"\s*~?\d{2,3}(?:\.\d+)?\s*bpm\b", after)
+            or re.match(_TEMPO_NEXT, after)
         return bool(m.group(2) or beside or after_in)
     return True
 
@@ -319,6 +320,7 @@ _COUNT = {"five": 5, "seven": 7, "nine": 9, "eleven": 11, "thirteen": 13, "fifte
 
 def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
     text = spec.text
+    sarabande, siciliana, lesnoto = (bool(rx.search(text)) for rx in (_SARABANDE, _SICILIANA, _LESNOTO))
     for m in _METER_RE.finditer(text):
         num, den = int(m.group(1)), int(m.group(2))
         if 1 <= num <= 15 and den in (2, 4, 8, 16):
@@ -344,14 +346,14 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             spec.meter = (9, 8)                          # the slip jig's three dotted quarters
         elif re.search(r"\b(polonaises?|polacca|pasillos?|mazurkas?|mazouks?|landler|laendler)\b", text):
             spec.meter = (3, 4)                          # dances in three: the polonaise, pasillo, mazurka, Ländler
-        elif re.search(_SARABANDE, text):
+        elif sarabande:
             spec.meter = (3, 4)                          # the sarabande: slow, stately three
-        elif re.search(_SICILIANA, text):
+        elif siciliana:
             spec.meter = (12, 8)                         # the siciliana's lilting twelve
         elif re.search(r"\b(zeybek|zeybegi|zeibekiko|zeybekiko)\b", text):
             spec.meter, spec.groups = (9, 8), spec.groups or (2, 2, 2, 3)   # the zeybek's heavy, slow nine
             spec.pace = spec.pace or -1
-        elif re.search(r"\b(lesnoto|lesno oro)\b", text):
+        elif lesnoto:
             spec.meter = (7, 8)                          # the "easy" dance: 3+2+2, its long beat first
         elif re.search(r"\b(sevdah|sevdalinka|sevdalinke)\b", text):
             spec.meter = (7, 8)                          # the sevdah lament: the Balkans' seven, slow
@@ -360,22 +362,23 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             n = _COUNT.get(m.group(1)) or int(m.group(2))
             spec.meter = (5, 4) if n == 5 else (n, 8)
             claim(m)
-    if spec.meter == (7, 8) and not spec.groups and re.search(r"\b(lesnoto|lesno oro)\b", text):
+    if lesnoto and spec.meter == (7, 8) and not spec.groups:
         spec.groups = (3, 2, 2)
         spec.pace = spec.pace or -1
     # dances whose pace is part of the name, whatever meter is stated
-    if re.search(_SARABANDE, text) or re.search(_SICILIANA, text):
+    if sarabande or siciliana:
         spec.pace = spec.pace or -1                      # slow and stately: a sarabande at 60–70, not 112
         spec.tempo_factor *= 0.72
     elif re.search(r"\bpasillos?\b", text):
         spec.tempo_factor *= 1.35                        # a pasillo's three runs on where a bolero's four sways
 
 
-_SARABANDE = r"\b(sarabandes?|sarabandas?|zarabandas?)\b"
+_SARABANDE = re.compile(r"\b(sarabandes?|sarabandas?|zarabandas?)\b")
 #: the siciliana as the dance ("a siciliana", "a baroque siciliano", "sicilienne"), not the adjective
 #: ("tarantella siciliana", "canzone siciliana")
-_SICILIANA = (r"\bsicilienne\b|^sicilian[ao]s?\b|\b(?:a|the|baroque|pastoral|bach|handel|slow|lilting|sad)\s+"
-              r"sicilian[ao]s?\b|\bsicilian[ao]s?\s+(?:in|for|from|movement)\b")
+_SICILIANA = re.compile(r"\bsicilienne\b|^sicilian[ao]s?\b|\b(?:a|the|baroque|pastoral|bach|handel|slow|lilting|"
+                        r"sad)\s+sicilian[ao]s?\b|\bsicilian[ao]s?\s+(?:in|for|from|movement)\b")
+_LESNOTO = re.compile(r"\b(lesnoto|lesno oro)\b")
 
 
 #: a prompt in Japanese romaji, by its grammar words (where "X no Y" is "Y of X")
