@@ -634,3 +634,123 @@ def test_a_named_hi_hat_plays_where_the_groove_has_none_and_on_two_and_four_is_t
     assert first_key_s(s, {42, 44, 46}) is not None
     g = composer_of(compose("jazz ballad with brushes and a hi-hat on 2 and 4", 1)).groove
     assert g.get("phat") == "....x.......x..." and g.get("chat", "....x.......x...") != "x.x.x.x.x.x.x.x.", g
+
+
+# --- set K (2026-12-07): negated instruments, new styles and words --------------------------------------
+def programs(prompt, seed=0):
+    return {p.program for p in compose(prompt, seed).parts if not p.is_drums}
+
+
+def roles(prompt, seed=0):
+    return {p.role for p in compose(prompt, seed).parts}
+
+
+_SYNTH_PROGRAMS = {38, 39, 50, 51, 62, 63, *range(80, 104)}
+
+
+@pytest.mark.parametrize("seed", (0, 1))
+def test_an_instrument_the_prompt_says_no_to_does_not_play(seed):
+    assert not programs("pop song, no piano", seed) & {0, 1, 2, 3}
+    assert {0, 1, 2, 3} & programs("pop song", seed)                       # it played before the "no"
+    left = programs("house track, no synths", seed)
+    assert not left & _SYNTH_PROGRAMS and {"bass", "lead"} <= roles("house track, no synths", seed)
+    assert not programs("pop, no guitars", seed) & set(range(24, 32))
+    assert not programs("pop sin piano, 100 bpm", seed) & {0, 1, 2, 3}
+    assert not programs("electro pop, no acoustic instruments at all", seed) & {0, 24, 25, 32, 40, 48}
+
+
+@pytest.mark.parametrize("prompt", ["ambient, no synths", "synthwave without synths", "pop: no piano or guitar"])
+def test_an_instrument_left_out_leaves_its_harmony_to_another(prompt):
+    for seed in (0, 1):
+        s = compose(prompt, seed)
+        assert any(p.role in ("chords", "pad") for p in s.parts), (prompt, s.describe())
+        if "synths" in prompt:
+            assert not {p.program for p in s.parts if not p.is_drums} & _SYNTH_PROGRAMS, s.describe()
+
+
+@pytest.mark.parametrize("prompt", ["pop ballad, no guitar solo", "sin city blues", "rock, no piano until the bridge",
+                                    "sans serif pop"])
+def test_a_no_at_one_moment_or_a_name_leaves_the_band_whole(prompt):
+    assert read_prompt(prompt).no_programs == set(), prompt
+
+
+def test_a_named_instrument_plays_though_its_kind_is_left_out():
+    s = compose("house, no synths, but a synth bass", 0)
+    assert 38 in {p.program for p in s.parts}
+
+
+@pytest.mark.parametrize("prompt,style", [
+    ("deutscher Schlager, 124 bpm", "disco"), ("madrigale a cinque voci, a cappella", "hymn"),
+    ("morna cabo-verdiana bem lenta", "bolero"), ("piseiro estilo joão gomes", "forro"),
+    ("Neue Deutsche Härte im Stil von Rammstein", "metal"), ("solo piano scherzo in C# minor", "romantic piano"),
+    ("80s synthpop like depche mode", "synthpop"), ("electropop single, 118 bpm", "synthpop"),
+    ("Bèlè martiniquais: le tanbou bèlè, le tibwa", "drum and chant"), ("gwoka from guadeloupe", "drum and chant"),
+    ("bomba puertorriqueña con barriles", "drum and chant"), ("a drum circle at dusk", "drum and chant")])
+def test_set_k_styles_are_reached_by_their_words(prompt, style):
+    assert compose(prompt, 0).genre == style, composer_of(compose(prompt, 0)).explain()["why"]
+
+
+def test_synthpop_is_played_on_synthesizers_and_a_drum_machine():
+    for seed in SEEDS:
+        s = compose("synthpop", seed)
+        melodic = {p.program for p in s.parts if not p.is_drums}
+        assert melodic <= _SYNTH_PROGRAMS, s.describe()
+        assert next(p for p in s.parts if p.is_drums).program == 24
+
+
+def test_drum_and_chant_is_hand_drums_and_voices_alone():
+    for seed in SEEDS:
+        s = compose("gwoka", seed)
+        assert {p.program for p in s.parts if not p.is_drums} <= {52, 53}, s.describe()
+        d = next(i for i, p in enumerate(s.parts) if p.is_drums)
+        hits = collections.Counter(n.pitch for i in body_bars(s, 32) for n in s.bar(i)[0] if n.part == d)
+        assert not hits.keys() & {36, 38, 42, 46, 49, 51}, hits            # no kit: kick, snare, hats, cymbals
+        assert hits.keys() & {60, 61, 62, 63, 64}, hits                    # the hand drums
+
+
+def test_voices_alone_with_no_style_named_sing_as_a_choir():
+    for prompt in ("a cappella choir in g minor", "voices only, dark and slow"):
+        s = compose(prompt, 0)
+        assert s.genre == "hymn" and {p.program for p in s.parts} <= {52, 53, 54}, s.describe()
+
+
+def test_a_scherzo_is_a_fast_three_and_a_strathspey_slower_than_a_reel():
+    for seed in SEEDS:
+        sch = composer_of(compose("solo piano scherzo", seed))
+        assert sch.meter == (3, 4) and sch.bpm >= 150, (sch.meter, sch.bpm)
+        assert composer_of(compose("a scottish strathspey", seed)).bpm < 0.75 * composer_of(compose("a scottish reel", seed)).bpm
+
+
+def test_not_too_fast_is_no_fast():
+    assert read_prompt("a reel, not too fast").pace == 0 and read_prompt("a reel, fast").pace == 1
+    assert read_prompt("ballad, not too slow").pace == 0
+
+
+@pytest.mark.parametrize("prompt,program", [
+    ("en dansbandsvals med elorgel, steelgitarr och elbas", 16), ("en dansbandsvals med elorgel, steelgitarr och elbas", 33),
+    ("disco polo, syntezatorowy bas", 38), ("ritual ambient, a didgeridoo drone", 70),
+    ("Neue Deutsche Härte, verzerrte Gitarren", 30)])
+def test_set_k_instrument_words_play_their_program_within_eight_seconds(prompt, program):
+    for seed in (0, 1):
+        s = compose(prompt, seed)
+        first = first_program_s(s, program)
+        assert first is not None and first <= 8.0, (prompt, seed, s.describe())
+
+
+@pytest.mark.parametrize("prompt,keys", [("ritual ambient, frame drums in a slow lope", {45, 64}),
+                                         ("bomba with barriles", {62, 63, 64})])
+def test_set_k_percussion_words_play_their_keys(prompt, keys):
+    s = compose(prompt, 1)
+    first = first_key_s(s, keys)
+    assert first is not None and first <= 8.0, (prompt, s.describe())
+
+
+def test_a_named_drum_machine_is_the_electronic_kit():
+    for prompt in ("80s pop, linndrum", "disco polo, automat perkusyjny"):
+        assert next(p for p in compose(prompt, 0).parts if p.is_drums).program == 24, prompt
+
+
+def test_the_band_daf_is_no_frame_drum_and_a_no_strings_wind_quintet_has_none():
+    assert read_prompt("EBM like DAF / front 242, 124bpm, harsh metallic snares").drum_words == ["snares"]
+    s = compose("neoclassical wind quintet, oboe and bassoon, flute, clarinet and a french horn, no strings", 1)
+    assert not {p.program for p in s.parts} & set(range(40, 52)), s.describe()

@@ -353,6 +353,8 @@ class Band:
 def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     """A genre for a prompt that names none, and why: from its instruments, drum words, meter or
     moods, else one of the everyday styles by the hash."""
+    if spec.a_cappella and "hymn" in G.GENRES:
+        return "hymn", "voices alone (a cappella): a choir's four parts"
     for w in spec.instruments:
         if w in _GENRE_HINTS and _GENRE_HINTS[w] in G.GENRES:
             return _GENRE_HINTS[w], f"the instrument {w!r}"
@@ -394,7 +396,7 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
         elif spec.pace < 0:
             u = 0.25 * u
         tempo = round(lo + (hi - lo) * u)
-        tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15) * scale
+        tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15) * scale * spec.dance_factor
         odd = additive or _additive_eighths(meter)
         native = _additive_eighths(g.meter) or bool(g.groups.get(meter)) and meter == g.meter
         if odd and not native and tempo > _ODD_METER_MAX_BPM:
@@ -600,6 +602,38 @@ def _drum_words(spec: PromptSpec, specs: list[dict]) -> tuple[int | None, str | 
     return kit, groove, lanes
 
 
+#: what plays a role when the prompt leaves out the style's instrument for it and no other part
+#: plays that role ("pop, no piano": its acoustic guitar comps alone; "house, no synths": the
+#: bass on a fingered electric bass, the tune on a sax), by the left-out program's kind
+_STAND_INS = {"bass": ((range(88, 104), (43, 32, 33)), (range(128), (33, 32, 34, 38))),
+              "chords": ((range(128), (4, 27, 0, 16, 24, 48, 81)),),
+              "pad": ((range(128), (49, 48, 52, 19, 89)),),
+              "lead": ((range(24, 32), (18, 0, 81, 65)), (range(80, 88), (65, 73, 40, 56, 0)),
+                       (range(88, 104), (11, 8, 9, 73)), (range(128), (73, 65, 40, 56, 0, 81)))}
+
+
+def _without(specs: list[dict], banned: set[int]) -> list[dict]:
+    """The parts left when the prompt leaves out instruments ("no piano", "no synths", "no acoustic
+    instruments at all"): a part on a left-out program goes where another part plays its role (for
+    the harmony, a pad or chords), or is played by the first stand-in left for its role and kind
+    (:data:`_STAND_INS`); an arpeggio or percussion part just goes. Named parts and the drums stay."""
+    out, used = [], {d["program"] for d in specs}
+
+    for i, d in enumerate(specs):
+        roles = ("chords", "pad") if d["role"] in ("chords", "pad") else (d["role"],)
+        if d["named"] or d["role"] == "drums" or d["program"] not in banned:
+            out.append(d)
+        elif d["role"] in _STAND_INS and not any(   # a part kept before it, or one to keep after it
+                x["role"] in roles for x in out) and not any(
+                x["role"] in roles and (x["named"] or x["program"] not in banned) for x in specs[i + 1:]):
+            kinds = next(p for r, p in _STAND_INS[d["role"]] if d["program"] in r)
+            prog = next((p for p in kinds if p not in banned and p not in used), None)
+            if prog is not None:
+                used.add(prog)
+                out.append(dict(d, program=prog))
+    return out
+
+
 #: the sung programs: choir aahs, voice oohs, synth voice
 _VOICES = (52, 53, 54)
 
@@ -610,6 +644,8 @@ def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
     if (spec.drum_words or "drums" in spec.only_roles) and not any(d["role"] == "drums" for d in specs):
         specs.insert(0, _part("drums", "drums", g.kit))
     specs = [d for d in specs if d["role"] not in spec.no_roles or d["named"]]
+    if spec.no_programs:
+        specs = _without(specs, spec.no_programs)
     if spec.a_cappella:
         # voices alone: the band's parts sung — its chords and bass by the choir in their own
         # rhythm (a hymn's homophony, a doo-wop's bass singer), its tune by a voice; no drums

@@ -344,7 +344,7 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "fm electric piano": (5, C, ""), "minimoog": (81, L, ""), "303": (87, A, "acid16"), "tb-303": (87, A, "acid16"), "tb303": (87, A, "acid16"),
     "mellotron choir": (52, PD, ""), "mellotron flute": (73, L, ""), "fuzz bass": (34, B, ""),
     "distorted bass": (34, B, ""), "bell melody": (14, L, "sparse"), "bell": (14, L, "sparse"),
-    "didgeridoo": (33, B, "drone"),
+    "didgeridoo": (70, B, "drone"),
     # set E's words: the Andes, the Balkans, Punjab, Anatolia, Sweden, Portugal, Argentina
     "minimoog bass": (38, B, ""), "log drum": (38, B, ""), "log drums": (38, B, ""),
     "guitarra": (24, C, ""), "guitarra criolla": (24, C, ""), "flauta": (73, L, ""), "quena": (73, L, ""),
@@ -590,7 +590,8 @@ DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
     "carpenter saw": "guiro", "pandeireta": "tambourine", "pandereta": "tambourine", "pandero": "tambourine",
     "gourd scraper": "guiro", "chacha": "shaker", "ti-bwa": "wood block", "ti bwa": "wood block",
     "repeater drum": "repeater", "funde drum": "funde", "alfaias": "alfaia", "gongue bell": "gongue",
-    "quijada de burro": "quijada", "jawbone": "quijada", "ching cymbals": "ching", "klong drum": "klong", "boula drums": "boula", "make drum": "bongos", "graj scraper": "guiro"}.items()})
+    "quijada de burro": "quijada", "jawbone": "quijada", "ching cymbals": "ching", "klong drum": "klong", "boula drums": "boula", "make drum": "bongos", "graj scraper": "guiro",
+    "barriles": "congas", "barril": "congas", "barriles de bomba": "congas"}.items()})
 # sets I and J's drum words (2026-12-07). A kick named in a style without drums ("a gentle kick at
 # 90" under ambient pads) plays on its own, on the half bar; where the kit plays its kick already,
 # the style's pattern stays (a lane is merged only where it is denser than the groove's). An "808
@@ -609,6 +610,14 @@ DRUM_WORDS.update({w: v for w, v in {
     "balais": DRUM_WORDS["brushes"], "caisse claire": (None, {"snare": "....x.......x..."}, None),
     "wiri": DRUM_WORDS["guiro"], "floor tom": (None, {"floor": "x...x...x...x..."}, None),
     **{w: (None, {"chat": "x.x.x.x.x.x.x.x."}, None) for w in ("hi-hat", "hi hat", "hihat")},
+}.items() if w not in DRUM_WORDS})
+# set K's drum words: the frame drum (its low stroke and the open tone), the 80s drum machines by
+# name, the Polish "drum machine"
+DRUM_WORDS.update({w: v for w, v in {
+    **{w: (None, {"tom_lo": "X.....x.X.....x.", "conga_lo": "....x.......x..."}, None)
+       for w in ("frame drum", "bendir", "tar drum")},   # not "daf": the band DAF
+    **{w: (24, {}, None) for w in ("linndrum", "linn drum", "linn", "dmx", "oberheim dmx", "automat perkusyjny",
+                                   "trummaskin", "boite a rythmes", "caja de ritmos", "bateria eletronica")},
 }.items() if w not in DRUM_WORDS})
 # plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
 DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
@@ -679,4 +688,14 @@ INSTRUMENTS.update({w: v for w, v in {
     "rythm guitar": (25, C, ""), "rythm guitars": (25, C, ""), "lead guitars": (29, L, ""),
     "chord stab": (81, C, "stab"), "chord stabs": (81, C, "stab"), "dub chord": (81, C, "stab"),
     "dub chords": (81, C, "stab"), "new wave guitar": (27, C, ""), "tamburica": (105, A, "arp8"),
+}.items() if w not in INSTRUMENTS})
+# set K's words: the Swedish dance band's (elorgel, steelgitarr, elbas), the Polish synth bass, the
+# German plural of the guitar
+INSTRUMENTS.update({w: v for w, v in {
+    "elorgel": (16, C, ""), "steelgitarr": (25, C, ""), "elbas": (33, B, ""), "elgitarr": (27, C, ""),
+    "syntezatorowy bas": (38, B, ""), "bas syntezatorowy": (38, B, ""), "syntezator": (81, L, ""),
+    "gitarren": (25, C, ""), "e-gitarren": (27, C, ""), "industrial synths": (81, C, "stab"),
+    "industrial synth": (81, C, "stab"), "verzerrte gitarren": (30, C, ""), "verzerrte gitarre": (30, C, ""),
+    "verzerrte e-gitarren": (30, C, ""), "bowed metal": (92, PD, ""), "bowed metal textures": (92, PD, ""),
+    "bowed vibes": (92, PD, ""), "chanteur": (53, L, ""), "chanteuse": (53, L, ""), "choeur": (52, PD, ""),
 }.items() if w not in INSTRUMENTS})

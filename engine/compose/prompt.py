@@ -36,6 +36,7 @@ class PromptSpec:
     only_roles: set[str] = field(default_factory=set)        # "drums only", "just bass and drums"
     swing: float | None = None
     tempo_factor: float = 1.0
+    dance_factor: float = 1.0                                 # a dance's pace beside its style's (a scherzo's fast three)
     genre_why: str = ""                                       # how the style was read (explain)
     groups: tuple[int, ...] = ()                              # an asked grouping ("7/8 as 2+2+3")
     intro_bars: int | None = None                             # "long intro", "slow build", "straight in"
@@ -44,6 +45,7 @@ class PromptSpec:
     as_counter: set[str] = field(default_factory=set)        # … or a line beside it ("bassoon countermelody")
     spelled: list[str] = field(default_factory=list)         # words read as a table's word ("'accordian' as 'accordion'")
     a_cappella: bool = False                                  # voices alone ("a cappella", "no instruments")
+    no_programs: set[int] = field(default_factory=set)       # "no piano", "no synths", "no acoustic instruments"
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
@@ -150,7 +152,9 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     "voces vozes voix kompar komp".split()) | frozenset(
     # words of set H one or two edits from a style or instrument word ("concertino" is the baroque
     # concerto's solo group, no concertina; a turntablist's "scratches" no güiro scratcher)
-    "concertino concrete electrico electrica electrique elektrisch scratches scratching scratch".split())
+    "concertino concrete electrico electrica electrique elektrisch scratches scratching scratch".split()) | frozenset(
+    # set K's: the Portuguese "baixo" (the bass; "por baixo", underneath) is no baião
+    "baixo baixos".split())
 #: style words by their spelling with the spaces taken out ("bossanova", "drumandbass")
 _SQUEEZED = {a.replace(" ", "").replace("-", ""): g for a, g in _GENRE_OF.items()}
 #: the same words by their first letter (a misspelling keeps it): the edit distances are only
@@ -371,6 +375,11 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
         spec.tempo_factor *= 0.72
     elif re.search(r"\bpasillos?\b", text):
         spec.tempo_factor *= 1.35                        # a pasillo's three runs on where a bolero's four sways
+    elif re.search(r"\bstrathspeys?\b", text) and not re.search(r"\breels?\b", text[:text.find("strathspey")]):
+        spec.dance_factor = 0.62                         # the strathspey: a reel's four at two-thirds the pace
+    if re.search(r"\bscherz(?:o|i|os)\b", text):
+        spec.meter = spec.meter or (3, 4)                # the scherzo: a fast three, one beat to the bar
+        spec.dance_factor = 2.6
 
 
 _SARABANDE = re.compile(r"\b(sarabandes?|sarabandas?|zarabandas?)\b")
@@ -396,9 +405,65 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
         if claim(m) and _ROMAJI_RE.search(spec.text) and re.search(r"[a-z]\s+$", spec.text[:m.start()]):
             for g in _GENRE_RX.finditer(spec.text, m.start(1), m.end(1)):
                 claim.taken[g.start():g.end()] = [False] * (g.end() - g.start())
+        spec.no_programs |= _negated_programs(m.group(1))
     for m in _NEG_FOREIGN_RE.finditer(spec.text):
         spec.no_roles.add(_FOREIGN_ROLES[m.group(1)])
         claim(m)
+    for m in _NEG_FOREIGN_WORDS_RE.finditer(spec.text):
+        left = _negated_programs(m.group(1))
+        if left:
+            spec.no_programs |= left
+            claim(m)
+
+
+_ACOUSTIC = frozenset((*range(0, 4), 6, *range(8, 16), *range(21, 26), 32, *range(40, 50), *range(56, 62),
+                       *range(64, 80), *range(104, 116)))
+_SYNTHS = frozenset((38, 39, 50, 51, 62, 63, *range(80, 104)))
+_SUNG = frozenset((52, 53, 54, 85))
+#: what a negated word leaves out, as a musician means it: "no piano" is no acoustic piano (the
+#: Rhodes stays), "no synths" no synthesizer of any role, "no acoustic instruments at all" every
+#: acoustic one (voices are no instruments); other instrument words their own program
+_NEG_KINDS = {
+    **dict.fromkeys(("acoustic instruments", "acoustic instrumentation", "acoustic sounds"), _ACOUSTIC),
+    **dict.fromkeys(("synths", "synth", "synthesizers", "synthesizer", "synthesisers", "synthesiser",
+                     "electronics", "electronic sounds", "electronic instruments", "synth sounds"), _SYNTHS),
+    **dict.fromkeys(("vocals", "vocal", "voices", "voice", "singing", "singer", "singers", "vox", "choir"), _SUNG),
+    **dict.fromkeys(("guitar", "guitars"), frozenset(range(24, 32))),
+    **dict.fromkeys(("acoustic guitar", "acoustic guitars"), frozenset((24, 25))),
+    **dict.fromkeys(("electric guitar", "electric guitars"), frozenset(range(26, 32))),
+    **dict.fromkeys(("piano", "pianos", "acoustic piano", "grand piano"), frozenset(range(0, 4))),
+    **dict.fromkeys(("electric piano", "rhodes", "wurlitzer", "wurli"), frozenset((4, 5))),
+    **dict.fromkeys(("strings", "string section", "orchestral strings"), frozenset(range(40, 52))),
+    **dict.fromkeys(("brass", "horns", "horn section", "brass section"), frozenset(range(56, 64))),
+    **dict.fromkeys(("sax", "saxes", "saxophone", "saxophones"), frozenset(range(64, 68))),
+    **dict.fromkeys(("organ", "organs"), frozenset(range(16, 21))),
+}
+_NEG_KINDS.update(dict.fromkeys(("sintetizadores", "sintetizador", "sintetizzatori", "sintetizzatore", "synthes",
+                                  "synthetiseurs", "synthesizern", "synthies", "syntezatorow", "sintetizadores"),
+                                 _SYNTHS))
+_NEG_KIND_RX = _alternation({**INSTRUMENT_WORDS, **_NEG_KINDS})
+#: "without" in other languages before an instrument ("sans synthés", "ohne Gitarren", "sin piano")
+_NEG_FOREIGN_WORDS_RE = re.compile(r"\b(?:ohne|sans|sin|senza|sem|zonder|bez|utan|uden|uten)\s+"
+                                   r"((?:[a-z'-]+\s+){0,2}[a-z'-]+)")
+#: a negated instrument at one moment or in one role is no instrument left out: "no guitar solo",
+#: "no piano until the bridge", "no vocals in the intro"
+_NEG_MOMENT_RE = re.compile(r"\b(?:solos?|intro|outro|fills?|breaks?|breakdown|until|till|before|after|"
+                            r"during|first|verses?|chorus|bridge)\b")
+
+
+def _negated_programs(phrase: str) -> set[int]:
+    """The GM programs a negated phrase leaves out ("no acoustic instruments at all", "no synths",
+    "without piano or strings")."""
+    if _NEG_MOMENT_RE.search(phrase):
+        return set()
+    out: set[int] = set()
+    for m in _NEG_KIND_RX.finditer(phrase):
+        w = m.group(0)
+        if w in _NEG_KINDS:
+            out |= _NEG_KINDS[w]
+        else:
+            out.add(INSTRUMENT_WORDS[w][0])
+    return out
 
 
 #: style words that name a place or a people rather than a style: a later style word wins over them
@@ -631,7 +696,9 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
     named = [(i, w) for i, w in named if w not in ("pluck", "plucks") or not any(
         j + len(v) <= i and not text[j + len(v):i].strip() for j, v in named if v not in ("pluck", "plucks"))]
     # "right hand arpeggios", "harp arpeggios", "arpeggiated piano": the instrument's own figure, not a synth arp
-    named = [(i, w) for i, w in named if w not in ("arpeggio", "arpeggios") or not re.search(
+    # — and in a piece for the piano ("solo piano scherzo … cascading arpeggios") the pianist's
+    piano_piece = spec.genre == "romantic piano" or re.search(r"\b(?:solo piano|piano solo|for (?:solo )?piano)\b", text)
+    named = [(i, w) for i, w in named if w not in ("arpeggio", "arpeggios") or not piano_piece and not re.search(
         r"\b(?:piano|harp|guitar|hands?|harpsichord|keyboard|celesta|marimba|vibes|vibraphone|strings?)"
         r"(?:\s+(?!and\b|with\b|or\b|plus\b|over\b|under\b)[a-z'-]+)?\s+$", text[:i])]
     drums += [(i, w) for i, w, kind in misspelt if kind == "drum"]
@@ -718,11 +785,11 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
                 spec.mode = mmode
                 spec.mode_is_mood = True
     if words & {"slow", "slower", "slowly", "lazy", "downtempo", "lento", "lenta", "langsam", "adagio",
-                "largo"}:
+                "largo"} and not _NOT_SO_RE.search(spec.text):
         spec.tempo_factor *= 0.92
         spec.pace = -1
     if words & {"fast", "uptempo", "up-tempo", "faster", "driving", "frantic", "quick", "rapido", "rapida",
-                "schnell", "vite", "presto", "allegro"}:
+                "schnell", "vite", "presto", "allegro"} and not _NOT_SO_RE.search(spec.text):
         spec.tempo_factor *= 1.06
         spec.pace = 1
     if words & {"swing", "swung", "shuffle", "swingy"} and not _NO_SWING_RE.search(spec.text):
@@ -731,6 +798,8 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
         spec.swing = 0.0
 
 
+#: "not too fast", "not so slow": the pace a musician leaves in the middle of the style's range
+_NOT_SO_RE = re.compile(r"\bnot\s+(?:too|so|that|very|overly|super|really)?\s*(?:fast|slow|quick)\b")
 #: "no swing", "w/ no swing", "without any swing", "zero swing", "unswung": straight eighths
 _NO_SWING_RE = re.compile(r"\b(?:no|without(?:\s+any)?|zero|not)\s+(?:the\s+)?swing(?:ing)?\b|\bunswung\b")
 

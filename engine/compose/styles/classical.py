@@ -92,7 +92,7 @@ _g(name="minuet", aliases=("minuet", "menuet", "minuetto", "courtly dance", "cou
    progressions=CLASSICAL, modes=("major", "major", "minor"), lead_density=0.45, reverb=0.35, grooves=(),
    intro_drums="none", family=CL, tone=0.15)
 
-_g(name="romantic piano", aliases=("romantic piano", "furniture music", "musique d'ameublement", "polonaise", "polacca", "barcarolle", "barcarola", "barcarole", "barkarole",
+_g(name="romantic piano", aliases=("romantic piano", "scherzo", "scherzi", "piano scherzo", "furniture music", "musique d'ameublement", "polonaise", "polacca", "barcarolle", "barcarola", "barcarole", "barkarole",
                                    "gondolier song", "nocturne", "chopin", "liszt", "schumann",
                                    "rachmaninoff", "romantic era", "romantic period", "impromptu",
                                    "etude", "debussy", "satie", "gymnopedie",
@@ -106,7 +106,7 @@ _g(name="romantic piano", aliases=("romantic piano", "furniture music", "musique
    modes=("minor", "major"), lead_density=0.42, reverb=0.45, grooves=(), intro_drums="none", family=CL,
    tone=-0.15)
 
-_g(name="hymn", aliases=("hymn", "sacred harp", "shape-note", "shape note", "fasola", "fuging tune", "choral", "chorale", "church music", "sacred music", "church choir",
+_g(name="hymn", aliases=("hymn", "madrigal", "madrigals", "madrigale", "madrigali", "madrigal a cappella", "motet", "motets", "renaissance polyphony", "renaissance choir", "polyphonic choir", "sacred harp", "shape-note", "shape note", "fasola", "fuging tune", "choral", "chorale", "church music", "sacred music", "church choir",
                          "requiem", "gregorian", "gregorian chant", "psalm", "national anthem", "cathedral",
                          "choir music", "evensong", "christmas carol", "carol"),
    bpm=(60, 84), kit=0, fill="none", bass="long", chords="block", form="calm", humanize_ms=8, vel_var=6,

@@ -59,8 +59,8 @@ _POP = {"major": ("I V vi IV", "vi IV I V", "I vi IV V", "IV I V vi", "I V vi ii
 
 # --- pop ------------------------------------------------------------------------------------------------
 _g(name="pop", family="pop",
-   aliases=("pop", "ye-ye", "yeye", "ye ye", "electro pop",
-            "mandopop", "cantopop", "indie pop", "dance pop", "dance-pop", "electropop", "synthpop", "synth pop", "synth-pop",
+   aliases=("pop", "ye-ye", "yeye", "ye ye",
+            "mandopop", "cantopop", "indie pop", "dance pop", "dance-pop",
             "hyperpop", "city pop", "bubblegum", "bubblegum pop", "top 40", "chart pop", "radio pop",
             "mainstream pop", "teen pop", "pop song", "pop music", "pop ballad", "k-ballad", "korean ballad", "balladeu", "hanguk ballad", "k-pop ballad", "kpop ballad"),
    bpm=(96, 122), kit=0, fill="toms", bass="pop8", chords="piano8", form="song", tone=0.3, reverb=0.25,
@@ -75,6 +75,27 @@ _g(name="pop", family="pop",
              "chat": "x.xxx.x.x.xxx.x.", "ohat+": "..............x."},
             {"kick": "X.....x...x..x..", "snare": "....X.......X...", "chat": "x...x...x...x...",
              "shaker": ".xx..xx..xx..xx.", "clap+": "....x.......x..."}))
+
+# synth-pop and electropop: the pop song on synthesizers and a drum machine — a pulsing eighth-note
+# synth bass, offbeat synth stabs, a pad and a square lead; the snare and clap together on the
+# backbeat (a gated snare's crack), the machine's straight sixteenth hats
+_g(name="synthpop", family="pop",
+   aliases=("synthpop", "synth pop", "synth-pop", "electropop", "electro pop", "electro-pop", "80s synthpop",
+            "80s synth pop", "80s synth-pop", "new romantic", "depeche mode", "pet shop boys", "erasure",
+            "futurepop", "indietronica"),
+   bpm=(100, 128), kit=24, fill="snare", bass="drive8", chords="stab", form="song", humanize_ms=2, vel_var=4,
+   tone=0.35, reverb=0.35,
+   parts=(_p("drums", D, 24), _p("synth bass", B, 38), _p("synth", C, 81), _p("pad", PD, 89),
+          _p("lead", L, 80)),
+   progressions=_POP, modes=("minor", "major", "minor"), intro_drums="kick",
+   bass_pats=("R.R.R.R.R.R.R.R.", "RRR.R.R.RRR.R.5.", "R.R.R.R.8.R.R.R."),
+   comp_pats=("..x...x...x...x.", "x..x..x...x..x..", "..x.x...x.x...x."),
+   grooves=({"kick": "X...X...X...X..x", "snare": "....X.......X...", "clap": "....X.......X...",
+             "chat": "xxx.xxx.xxx.xxx.", "tom_mid": "..........x.x...", "tom_lo": "..............x."},
+            {"kick": "X.......X.X...x.", "snare": "....X.......X...", "clap": "....X.......X...",
+             "chat": "x.xxx.xxx.xxx.xx", "ohat+": "......x.......x."},
+            {"kick": "X..X..X.X.......", "snare": "....X.......X..x", "clap": "....X.......X...",
+             "chat": "xxxxxxxxxxxxxxxx", "cowbell": "x.....x.....x..."}))
 
 _g(name="k-pop", family="pop",
    aliases=("k-pop", "kpop", "k pop", "korean pop", "idol pop", "kpop idol", "j-pop", "jpop", "j pop",
@@ -96,7 +117,7 @@ _g(name="k-pop", family="pop",
              "chat": "xxx.x.xxx.x.xtx.", "tom_hi": "..............x.", "hclap+": "....x.......x..."}))
 
 _g(name="disco", family="pop",
-   aliases=("disco", "nu disco", "nu-disco", "boogie", "italo disco", "italo", "hi-nrg", "hi nrg", "70s disco",
+   aliases=("disco", "schlager", "deutscher schlager", "schlagermusik", "discofox schlager", "disco polo", "nu disco", "nu-disco", "boogie", "italo disco", "italo", "hi-nrg", "hi nrg", "70s disco",
             "roller disco", "disco funk", "eurodisco", "euro disco"),
    bpm=(112, 124), kit=0, fill="toms", bass="octave", chords="chop8", form="song", humanize_ms=5, vel_var=8,
    tone=0.35, reverb=0.3,

@@ -146,7 +146,7 @@ _g(name="chacarera", family="latin",
 
 # --- the Latin-American bolero (not Ravel's) ---------------------------------------------------------------
 _g(name="bolero", family="latin",
-   aliases=("bolero", "danzon", "danzonete", "danzon cubano",
+   aliases=("bolero", "morna", "mornas", "morna cabo-verdiana", "morna caboverdiana", "cape verdean morna", "danzon", "danzonete", "danzon cubano",
             "bolero romantico", "trio romantico", "bolero cubano", "bolero ranchero",
             "los panchos", "trio los panchos", "bolero trio", "latin bolero", "pasillo", "pasillo ecuatoriano", "pasillo colombiano", "pasillos"),
    bpm=(66, 90), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=10,
@@ -376,6 +376,28 @@ _g(name="arabic", family="arabic",
              "tamb": "x.xxx.xxx.xxx.xx"},
             {"conga_lo": "X.....X.X.......", "bongo": "..x.........x...", "kick_lo": "X.....X.X.......",
              "tamb": "x...x...x...x...", "bongo_lo": "....x.........x."}))
+
+# --- drum and chant -------------------------------------------------------------------------------------
+# the Afro-Caribbean drum-and-voice traditions (Martinique's bèlè, Guadeloupe's gwoka, Puerto Rico's
+# bomba) and the drum circle: no band, the hand drums and a singer's calls with the chorus holding
+# the answer. The low drum keeps the pulse (the boula, the buleador), the high drum plays against it
+# (the makè, the subidor), the sticks on the drum's side (the tibwa, the cuá) and a shaker
+_g(name="drum and chant", family="caribbean",
+   aliases=("drum and chant", "bele", "sware bele", "bele martiniquais", "bele drum", "gwoka", "gwo ka",
+            "lewoz", "leewoz", "bomba", "bomba puertorriquena", "bomba sica", "drum circle", "ritual drumming",
+            "tribal drums", "tribal drumming", "djembe ensemble", "djembe circle", "sabar", "kumina"),
+   bpm=(96, 126), kit=0, fill="none", bass="long", chords="block", form="calm", humanize_ms=9, vel_var=14,
+   tone=0.0, reverb=0.3, lead_density=0.4, intro_drums="all",
+   parts=(_p("drums", D, 0), _p("voice", L, 53), _p("chorus", PD, 52)),
+   bass_pats=("R.......R.......", "R.....R.R......."),     # a bass only when one is named
+   progressions={"major": ("I I V V", "I I IV V", "I V I V"), "minor": ("i i VII VII", "i VII i VII", "i i iv V")},
+   modes=("minor", "major"),
+   grooves=({"conga_lo": "X..x..X.X..x..X.", "conga": "..x.x.....x.x..x", "woodblock": "x.x.xx.x.x.xx.x.",
+             "shaker": "x.xxx.xxx.xxx.xx"},
+            {"conga_lo": "X.....X...X.....", "conga_mute": "..x.x...x...x.x.", "bongo": "......x.......xx",
+             "woodblock": "x..x..x...x..x..", "shaker": "x.x.x.x.x.x.x.x."},
+            {"conga_lo": "X..X....X..X....", "conga": ".x...x.x.x...x.x", "bongo_lo": "X.......X.......",
+             "woodblock_lo": "x.xx.x.xx.xx.x.x"}))
 
 # --- candombe --------------------------------------------------------------------------------------------
 _g(name="candombe", family="latin",

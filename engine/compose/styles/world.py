@@ -74,7 +74,7 @@ _g(name="samba", family="latin",
 # the Brazilian northeast: the baião's zabumba (the beater's dotted figure, the stick's off-beats),
 # the triangle's sixteenths open on the and, the sanfona (accordion) on the tune, in two
 _g(name="forro", family="latin",
-   aliases=("forro", "baiao", "xote", "xaxado", "pe de serra", "forro pe de serra",
+   aliases=("forro", "piseiro", "pisadinha", "forro eletronico", "forro de teclado", "baiao", "xote", "xaxado", "pe de serra", "forro pe de serra",
             "forro universitario", "nordestino", "luiz gonzaga", "arrasta-pe", "arrasta pe"),
    bpm=(100, 130), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5,
    vel_var=10, tone=0.25, reverb=0.15, intro_drums="all", lead_density=0.7,
