@@ -754,3 +754,45 @@ def test_the_band_daf_is_no_frame_drum_and_a_no_strings_wind_quintet_has_none():
     assert read_prompt("EBM like DAF / front 242, 124bpm, harsh metallic snares").drum_words == ["snares"]
     s = compose("neoclassical wind quintet, oboe and bassoon, flute, clarinet and a french horn, no strings", 1)
     assert not {p.program for p in s.parts} & set(range(40, 52)), s.describe()
+
+
+@pytest.mark.parametrize("prompt,kept", [
+    ("pop no drums just piano", {0}), ("pop, no piano in the intro", {0}), ("rock, no guitars in the verses", {29}),
+    ("no distortion on the guitars, clean tone, indie rock", {27}), ("indie rock, no heavy guitars", {27}),
+    ("lied ohne worte for piano", {0}), ("undertale sans theme with piano", {0}), ("kimi no na wa piano cover", {0}),
+    ("a tune without words for flute", {73}), ("metal with industrial synths", {30})])
+def test_a_no_that_says_no_to_something_else_leaves_the_instrument_in(prompt, kept):
+    """What the review of set K's negations found: the "no" phrase ran on past its instrument
+    ("no drums just piano"), a moment read as the whole piece, a qualified kind banned the family,
+    titles ("Lieder ohne Worte", romaji's possessive "no") read as a negation."""
+    assert kept <= programs(prompt, 1), (prompt, read_prompt(prompt).no_programs)
+
+
+@pytest.mark.parametrize("prompt,style", [
+    ("a new romantic piano piece", "romantic piano"), ("tribal drums, epic cinematic battle", "cinematic"),
+    ("bomba beat, reggaeton", "reggaeton"), ("scherzo for string quartet", "classical"),
+    ("erasure of memory, ambient", "ambient"), ("acapella beatbox", "boom bap")])
+def test_set_k_words_that_name_something_else_leave_the_style(prompt, style):
+    assert compose(prompt, 0).genre == style, composer_of(compose(prompt, 0)).explain()["why"]
+
+
+def test_stand_ins_only_where_the_band_would_lack_the_job():
+    assert programs("jazz trio, no piano") & set(range(0, 8)) == set()         # a pianoless trio, not a Rhodes
+    assert programs("pianoless jazz trio") & set(range(0, 8)) == set()
+    country = programs("country, no fiddle")
+    assert 110 not in country and 40 not in country and 73 not in country    # its guitars carry on, no flute
+    orch = programs("epic orchestral, no strings")
+    assert 47 in orch and not orch & {40, 41, 42, 43, 48, 49}                 # the timpani stay; the low line on brass
+    assert not {"bass", "drums"} & roles("no drums no bass just piano")
+
+
+def test_a_dance_keeps_its_pace_only_in_its_own_styles():
+    assert composer_of(compose("jazz scherzo, big band", 0)).bpm < 200
+    assert composer_of(compose("strathspey and reel, scottish fiddle", 0)).bpm > 150
+    assert read_prompt("fast, not slow, energetic rock").pace == 1
+    assert read_prompt("slow and dreamy, not fast").pace == -1
+
+
+def test_a_madrigal_is_sung_and_a_named_lute_plays_with_it():
+    assert programs("madrigal for four voices") <= {52, 53, 54}
+    assert 24 in programs("madrigal with lute") and 19 not in programs("madrigal with lute")

@@ -350,15 +350,22 @@ class Band:
 
 
 # --- decisions made from the words ------------------------------------------------------------------
+#: dances whose pace is their own within the styles that play them: a scherzo is a fast three
+#: (one beat to the bar) where a nocturne or a quartet's slow movement is not; a strathspey a reel's
+#: four at two-thirds of its pace
+_DANCE_PACE = {"scherzo": (2.6, ("romantic piano", "classical")), "strathspey": (0.62, ("reel", "celtic"))}
+
+
 def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     """A genre for a prompt that names none, and why: from its instruments, drum words, meter or
     moods, else one of the everyday styles by the hash."""
-    if spec.a_cappella and "hymn" in G.GENRES:
+    if spec.a_cappella and not spec.drum_words and "hymn" in G.GENRES:
         return "hymn", "voices alone (a cappella): a choir's four parts"
     for w in spec.instruments:
         if w in _GENRE_HINTS and _GENRE_HINTS[w] in G.GENRES:
             return _GENRE_HINTS[w], f"the instrument {w!r}"
-    for words, name in ((("808s",), "trap"), (("brushes", "brush"), "jazz"), (("breakbeat", "amen"), "drum and bass")):
+    for words, name in ((("808s",), "trap"), (("brushes", "brush"), "jazz"), (("breakbeat", "amen"), "drum and bass"),
+                        (("beatbox", "beatboxing"), "boom bap")):
         w = next((x for x in words if x in spec.drum_words), None)
         if w and name in G.GENRES:
             return name, f"the drum word {w!r}"
@@ -396,7 +403,10 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
         elif spec.pace < 0:
             u = 0.25 * u
         tempo = round(lo + (hi - lo) * u)
-        tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15) * scale * spec.dance_factor
+        tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15) * scale
+        pace, styles = _DANCE_PACE.get(spec.dance, (1.0, ()))
+        if g.name in styles:
+            tempo = min(tempo * pace, 240.0)
         odd = additive or _additive_eighths(meter)
         native = _additive_eighths(g.meter) or bool(g.groups.get(meter)) and meter == g.meter
         if odd and not native and tempo > _ODD_METER_MAX_BPM:
@@ -602,35 +612,42 @@ def _drum_words(spec: PromptSpec, specs: list[dict]) -> tuple[int | None, str | 
     return kit, groove, lanes
 
 
-#: what plays a role when the prompt leaves out the style's instrument for it and no other part
-#: plays that role ("pop, no piano": its acoustic guitar comps alone; "house, no synths": the
-#: bass on a fingered electric bass, the tune on a sax), by the left-out program's kind
-_STAND_INS = {"bass": ((range(88, 104), (43, 32, 33)), (range(128), (33, 32, 34, 38))),
-              "chords": ((range(128), (4, 27, 0, 16, 24, 48, 81)),),
+#: what plays a part when the prompt leaves out the style's instrument for it and the band would
+#: lack the part's job without it ("house, no synths": the bass on a fingered electric bass, the
+#: tune on a sax; "ambient, no synths": strings for the pads, vibraphone for the bells), by the
+#: left-out program's kind
+_STAND_INS = {"bass": ((range(40, 48), (58, 70, 32)), (range(88, 104), (43, 32, 33)), (range(128), (33, 32, 34, 38))),
+              "chords": ((range(128), (0, 4, 16, 27, 24, 48, 81)),),
               "pad": ((range(128), (49, 48, 52, 19, 89)),),
-              "lead": ((range(24, 32), (18, 0, 81, 65)), (range(80, 88), (65, 73, 40, 56, 0)),
-                       (range(88, 104), (11, 8, 9, 73)), (range(128), (73, 65, 40, 56, 0, 81)))}
+              "lead": ((range(80, 88), (65, 73, 40, 56, 0)), (range(88, 104), (11, 8, 9, 73)),
+                       (range(128), (73, 65, 40, 56, 0, 81)))}
 
 
 def _without(specs: list[dict], banned: set[int]) -> list[dict]:
     """The parts left when the prompt leaves out instruments ("no piano", "no synths", "no acoustic
-    instruments at all"): a part on a left-out program goes where another part plays its role (for
-    the harmony, a pad or chords), or is played by the first stand-in left for its role and kind
-    (:data:`_STAND_INS`); an arpeggio or percussion part just goes. Named parts and the drums stay."""
+    instruments at all"). A part on a left-out program just goes where the band keeps its job
+    without it: the harmony where another part plays chords or a pad (a pop song's acoustic guitar
+    comps alone) or where a tune is left over it (a pianoless jazz trio: sax, bass and drums); the
+    tune where another part plays it, or where it was no synthesizer's (a country band's fiddle
+    left out leaves its guitars); an arpeggio or percussion part always. Otherwise the first
+    stand-in of its kind that is not left out plays it (:data:`_STAND_INS`); the bass always has
+    one. Named parts and the drums stay."""
     out, used = [], {d["program"] for d in specs}
-
     for i, d in enumerate(specs):
-        roles = ("chords", "pad") if d["role"] in ("chords", "pad") else (d["role"],)
         if d["named"] or d["role"] == "drums" or d["program"] not in banned:
             out.append(d)
-        elif d["role"] in _STAND_INS and not any(   # a part kept before it, or one to keep after it
-                x["role"] in roles for x in out) and not any(
-                x["role"] in roles and (x["named"] or x["program"] not in banned) for x in specs[i + 1:]):
-            kinds = next(p for r, p in _STAND_INS[d["role"]] if d["program"] in r)
-            prog = next((p for p in kinds if p not in banned and p not in used), None)
-            if prog is not None:
-                used.add(prog)
-                out.append(dict(d, program=prog))
+            continue
+        kept = out + [x for x in specs[i + 1:] if x["named"] or x["program"] not in banned or x["role"] == "drums"]
+        has = {x["role"] for x in kept}
+        role = d["role"]
+        if role not in _STAND_INS or (role in ("chords", "pad") and (has & {"chords", "pad"} or "lead" in has)) \
+                or (role == "lead" and ("lead" in has or d["program"] not in range(80, 104) and has & {"chords", "pad", "arp"})):
+            continue
+        kinds = next(p for r, p in _STAND_INS[role] if d["program"] in r)
+        prog = next((p for p in kinds if p not in banned and p not in used), None)
+        if prog is not None:
+            used.add(prog)
+            out.append(dict(d, program=prog))
     return out
 
 

@@ -616,7 +616,8 @@ DRUM_WORDS.update({w: v for w, v in {
 DRUM_WORDS.update({w: v for w, v in {
     **{w: (None, {"tom_lo": "X.....x.X.....x.", "conga_lo": "....x.......x..."}, None)
        for w in ("frame drum", "bendir", "tar drum")},   # not "daf": the band DAF
-    **{w: (24, {}, None) for w in ("linndrum", "linn drum", "linn", "dmx", "oberheim dmx", "automat perkusyjny",
+    **{w: (0, {}, None) for w in ("beatbox", "beatboxing", "beatboxer")},   # a voice's kit: the hip-hop beat
+    **{w: (24, {}, None) for w in ("linndrum", "linn drum", "linn drums", "oberheim dmx", "automat perkusyjny",
                                    "trummaskin", "boite a rythmes", "caja de ritmos", "bateria eletronica")},
 }.items() if w not in DRUM_WORDS})
 # plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
@@ -692,10 +693,9 @@ INSTRUMENTS.update({w: v for w, v in {
 # set K's words: the Swedish dance band's (elorgel, steelgitarr, elbas), the Polish synth bass, the
 # German plural of the guitar
 INSTRUMENTS.update({w: v for w, v in {
-    "elorgel": (16, C, ""), "steelgitarr": (25, C, ""), "elbas": (33, B, ""), "elgitarr": (27, C, ""),
+    "elorgel": (16, C, ""), "steelgitarr": (26, C, ""), "elbas": (33, B, ""), "elgitarr": (27, C, ""),
     "syntezatorowy bas": (38, B, ""), "bas syntezatorowy": (38, B, ""), "syntezator": (81, L, ""),
-    "gitarren": (25, C, ""), "e-gitarren": (27, C, ""), "industrial synths": (81, C, "stab"),
-    "industrial synth": (81, C, "stab"), "verzerrte gitarren": (30, C, ""), "verzerrte gitarre": (30, C, ""),
+    "gitarren": (25, C, ""), "e-gitarren": (27, C, ""), "verzerrte gitarren": (30, C, ""), "verzerrte gitarre": (30, C, ""),
     "verzerrte e-gitarren": (30, C, ""), "bowed metal": (92, PD, ""), "bowed metal textures": (92, PD, ""),
     "bowed vibes": (92, PD, ""), "chanteur": (53, L, ""), "chanteuse": (53, L, ""), "choeur": (52, PD, ""),
 }.items() if w not in INSTRUMENTS})

@@ -36,7 +36,7 @@ class PromptSpec:
     only_roles: set[str] = field(default_factory=set)        # "drums only", "just bass and drums"
     swing: float | None = None
     tempo_factor: float = 1.0
-    dance_factor: float = 1.0                                 # a dance's pace beside its style's (a scherzo's fast three)
+    dance: str = ""                                           # a dance with its own pace in its styles (a scherzo's fast three)
     genre_why: str = ""                                       # how the style was read (explain)
     groups: tuple[int, ...] = ()                              # an asked grouping ("7/8 as 2+2+3")
     intro_bars: int | None = None                             # "long intro", "slow build", "straight in"
@@ -79,7 +79,7 @@ _BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w.
                           r"percent|steps?|notes?|voices?|strings?|keys?|pieces?|parts?|members?|players?|"
                           r"musicians?|times?|x)\b)")
 _METER_RE = re.compile(r"(?<![\d/])(\d{1,2})\s*/\s*(\d{1,2})(?![\d/])")
-_NEG_RE = re.compile(r"\b(?:no|without|minus|w/o)\s+(?:the\s+|any\s+)?([a-z\- ]+?)(?=$|[,.;]|\s+(?:and|with|in|at|but)\b)")
+_NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero)\s+(?:the\s+|any\s+)?([a-z\- ]+?)(?=$|[,.;]|\s+(?:and|with|in|at|but|no|just|only|except|then)\b)")
 #: "without" in other languages, read only right before a role word ("sin bateria", "ohne Schlagzeug",
 #: "bez perkusji"): "sin city", "sans serif" are no negations
 _FOREIGN_ROLES = {"bateria": "drums", "batterie": "drums", "schlagzeug": "drums", "perkusji": "drums",
@@ -375,11 +375,11 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
         spec.tempo_factor *= 0.72
     elif re.search(r"\bpasillos?\b", text):
         spec.tempo_factor *= 1.35                        # a pasillo's three runs on where a bolero's four sways
-    elif re.search(r"\bstrathspeys?\b", text) and not re.search(r"\breels?\b", text[:text.find("strathspey")]):
-        spec.dance_factor = 0.62                         # the strathspey: a reel's four at two-thirds the pace
+    elif re.search(r"\bstrathspeys?\b", text) and not re.search(r"\breels?\b", text):
+        spec.dance = "strathspey"                        # the strathspey: a reel's four at two-thirds the pace
     if re.search(r"\bscherz(?:o|i|os)\b", text):
         spec.meter = spec.meter or (3, 4)                # the scherzo: a fast three, one beat to the bar
-        spec.dance_factor = 2.6
+        spec.dance = "scherzo"
 
 
 _SARABANDE = re.compile(r"\b(sarabandes?|sarabandas?|zarabandas?)\b")
@@ -399,21 +399,33 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
     ("no swing", "no trap") — except in a prompt in romaji, where "no" is the possessive ("showa no
     kayokyoku" is Showa-era kayokyoku)."""
     for m in _NEG_RE.finditer(spec.text):
-        for w in m.group(1).split():
-            if w in _ROLE_WORDS:
-                spec.no_roles.add(_ROLE_WORDS[w])
+        said = _NEG_STOP_RE.split(m.group(1), 1)[0]      # "no drums just piano": the piano plays
+        roles = {_ROLE_WORDS[w] for w in said.split() if w in _ROLE_WORDS}
+        end = m.start(1) + len(said)
+        left = set() if _NEG_WHEN_RE.match(spec.text, end) else _negated_programs(said)
+        spec.no_roles |= roles
+        spec.no_programs |= left
+        # the words said no to are not read again (a "no trap" is no trap, "no heavy guitars" adds
+        # none) — unless the "no" says no to nothing the composer plays: a title's or romaji's
+        # "no" before other words ("kimi no na wa piano cover", "a tune without words for flute")
+        first = re.match(r"(?:\S+\s+)?", said).end()
+        if not (roles or left) and not any(rx.match(said, 0) or rx.match(said, first)
+                                           for rx in (_GENRE_RX, _INSTR_RX, _DRUM_RX)):
+            continue
+        m = re.compile(r"[\s\S]{%d}" % (end - m.start())).match(spec.text, m.start())
         if claim(m) and _ROMAJI_RE.search(spec.text) and re.search(r"[a-z]\s+$", spec.text[:m.start()]):
-            for g in _GENRE_RX.finditer(spec.text, m.start(1), m.end(1)):
+            for g in _GENRE_RX.finditer(spec.text, m.start(), m.end()):
                 claim.taken[g.start():g.end()] = [False] * (g.end() - g.start())
-        spec.no_programs |= _negated_programs(m.group(1))
     for m in _NEG_FOREIGN_RE.finditer(spec.text):
         spec.no_roles.add(_FOREIGN_ROLES[m.group(1)])
         claim(m)
     for m in _NEG_FOREIGN_WORDS_RE.finditer(spec.text):
-        left = _negated_programs(m.group(1))
+        left = _negated_programs(m.group(1), foreign=True)
         if left:
             spec.no_programs |= left
             claim(m)
+    if _PIANOLESS_RE.search(spec.text):
+        spec.no_programs |= set(range(0, 6))             # a pianoless trio: no piano of any kind
 
 
 _ACOUSTIC = frozenset((*range(0, 4), 6, *range(8, 16), *range(21, 26), 32, *range(40, 50), *range(56, 62),
@@ -424,16 +436,21 @@ _SUNG = frozenset((52, 53, 54, 85))
 #: Rhodes stays), "no synths" no synthesizer of any role, "no acoustic instruments at all" every
 #: acoustic one (voices are no instruments); other instrument words their own program
 _NEG_KINDS = {
-    **dict.fromkeys(("acoustic instruments", "acoustic instrumentation", "acoustic sounds"), _ACOUSTIC),
+    **dict.fromkeys(("acoustic instruments", "acoustic instrumentation", "acoustic sounds", "real instruments",
+                     "live instruments"), _ACOUSTIC),
     **dict.fromkeys(("synths", "synth", "synthesizers", "synthesizer", "synthesisers", "synthesiser",
-                     "electronics", "electronic sounds", "electronic instruments", "synth sounds"), _SYNTHS),
-    **dict.fromkeys(("vocals", "vocal", "voices", "voice", "singing", "singer", "singers", "vox", "choir"), _SUNG),
-    **dict.fromkeys(("guitar", "guitars"), frozenset(range(24, 32))),
+                     "electronics", "electronic sounds", "electronic instruments", "synth sounds", "electronic",
+                     "electronic elements"), _SYNTHS),
+    **dict.fromkeys(("vocals", "vocal", "voices", "voice", "singing", "singer", "singers", "vox", "choir",
+                     "vocais", "voix", "gesang", "voz", "voces"), _SUNG),
+    **dict.fromkeys(("guitar", "guitars", "gitarren", "gitarre", "guitarras", "guitarra", "guitares", "guitare",
+                     "chitarre", "chitarra", "gitar", "gitary", "gitarr", "gitarrer"), frozenset(range(24, 32))),
+    **dict.fromkeys(("pianoforte", "klavier"), frozenset(range(0, 4))),
     **dict.fromkeys(("acoustic guitar", "acoustic guitars"), frozenset((24, 25))),
     **dict.fromkeys(("electric guitar", "electric guitars"), frozenset(range(26, 32))),
     **dict.fromkeys(("piano", "pianos", "acoustic piano", "grand piano"), frozenset(range(0, 4))),
     **dict.fromkeys(("electric piano", "rhodes", "wurlitzer", "wurli"), frozenset((4, 5))),
-    **dict.fromkeys(("strings", "string section", "orchestral strings"), frozenset(range(40, 52))),
+    **dict.fromkeys(("strings", "string section", "orchestral strings"), frozenset((*range(40, 46), 48, 49))),
     **dict.fromkeys(("brass", "horns", "horn section", "brass section"), frozenset(range(56, 64))),
     **dict.fromkeys(("sax", "saxes", "saxophone", "saxophones"), frozenset(range(64, 68))),
     **dict.fromkeys(("organ", "organs"), frozenset(range(16, 21))),
@@ -441,28 +458,46 @@ _NEG_KINDS = {
 _NEG_KINDS.update(dict.fromkeys(("sintetizadores", "sintetizador", "sintetizzatori", "sintetizzatore", "synthes",
                                   "synthetiseurs", "synthesizern", "synthies", "syntezatorow", "sintetizadores"),
                                  _SYNTHS))
-_NEG_KIND_RX = _alternation({**INSTRUMENT_WORDS, **_NEG_KINDS})
 #: "without" in other languages before an instrument ("sans synthés", "ohne Gitarren", "sin piano")
 _NEG_FOREIGN_WORDS_RE = re.compile(r"\b(?:ohne|sans|sin|senza|sem|zonder|bez|utan|uden|uten)\s+"
                                    r"((?:[a-z'-]+\s+){0,2}[a-z'-]+)")
 #: a negated instrument at one moment or in one role is no instrument left out: "no guitar solo",
-#: "no piano until the bridge", "no vocals in the intro"
+#: "no piano until the bridge", "no vocals in the intro", "no vocals at the start"
 _NEG_MOMENT_RE = re.compile(r"\b(?:solos?|intro|outro|fills?|breaks?|breakdown|until|till|before|after|"
                             r"during|first|verses?|chorus|bridge)\b")
+_NEG_WHEN_RE = re.compile(r"\s+(?:in|at|on|for|during|until|till|before|after)\s+(?:the\s+|a\s+|its\s+)?"
+                          r"(?:intro|outro|verses?|chorus|choruses|bridge|start|beginning|end|first|breakdown|"
+                          r"drop|break|opening|top)\b")
+#: where what is left out ends: "no drums just piano", "no synths except the bass", "no vocals, only …"
+_NEG_STOP_RE = re.compile(r"\s+(?:just|only|except|but|instead|then|rather|apart|save|no|not|nor|without)\b")
+#: the words around an instrument that keep it what the prompt says no to ("no real piano", "no
+#: synths at all") — any other word makes it one kind or one use of it ("no heavy guitars", "no
+#: lead synth", "no reverb on the piano"), which leaves the instrument in
+_NEG_BEFORE = r"(?:(?:the|any|a|an|more|other|of|extra|additional|obvious)\s+)*"
+_NEG_AFTER = r"(?:\s+(?:at\s+all|whatsoever|please|of\s+any\s+kind|anywhere|here|either|needed|parts?))*"
+_NEG_ITEM_SPLIT = re.compile(r"\s*(?:,|/|&|\+|\bor\b|\band\b|\bnor\b|\bni\b|\bo\b|\bou\b|\boder\b|"
+                             r"\bund\b|\bi\b|\by\b|\be\b)\s*")
+_PIANOLESS_RE = re.compile(r"\bpiano-?less\b")
 
 
-def _negated_programs(phrase: str) -> set[int]:
+def _negated_programs(phrase: str, foreign: bool = False) -> set[int]:
     """The GM programs a negated phrase leaves out ("no acoustic instruments at all", "no synths",
-    "without piano or strings")."""
+    "without piano or strings"): each item of its list that is an instrument word and nothing
+    more; a word that qualifies it ("no heavy guitars", "lieder ohne worte for piano") or a moment
+    ("no guitar solo") leaves it in. ``foreign``: the words after "sans", "ohne" … — only its first
+    items, up to the first that is not an instrument."""
     if _NEG_MOMENT_RE.search(phrase):
         return set()
     out: set[int] = set()
-    for m in _NEG_KIND_RX.finditer(phrase):
-        w = m.group(0)
+    for item in _NEG_ITEM_SPLIT.split(phrase.strip()):
+        m = re.fullmatch(_NEG_BEFORE + r"(.+?)" + _NEG_AFTER, item)
+        w = m.group(1) if m else item
         if w in _NEG_KINDS:
             out |= _NEG_KINDS[w]
-        else:
+        elif w in INSTRUMENT_WORDS:
             out.add(INSTRUMENT_WORDS[w][0])
+        elif foreign:
+            break
     return out
 
 
@@ -479,7 +514,7 @@ _REGIONAL = frozenset(("western", "irish", "irish folk", "scottish", "scottish f
 
 
 #: dances that several styles play (country's and zydeco's two-step): a style word elsewhere wins
-_SHARED_DANCES = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", "honkytonk"))
+_SHARED_DANCES = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", "honkytonk", "bomba"))
 #: style words that are adjectives first ("a heroic polonaise" is a polonaise)
 _ADJECTIVES = frozenset(("heroic",))
 #: the style words that yield to another style word in the prompt
@@ -785,11 +820,11 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
                 spec.mode = mmode
                 spec.mode_is_mood = True
     if words & {"slow", "slower", "slowly", "lazy", "downtempo", "lento", "lenta", "langsam", "adagio",
-                "largo"} and not _NOT_SO_RE.search(spec.text):
+                "largo"} and not _NOT_SLOW_RE.search(spec.text):
         spec.tempo_factor *= 0.92
         spec.pace = -1
     if words & {"fast", "uptempo", "up-tempo", "faster", "driving", "frantic", "quick", "rapido", "rapida",
-                "schnell", "vite", "presto", "allegro"} and not _NOT_SO_RE.search(spec.text):
+                "schnell", "vite", "presto", "allegro"} and not _NOT_FAST_RE.search(spec.text):
         spec.tempo_factor *= 1.06
         spec.pace = 1
     if words & {"swing", "swung", "shuffle", "swingy"} and not _NO_SWING_RE.search(spec.text):
@@ -799,12 +834,13 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
 
 
 #: "not too fast", "not so slow": the pace a musician leaves in the middle of the style's range
-_NOT_SO_RE = re.compile(r"\bnot\s+(?:too|so|that|very|overly|super|really)?\s*(?:fast|slow|quick)\b")
+_NOT_FAST_RE = re.compile(r"\bnot\s+(?:too|so|that|very|overly|super|really)?\s*(?:fast|quick)\b")
+_NOT_SLOW_RE = re.compile(r"\bnot\s+(?:too|so|that|very|overly|super|really)?\s*slow\b")
 #: "no swing", "w/ no swing", "without any swing", "zero swing", "unswung": straight eighths
 _NO_SWING_RE = re.compile(r"\b(?:no|without(?:\s+any)?|zero|not)\s+(?:the\s+)?swing(?:ing)?\b|\bunswung\b")
 
 
-_A_CAPPELLA_RE = re.compile(r"\b(a ?cc?app?ella|unaccompanied (?:choir|chorus|voices|vocals|singing|singers)|"
+_A_CAPPELLA_RE = re.compile(r"\b(a ?cc?app?ella|madrigals?|madrigale|madrigali|unaccompanied (?:choir|chorus|voices|vocals|singing|singers)|"
                             r"voices only|voices alone|no (?:instruments|instrumentation)(?: at all)?|"
                             r"without (?:any )?instruments)\b")
 

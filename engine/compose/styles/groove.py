@@ -1,4 +1,4 @@
-"""styles.groove: pop, k-pop, disco, funk, soul, r&b, gospel, Motown and jazz (combo, big band
+"""styles.groove: pop, synthpop, k-pop, disco, funk, soul, r&b, gospel, Motown and jazz (combo, big band
 swing, bebop, cool, the jazz waltz, lounge) — the style library's entries for these families.
 
 Pure data: each ``_g(...)`` registers a :class:`~engine.compose.genres.Genre` (its words, tempo
@@ -8,7 +8,10 @@ range, meter, parts, grooves, bass and comping patterns, harmony, form and mix c
 What makes each one itself (a player's view; the grooves are 16th steps, a 3/4 bar 12, a 12/8 bar 24):
 
 - **pop**: the kick on one with 16th pushes, a backbeat doubled by a clap pickup, tambourine in
-  the chorus, piano eighths and a 3+3+2 push, the four-chord loops. **k-pop**: punchy power-kit drums that
+  the chorus, piano eighths and a 3+3+2 push, the four-chord loops. **synthpop** (synth-pop,
+  electropop): the same songs on a drum machine and synthesizers — snare and clap together on the
+  backbeat, machine 16th hats, a pulsing eighth-note synth bass, off-beat saw stabs, a square lead.
+  **k-pop**: punchy power-kit drums that
   switch from a trap-hatted verse to a four-on-the-floor chorus, a square-wave hook (arp) in from
   the first bar, a bright saw lead, octave synth bass, polysynth stabs.
 - **disco**: four on the floor, open hats on every off-beat, congas, octave bass, chopped 16th
@@ -81,7 +84,7 @@ _g(name="pop", family="pop",
 # backbeat (a gated snare's crack), the machine's straight sixteenth hats
 _g(name="synthpop", family="pop",
    aliases=("synthpop", "synth pop", "synth-pop", "electropop", "electro pop", "electro-pop", "80s synthpop",
-            "80s synth pop", "80s synth-pop", "new romantic", "depeche mode", "pet shop boys", "erasure",
+            "80s synth pop", "80s synth-pop", "depeche mode", "pet shop boys",
             "futurepop", "indietronica"),
    bpm=(100, 128), kit=24, fill="snare", bass="drive8", chords="stab", form="song", humanize_ms=2, vel_var=4,
    tone=0.35, reverb=0.35,

@@ -1,5 +1,5 @@
 """styles.more: fado, bhangra, huayno, chacarera, bolero, ragtime, polska, soul jazz, big beat,
-electro, biguine, parang and zydeco — the style library's entries for these idioms (folk, latin, jazz,
+electro, biguine, parang, zydeco and drum and chant — the style library's entries for these idioms (folk, latin, jazz,
 electronic and caribbean families).
 
 Pure data: each ``_g(...)`` registers a :class:`~engine.compose.genres.Genre` (its words, tempo
@@ -27,6 +27,9 @@ What each one is built on (the idiom a player of it would name first):
 - **bolero** (trío Los Panchos, 66–90): nylon guitars — the bass on one and three, strums
   between — the requinto's tune and a guitar's arpeggios, an upright bass, the bongó's martillo
   with its open tone, maracas in eighths, the güiro and the clave; romantic, minor or major.
+- **drum and chant** (Martinique's bèlè, Guadeloupe's gwoka, Puerto Rico's bomba, a drum circle;
+  96–126): no band — the low hand drum keeping the pulse, the high drum playing against it, sticks
+  on the drum's side (the tibwa) and a shaker; a singer's call and the chorus holding the answer.
 - **ragtime** (Joplin's 2/4, 88–124; stride): solo piano — the left hand's oom-pah (a low bass
   note on each beat, the root then the fifth below, a chord on each off-beat eighth, the bar's
   first leaned on) under a syncopated right-hand tune; straight, never swung.
@@ -384,8 +387,7 @@ _g(name="arabic", family="arabic",
 # (the makè, the subidor), the sticks on the drum's side (the tibwa, the cuá) and a shaker
 _g(name="drum and chant", family="caribbean",
    aliases=("drum and chant", "bele", "sware bele", "bele martiniquais", "bele drum", "gwoka", "gwo ka",
-            "lewoz", "leewoz", "bomba", "bomba puertorriquena", "bomba sica", "drum circle", "ritual drumming",
-            "tribal drums", "tribal drumming", "djembe ensemble", "djembe circle", "sabar", "kumina"),
+            "lewoz", "leewoz", "bomba", "bomba puertorriquena", "bomba sica", "drum circle", "djembe ensemble", "djembe circle", "sabar", "kumina"),
    bpm=(96, 126), kit=0, fill="none", bass="long", chords="block", form="calm", humanize_ms=9, vel_var=14,
    tone=0.0, reverb=0.3, lead_density=0.4, intro_drums="all",
    parts=(_p("drums", D, 0), _p("voice", L, 53), _p("chorus", PD, 52)),
