@@ -390,7 +390,7 @@ _g(name="drum and chant", family="caribbean",
             "lewoz", "leewoz", "bomba", "bomba puertorriquena", "bomba sica", "drum circle", "djembe ensemble", "djembe circle", "sabar", "kumina"),
    bpm=(96, 126), kit=0, fill="none", bass="long", chords="block", form="calm", humanize_ms=9, vel_var=14,
    tone=0.0, reverb=0.3, lead_density=0.4, intro_drums="all",
-   parts=(_p("drums", D, 0), _p("voice", L, 53), _p("chorus", PD, 52)),
+   parts=(_p("drums", D, 0, level=0.75), _p("voice", L, 53, level=0.8), _p("chorus", PD, 52, level=0.7)),
    bass_pats=("R.......R.......", "R.....R.R......."),     # a bass only when one is named
    progressions={"major": ("I I V V", "I I IV V", "I V I V"), "minor": ("i i VII VII", "i VII i VII", "i i iv V")},
    modes=("minor", "major"),
