@@ -796,3 +796,71 @@ def test_a_dance_keeps_its_pace_only_in_its_own_styles():
 def test_a_madrigal_is_sung_and_a_named_lute_plays_with_it():
     assert programs("madrigal for four voices") <= {52, 53, 54}
     assert 24 in programs("madrigal with lute") and 19 not in programs("madrigal with lute")
+
+
+# --- set L (2026-12-07): how people phrase it ------------------------------------------------------------
+@pytest.mark.parametrize("prompt,gone", [
+    ("slow cinematic ambient bed, no drums at all and keep the piano out of it", {0, 116, 47}),
+    ("Vreau un vals lent, pian si vioara, 3/4. Fara tobe si fara sintetizatoare.", {38, 81, 89}),
+    ("Maak een donkere techno track, 136 bpm. Geen vocals.", {52, 53, 54, 85}),
+    ("house, drop the piano", {0, 1, 2, 3}), ("pop, synth-free", {81, 85, 89}),
+    ("Bouzouki, kithara kai baglamas, oute drums oute synth.", {81, 89}),
+    ("indie folk, fingerpicked guitar, no electric anything", {26, 27, 33})])
+def test_set_l_ways_of_leaving_an_instrument_out(prompt, gone):
+    assert not programs(prompt, 1) & gone, (prompt, programs(prompt, 1))
+
+
+@pytest.mark.parametrize("prompt", ["lofi, leave the drums out", "sardana per a cobla, sense bateria",
+                                    "Maak een techno track zonder drums", "cinematic trailer, no drums"])
+def test_set_l_drums_left_out_take_the_orchestras_drums_too(prompt):
+    s = compose(prompt, 1)
+    assert not any(p.is_drums or p.role == "perc" for p in s.parts), s.describe()
+
+
+@pytest.mark.parametrize("prompt", ["drop the bass at 30 seconds, edm", "a sense of drums and space, ambient",
+                                    "trap, skip the intro", "less organ-y, cinematic"])
+def test_set_l_words_near_leaving_out_that_leave_nothing_out(prompt):
+    s = read_prompt(prompt)
+    assert not s.no_programs and not s.no_roles, (prompt, s.no_programs, s.no_roles)
+    assert 19 not in programs("less organ-y, cinematic") and 16 not in programs("less organ-y, cinematic")
+
+
+@pytest.mark.parametrize("prompt,style", [
+    ("something like Waltz for Debby, piano trio, brushes, jazz waltz in 3/4", "jazz waltz"),
+    ("HAPPY HARDCORE like the 90s bonkers cds!! 170 bpm", "trance"),
+    ("gimme a grimy 90s new york beat, Mobb Deep era", "boom bap"), ("afroswing ting like J Hus, 104 bpm", "afrobeat"),
+    ("sertanejo universitario, sanfona + violao, bateria batidao", "country"),
+    ("Thelo ena sirtaki san tou Zorba", "balkan"), ("Fes-me una sardana per a cobla", "polka"),
+    ("Pwede mo ba akong gawan ng OPM love song, parang Moira", "pop"),
+    ("rock, later some indie rock", "rock")])
+def test_set_l_styles_are_reached_by_their_words(prompt, style):
+    assert compose(prompt, 0).genre == style, composer_of(compose(prompt, 0)).explain()["why"]
+
+
+def test_set_l_dances_meters_and_keys():
+    assert read_prompt("a sirtaki like Zorba").meter == (2, 4) and read_prompt("una sardana").meter == (6, 8)
+    s = read_prompt("West coast jazz in 5/4, upright bass, drums on brushes. Ebm, ~170.")
+    assert (s.key_root, s.mode, s.bpm) == (3, "minor", 170.0)
+    s = read_prompt("70s classic rock in 7/4, tape saturation on everything, Bm, stays in 7/4")
+    assert (s.key_root, s.mode) == (11, "minor")
+    assert (read_prompt("melodista death metallia d-mollissa").key_root, read_prompt("d-mollissa").mode) == (2, "minor")
+    assert read_prompt("vals pentru aniversarea de 50 de ani").bpm is None          # fifty years, no tempo
+    assert read_prompt("EBM like DAF, 124bpm").key_root is None and read_prompt("raw bm, lo-fi").key_root is None
+    assert read_prompt("un vals lent").pace == -1
+
+
+@pytest.mark.parametrize("prompt,program", [
+    ("ambient guitar, e-bow guitar swells drowning in reverb", 29), ("vals lent, pian si vioara", 40),
+    ("sardana per a cobla: el flabiol, les tenores", 72), ("acoustic pop, ukulele and a whistling hook", 78)])
+def test_set_l_instrument_words_play_their_program_within_eight_seconds(prompt, program):
+    for seed in (0, 1):
+        s = compose(prompt, seed)
+        first = first_program_s(s, program)
+        assert first is not None and first <= 8.0, (prompt, seed, s.describe())
+
+
+def test_set_l_everyday_words_are_no_misspelt_instruments():
+    assert not read_prompt("builds to a huge climax and then just stops dead").drum_words
+    assert "melodica" not in read_prompt("melodista death metallia").instruments
+    assert not {"repeater", "kaval"} & set(read_prompt("la a doua repetare, love song pang-kasal").instruments
+                                          + read_prompt("la a doua repetare").drum_words)

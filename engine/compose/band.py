@@ -41,6 +41,8 @@ _GENERIC = {"organ": range(16, 24), "guitar": range(24, 32), "guitars": range(24
             "downtuned guitar": (29, 30), "downtuned guitars": (29, 30),
             "rhythm guitar": range(24, 32), "rhythm guitars": range(24, 32), "rythm guitar": range(24, 32),
             "rythm guitars": range(24, 32), "lead guitars": range(24, 32),
+            **dict.fromkeys(("kitara", "kitaraa", "kitarat", "kitaroita"), range(24, 32)),
+            **dict.fromkeys(("kosketinsoitin", "kosketinsoittimet"), (*range(0, 8), *range(80, 96))),
             "drone": (20, 104, 109, *range(88, 96))}    # a style's own drone: harmonium, tanpura, pipes, a pad
 
 
@@ -661,6 +663,8 @@ def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
     if (spec.drum_words or "drums" in spec.only_roles) and not any(d["role"] == "drums" for d in specs):
         specs.insert(0, _part("drums", "drums", g.kit))
     specs = [d for d in specs if d["role"] not in spec.no_roles or d["named"]]
+    if "drums" in spec.no_roles:
+        specs = [d for d in specs if d["role"] != "perc" or d["named"]]   # "no drums at all": no taiko either
     if spec.no_programs:
         specs = _without(specs, spec.no_programs)
     if spec.a_cappella:

@@ -617,6 +617,7 @@ DRUM_WORDS.update({w: v for w, v in {
     **{w: (None, {"tom_lo": "X.....x.X.....x.", "conga_lo": "....x.......x..."}, None)
        for w in ("frame drum", "bendir", "tar drum")},   # not "daf": the band DAF
     **{w: (0, {}, None) for w in ("beatbox", "beatboxing", "beatboxer")},   # a voice's kit: the hip-hop beat
+    "tuplabasari": (None, {"kick": "X.x.X.x.X.x.X.x."}, None), "tuplabasaria": (None, {"kick": "X.x.X.x.X.x.X.x."}, None),
     **{w: (24, {}, None) for w in ("linndrum", "linn drum", "linn drums", "oberheim dmx", "automat perkusyjny",
                                    "trummaskin", "boite a rythmes", "caja de ritmos", "bateria eletronica")},
 }.items() if w not in DRUM_WORDS})
@@ -697,5 +698,13 @@ INSTRUMENTS.update({w: v for w, v in {
     "syntezatorowy bas": (38, B, ""), "bas syntezatorowy": (38, B, ""), "syntezator": (81, L, ""),
     "gitarren": (25, C, ""), "e-gitarren": (27, C, ""), "verzerrte gitarren": (30, C, ""), "verzerrte gitarre": (30, C, ""),
     "verzerrte e-gitarren": (30, C, ""), "bowed metal": (92, PD, ""), "bowed metal textures": (92, PD, ""),
-    "bowed vibes": (92, PD, ""), "chanteur": (53, L, ""), "chanteuse": (53, L, ""), "choeur": (52, PD, ""),
+    "bowed vibes": (92, PD, ""),
+    # set L's: the e-bow's endless swell, the Romanian piano and violin, the Catalan cobla's pipe and
+    # shawms, a whistled hook, the Finnish guitars and keyboard
+    "e-bow guitar": (29, PD, ""), "ebow guitar": (29, PD, ""), "e-bow": (29, PD, ""), "ebow": (29, PD, ""),
+    "pian": (0, C, ""), "vioara": (40, L, ""), "viori": (40, L, ""), "flabiol": (72, L, ""),
+    "tenora": (68, L, ""), "tenores": (68, L, ""), "tible": (68, L, ""), "tibles": (68, L, ""),
+    "whistling": (78, L, ""), "whistled": (78, L, ""), "whistling hook": (78, L, ""),
+    "kitara": (25, C, ""), "kitaraa": (25, C, ""), "kitarat": (25, C, ""), "kitaroita": (25, C, ""),
+    "kosketinsoitin": (81, C, ""), "kosketinsoittimet": (81, C, ""), "chanteur": (53, L, ""), "chanteuse": (53, L, ""), "choeur": (52, PD, ""),
 }.items() if w not in INSTRUMENTS})

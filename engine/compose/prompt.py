@@ -74,10 +74,10 @@ _BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con p
 _TEMPO_RE = re.compile(r"\b(?:tempo|at)\s+(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:/|hz|seconds|s\b))")
 #: a bare number that reads as a tempo ("dubstep 140", "house at 124, deep"): 50–220, a word of
 #: its own — not "808", "80s", "4/4", "12 bar", "30 seconds", "no. 5"
-_BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w./'%:-])"
+_BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w/'%:-]|\.\w)"
                           r"(?!\s*(?:seconds?|secs?|minutes?|mins?|ms|bars?|beats?|measures?|hz|khz|db|"
                           r"percent|steps?|notes?|voices?|strings?|keys?|pieces?|parts?|members?|players?|"
-                          r"musicians?|times?|x)\b)")
+                          r"musicians?|times?|x|de ani|years?|yrs|ans|jahre|anni|anos|lat|th)\b)")
 _METER_RE = re.compile(r"(?<![\d/])(\d{1,2})\s*/\s*(\d{1,2})(?![\d/])")
 _NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero)\s+(?:the\s+|any\s+)?([a-z\- ]+?)(?=$|[,.;]|\s+(?:and|with|in|at|but|no|just|only|except|then)\b)")
 #: "without" in other languages, read only right before a role word ("sin bateria", "ohne Schlagzeug",
@@ -86,8 +86,15 @@ _FOREIGN_ROLES = {"bateria": "drums", "batterie": "drums", "schlagzeug": "drums"
                   "perkusja": "drums", "percusion": "drums", "percussao": "drums", "percussion": "drums",
                   "trommer": "drums", "trummor": "drums", "slagwerk": "drums", "batteria": "drums",
                   "drums": "drums", "bajo": "bass", "bass": "bass", "basso": "bass", "baixo": "bass",
-                  "basse": "bass", "bas": "bass"}
-_NEG_FOREIGN_RE = re.compile(r"\b(?:ohne|sans|sin|senza|sem|zonder|bez|utan|uden|uten)\s+"
+                  "basse": "bass", "bas": "bass", "tobe": "drums", "tobelor": "drums", "drum": "drums",
+                  "drumuri": "drums", "rummut": "drums", "bateri": "drums", "ngoma": "drums"}
+#: "without" in other languages: German, French, Spanish, Italian, Portuguese, Dutch, Polish and
+#: Czech, the Scandinavian languages, Romanian ("fără"), Catalan ("sense", not "a sense of"),
+#: Dutch and German "no" ("geen", "kein"), Indonesian ("tanpa"), Swahili ("bila"), Greek ("oute",
+#: "xoris"), Finnish ("ilman")
+_WITHOUT = (r"(?:ohne|sans|sin|senza|sem|zonder|bez|utan|uden|uten|fara|sense(?!\s+of\b)|geen|kein|keine|keinen|"
+            r"ingen|inga|tanpa|bila|oute|xoris|ilman)")
+_NEG_FOREIGN_RE = re.compile(r"\b" + _WITHOUT + r"\s+"
                              r"(?:(?:la|el|le|il|a|o|de|die|das|den)\s+)?(" + "|".join(_FOREIGN_ROLES) + r")\b")
 _ROLE_WORDS = {"drums": "drums", "drum": "drums", "beat": "drums", "beats": "drums", "percussion": "drums",
                "bass": "bass", "bassline": "bass", "melody": "lead", "lead": "lead", "leads": "lead",
@@ -154,7 +161,10 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     # concerto's solo group, no concertina; a turntablist's "scratches" no güiro scratcher)
     "concertino concrete electrico electrica electrique elektrisch scratches scratching scratch".split()) | frozenset(
     # set K's: the Portuguese "baixo" (the bass; "por baixo", underneath) is no baião
-    "baixo baixos".split())
+    "baixo baixos".split()) | frozenset(
+    # set L's: everyday words one or two edits from a drum, instrument or style word ("it just
+    # stops dead" is no stomp; Romanian "repetare", Finnish "melodista", Tagalog "kasal")
+    "stop stops stopped stopping repetare repetarea melodista melodinen kasal".split())
 #: style words by their spelling with the spaces taken out ("bossanova", "drumandbass")
 _SQUEEZED = {a.replace(" ", "").replace("-", ""): g for a, g in _GENRE_OF.items()}
 #: the same words by their first letter (a misspelling keeps it): the edit distances are only
@@ -230,7 +240,7 @@ _SOLFEGE_RE = re.compile(r"\b(do|re|mi|fa|sol|la|si)(#|b)?(?:\s+(sostenido|suste
 _SOLFEGE_MODES = {"mixolidio": "mixolydian", "misolidio": "mixolydian", "mixolydien": "mixolydian",
                   "dorico": "dorian", "dorio": "dorian", "dorien": "dorian", "lidio": "lydian", "lydien": "lydian",
                   "frigio": "phrygian", "phrygien": "phrygian", "eolio": "minor", "eolien": "minor"}
-_GERMAN_KEY_RE = re.compile(r"\b([a-h])(is|es|s)?[- ](dur|moll)\b")
+_GERMAN_KEY_RE = re.compile(r"\b([a-h])(is|es|s)?[- ](dur|moll)(?:i|issa|issä|ista|in)?\b")
 _GERMAN = {"c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "h": 11, "b": 10}
 
 
@@ -278,11 +288,15 @@ def _key_match_counts(rx: re.Pattern, m: re.Match, text: str) -> bool:
             return False                          # one of a list of chords, or decibels
     if rx is _KEY_RES[3]:
         after_in = bool(re.search(r"\b(?:in|key of|key)\s+$", before))
+        # an item of its own in the prompt's list ("…, Ebm, ~170.", "…, Bm, stays in 7/4"), where
+        # another word names the style
+        listed = bool(re.search(r"[,;:.]\s*$", before) and re.match(r"\s*(?:[,;.!)]|$)", after)) and any(
+            g.group(0) != m.group(0) for g in _GENRE_RX.finditer(text)) and "metal" not in text
         if m.group(0) in _GENRE_OF:
-            return after_in                       # "ebm" is electronic body music, "bm" black metal
+            return after_in or listed             # "ebm" is electronic body music, "bm" black metal
         beside = (_BESIDE_TEMPO_BEFORE.search(before) and _BESIDE_TEMPO_AFTER.match(after)) \
             or re.match(_TEMPO_NEXT, after)
-        return bool(m.group(2) or beside or after_in)
+        return bool(m.group(2) or beside or after_in or listed)
     return True
 
 
@@ -350,6 +364,10 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             spec.meter = (9, 8)                          # the slip jig's three dotted quarters
         elif re.search(r"\b(polonaises?|polacca|pasillos?|mazurkas?|mazouks?|landler|laendler)\b", text):
             spec.meter = (3, 4)                          # dances in three: the polonaise, pasillo, mazurka, Ländler
+        elif re.search(r"\b(sirtaki|syrtaki|hasapiko|hasaposerviko|zorbas?)\b", text):
+            spec.meter = (2, 4)                          # the Greek dances in two (the sirtaki's slow start, its quick end)
+        elif re.search(r"\b(sardanas?|sardanes)\b", text):
+            spec.meter = (6, 8)                          # the sardana's lilting six
         elif sarabande:
             spec.meter = (3, 4)                          # the sarabande: slow, stately three
         elif siciliana:
@@ -420,10 +438,22 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
         spec.no_roles.add(_FOREIGN_ROLES[m.group(1)])
         claim(m)
     for m in _NEG_FOREIGN_WORDS_RE.finditer(spec.text):
-        left = _negated_programs(m.group(1), foreign=True)
+        said = _WITHOUT_RE.split(m.group(1), 1)[0] if _negated_programs(m.group(1), foreign=True) == set() \
+            else m.group(1)
+        left = _negated_programs(said, foreign=True)
         if left:
             spec.no_programs |= left
+            claim(re.compile(r"[\s\S]{%d}" % (m.start(1) + len(said) - m.start())).match(spec.text, m.start()))
+    for m in _LEAVE_OUT_RE.finditer(spec.text):
+        said = m.group(1) or m.group(2) or m.group(3)
+        left = _negated_programs(said)
+        roles = {_ROLE_WORDS[w] for w in said.split() if w in _ROLE_WORDS} if len(said.split()) <= 2 else set()
+        if left or roles:
+            spec.no_programs |= left
+            spec.no_roles |= roles
             claim(m)
+    for m in _LESS_RE.finditer(spec.text):
+        claim(m)                                          # "less organ-y": no organ asked for
     if _PIANOLESS_RE.search(spec.text):
         spec.no_programs |= set(range(0, 6))             # a pianoless trio: no piano of any kind
 
@@ -446,6 +476,10 @@ _NEG_KINDS = {
     **dict.fromkeys(("guitar", "guitars", "gitarren", "gitarre", "guitarras", "guitarra", "guitares", "guitare",
                      "chitarre", "chitarra", "gitar", "gitary", "gitarr", "gitarrer"), frozenset(range(24, 32))),
     **dict.fromkeys(("pianoforte", "klavier"), frozenset(range(0, 4))),
+    # "no electric anything": the electric pianos, organs, guitars and basses, and the synthesizers
+    **dict.fromkeys(("electric anything", "anything electric", "electric instruments", "electric"),
+                    frozenset((4, 5, 16, 17, 18, *range(26, 32), *range(33, 40), *_SYNTHS))),
+    **dict.fromkeys(("keyboards", "keyboard"), frozenset((*range(0, 8), *range(16, 21), *range(80, 96)))),
     **dict.fromkeys(("acoustic guitar", "acoustic guitars"), frozenset((24, 25))),
     **dict.fromkeys(("electric guitar", "electric guitars"), frozenset(range(26, 32))),
     **dict.fromkeys(("piano", "pianos", "acoustic piano", "grand piano"), frozenset(range(0, 4))),
@@ -456,11 +490,12 @@ _NEG_KINDS = {
     **dict.fromkeys(("organ", "organs"), frozenset(range(16, 21))),
 }
 _NEG_KINDS.update(dict.fromkeys(("sintetizadores", "sintetizador", "sintetizzatori", "sintetizzatore", "synthes",
-                                  "synthetiseurs", "synthesizern", "synthies", "syntezatorow", "sintetizadores"),
+                                  "synthetiseurs", "synthesizern", "synthies", "syntezatorow", "sintetizatoare",
+                                  "sintetizatori", "syntetisaattorit", "syntikat", "syntikka"),
                                  _SYNTHS))
 #: "without" in other languages before an instrument ("sans synthés", "ohne Gitarren", "sin piano")
-_NEG_FOREIGN_WORDS_RE = re.compile(r"\b(?:ohne|sans|sin|senza|sem|zonder|bez|utan|uden|uten)\s+"
-                                   r"((?:[a-z'-]+\s+){0,2}[a-z'-]+)")
+_NEG_FOREIGN_WORDS_RE = re.compile(r"\b" + _WITHOUT + r"\s+(?=((?:[a-z'-]+\s+){0,2}[a-z'-]+))")
+_WITHOUT_RE = re.compile(r"\s+(?:" + _WITHOUT + r"|[a-z]{1,2})\b")  # "oute drums oute synth", "fara tobe si fara …"
 #: a negated instrument at one moment or in one role is no instrument left out: "no guitar solo",
 #: "no piano until the bridge", "no vocals in the intro", "no vocals at the start"
 _NEG_MOMENT_RE = re.compile(r"\b(?:solos?|intro|outro|fills?|breaks?|breakdown|until|till|before|after|"
@@ -478,6 +513,14 @@ _NEG_AFTER = r"(?:\s+(?:at\s+all|whatsoever|please|of\s+any\s+kind|anywhere|here
 _NEG_ITEM_SPLIT = re.compile(r"\s*(?:,|/|&|\+|\bor\b|\band\b|\bnor\b|\bni\b|\bo\b|\bou\b|\boder\b|"
                              r"\bund\b|\bi\b|\by\b|\be\b)\s*")
 _PIANOLESS_RE = re.compile(r"\bpiano-?less\b")
+#: "keep the piano out of it", "leave out the strings", "leave the synths out", "skip the sax",
+#: "drop the guitars", "synth-free"
+_LEAVE_OUT_RE = re.compile(r"\b(?:keep|leave)\s+(?:the\s+|any\s+)?([a-z][a-z -]*?)\s+out\b|"
+                           r"\b(?:leave\s+out|skip|drop|lose|cut|ditch)\s+(?:the\s+|any\s+|all\s+(?:the\s+)?)"
+                           r"([a-z][a-z -]*?)(?=$|[,.;!]|\s+(?:and|please|pls|plz|entirely|completely)\b)|"
+                           r"\b([a-z]+)-free\b")
+#: "less organ-y", "less synthy", "less guitar": a colour asked away, no instrument named
+_LESS_RE = re.compile(r"\bless\s+[a-z]+(?:-?y)?\b")
 
 
 def _negated_programs(phrase: str, foreign: bool = False) -> set[int]:
@@ -514,7 +557,10 @@ _REGIONAL = frozenset(("western", "irish", "irish folk", "scottish", "scottish f
 
 
 #: dances that several styles play (country's and zydeco's two-step): a style word elsewhere wins
-_SHARED_DANCES = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", "honkytonk", "bomba"))
+_SHARED_DANCES = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", "honkytonk", "bomba",
+                            # "bateria" is the drum kit in Portuguese and Spanish ("bateria batidão",
+                            # "sense bateria"), "parang" "like" in Tagalog ("parang Moira")
+                            "bateria", "parang"))
 #: style words that are adjectives first ("a heroic polonaise" is a polonaise)
 _ADJECTIVES = frozenset(("heroic",))
 #: the style words that yield to another style word in the prompt
@@ -532,6 +578,13 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
         # follows: "bulgarian kopanitsa" is a kopanitsa, "cuban son" a son, "irish reel" a reel,
         # a "two-step like clifton chenier" zydeco
         found = [m for m in found if m.group(0) not in _YIELDING] + [m for m in found if m.group(0) in _YIELDING]
+    if len(found) > 1:
+        # a later phrase that holds the first ("Waltz for Debby … a jazz waltz in 3/4", "rock …
+        # indie rock") says it more exactly
+        wider = next((m for m in found[1:] if len(m.group(0)) > len(found[0].group(0))
+                      and _phrase_re(found[0].group(0)).search(m.group(0))), None)
+        if wider is not None:
+            found = [wider] + [m for m in found if m is not wider]
     for m in found:
         if claim(m):
             phrase = m.group(0)
@@ -820,11 +873,11 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
                 spec.mode = mmode
                 spec.mode_is_mood = True
     if words & {"slow", "slower", "slowly", "lazy", "downtempo", "lento", "lenta", "langsam", "adagio",
-                "largo"} and not _NOT_SLOW_RE.search(spec.text):
+                "largo", "lent", "lente", "langzaam", "hidas", "hidasta", "pelan"} and not _NOT_SLOW_RE.search(spec.text):
         spec.tempo_factor *= 0.92
         spec.pace = -1
     if words & {"fast", "uptempo", "up-tempo", "faster", "driving", "frantic", "quick", "rapido", "rapida",
-                "schnell", "vite", "presto", "allegro"} and not _NOT_FAST_RE.search(spec.text):
+                "schnell", "vite", "presto", "allegro", "rapide", "snel", "nopea", "cepat"} and not _NOT_FAST_RE.search(spec.text):
         spec.tempo_factor *= 1.06
         spec.pace = 1
     if words & {"swing", "swung", "shuffle", "swingy"} and not _NO_SWING_RE.search(spec.text):

@@ -94,7 +94,7 @@ _g(name="techno", aliases=("techno", "singeli", "industrial techno", "minimal te
              "clap": "............x...", "clave": "...x..x...x..x.."},
             {"kick": "X...X...X...X...", "kick2": "..x...x...x...x.", "ride": "..x...x...x...x.",
              "chat": "...x...x...x...x", "clap+": "....x.......x..."}))
-_g(name="trance", aliases=("trance", "uplifting trance", "psytrance", "psy trance", "progressive trance",
+_g(name="trance", aliases=("trance", "happy hardcore", "uk hardcore", "bouncy techno", "hardcore rave", "freeform hardcore", "uplifting trance", "psytrance", "psy trance", "progressive trance",
                           "vocal trance", "goa", "eurodance", "hands up", "euro trance"),
    bpm=(136, 142), kit=24, fill="snare", bass="gallop", chords="pad", form="edm", humanize_ms=1, vel_var=5,
    family=EL, tone=0.4, reverb=0.45,
@@ -237,7 +237,7 @@ _g(name="g-funk", aliases=("g-funk", "chopped and screwed", "chopped n screwed",
              "chat": "x.xxx.x.x.xxx.x.", "ohat+": "......x.......x."},
             {"kick": "X.x....xX.....x.", "snare": "....X.......X...", "clap": "....X.......X..x",
              "chat": "xx.xxx.xxx.xxx.x", "ohat": "..........x....."}))
-_g(name="boom bap", aliases=("boom bap", "horrorcore", "turntablism", "turntablist", "scratch dj", "boom bap hip hop", "hip hop", "hip-hop", "rap",
+_g(name="boom bap", aliases=("boom bap", "east coast rap", "nyc hip hop", "new york hip hop", "new york rap", "new york beat", "90s new york", "mobb deep", "wu-tang", "wu tang", "wu-tang clan", "golden era hip hop", "horrorcore", "turntablism", "turntablist", "scratch dj", "boom bap hip hop", "hip hop", "hip-hop", "rap",
                             "old school hip hop", "golden age hip hop", "east coast hip hop", "90s hip hop",
                             "underground hip hop", "jazz rap", "instrumental hip hop"),
    bpm=(86, 96), kit=16, fill="snare", bass="lofi", chords="lofi", form="song", swing=0.2, swing_unit=0.25,

@@ -62,7 +62,7 @@ _POP = {"major": ("I V vi IV", "vi IV I V", "I vi IV V", "IV I V vi", "I V vi ii
 
 # --- pop ------------------------------------------------------------------------------------------------
 _g(name="pop", family="pop",
-   aliases=("pop", "ye-ye", "yeye", "ye ye",
+   aliases=("pop", "opm", "original pilipino music", "pinoy pop", "v-pop", "vpop", "ye-ye", "yeye", "ye ye",
             "mandopop", "cantopop", "indie pop", "dance pop", "dance-pop",
             "hyperpop", "city pop", "bubblegum", "bubblegum pop", "top 40", "chart pop", "radio pop",
             "mainstream pop", "teen pop", "pop song", "pop music", "pop ballad", "k-ballad", "korean ballad", "balladeu", "hanguk ballad", "k-pop ballad", "kpop ballad"),
@@ -388,7 +388,7 @@ _g(name="cool jazz", chromatic_approach=True, family="jazz",
             {"swirl": "x...x...x...x...", "snare": "......o.....x...", "kick": "o..............."}))
 
 _g(name="jazz waltz", chromatic_approach=True, family="jazz", meter=(3, 4),
-   aliases=("jazz waltz", "waltz jazz", "jazz in three", "jazz-waltz", "modal waltz"),
+   aliases=("jazz waltz", "waltz for debby", "waltz for debbie", "waltz jazz", "jazz in three", "jazz-waltz", "modal waltz"),
    bpm=(126, 176), kit=32, fill="jazz", bass="walking", chords="comp", form="jazz", swing=0.3, swing_unit=0.5,
    humanize_ms=8, vel_var=10, tone=-0.25, reverb=0.3, lead_density=0.45, intro_drums="all",
    parts=(_p("drums", D, 32), _p("upright bass", B, 32), _p("piano", C, 0), _p("soprano sax", L, 64, "melody")),

@@ -225,7 +225,7 @@ _g(name="doom", aliases=("doom", "doom metal", "stoner", "stoner rock", "stoner 
              "china+": "X...X...X...X..."}))
 
 # --- country, bluegrass, folk -------------------------------------------------------------------------
-_g(name="country", aliases=("country", "country and western", "honky tonk country", "nashville", "outlaw country",
+_g(name="country", aliases=("country", "sertanejo", "sertanejo universitario", "musica sertaneja", "modao", "country and western", "honky tonk country", "nashville", "outlaw country",
                             "western", "cowboy", "two-step", "two step", "train beat", "americana", "alt country",
                             "alt-country", "country rock", "western swing", "texas country", "honky tonk", "honky-tonk", "honkytonk", "honky tonk two-step"),
    bpm=(96, 132), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=8,
@@ -311,7 +311,7 @@ _g(name="sea shanty", aliases=("sea shanty", "shanty", "sea shanties", "shanties
    grooves=({"kick": "X.......X.......", "clap": "....X.......X...", "floor": "X.......X......."},  # stomp, clap
             {"kick": "X.......X.....x.", "clap": "....X..x....X...", "tamb": "..x...x...x...x."},
             {"kick": "X.....x.....", "clap": "......X.....", "tamb": "x.x.x.x.x.x."}))         # a 6/8 shanty
-_g(name="polka", aliases=("polka", "banda sinaloense", "banda", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
+_g(name="polka", aliases=("polka", "sardana", "sardanes", "cobla", "banda sinaloense", "banda", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
                           "bavarian", "tyrolean", "polish polka", "czech polka",
                           "norteno", "musica nortena", "conjunto", "tejano", "tex-mex", "tex mex", "landler", "laendler", "alpine folk", "alpenlandische volksmusik", "oberkrainer", "corrido tumbado", "corridos tumbados", "corrido", "corridos", "sierreno", "musica sierrena", "regional mexicano", "musica regional mexicana"),
    bpm=(112, 140), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4,
@@ -343,7 +343,7 @@ _BALKAN_PARTS = (_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _
                  _p("trumpet", L, 56, "melody", pan=-0.45))
 _BALKAN_PROG = {"minor": ("i iv V i", "i VII III V", "i iv i V"), "freygish": ("I II I I", "I iv II I"),
                 "major": ("I V I V", "I IV V I")}
-_g(name="balkan", aliases=("balkan", "zeybek", "zeybegi", "aydin zeybegi", "turkish folk", "turkish", "sevdah", "sevdalinka", "sevdalinke", "bosnian", "rebetiko", "rebetico", "rembetiko", "zeibekiko", "zeybekiko",
+_g(name="balkan", aliases=("balkan", "sirtaki", "syrtaki", "hasapiko", "hasaposerviko", "zorba", "zorbas", "greek folk", "greek dance", "zeybek", "zeybegi", "aydin zeybegi", "turkish folk", "turkish", "sevdah", "sevdalinka", "sevdalinke", "bosnian", "rebetiko", "rebetico", "rembetiko", "zeibekiko", "zeybekiko",
                            "balkan brass", "rachenitsa", "ruchenitsa", "kalamatiano", "kalamatianos",
                            "bulgarian", "bulgarian folk",
                            "macedonian", "serbian brass", "gypsy brass", "romani brass", "balkan folk", "lesnoto", "lesno oro", "macedonian oro"),
