@@ -706,5 +706,8 @@ INSTRUMENTS.update({w: v for w, v in {
     "tenora": (68, L, ""), "tenores": (68, L, ""), "tible": (68, L, ""), "tibles": (68, L, ""),
     "whistling": (78, L, ""), "whistled": (78, L, ""), "whistling hook": (78, L, ""),
     "kitara": (25, C, ""), "kitaraa": (25, C, ""), "kitarat": (25, C, ""), "kitaroita": (25, C, ""),
-    "kosketinsoitin": (81, C, ""), "kosketinsoittimet": (81, C, ""), "chanteur": (53, L, ""), "chanteuse": (53, L, ""), "choeur": (52, PD, ""),
+    "kosketinsoitin": (81, C, ""), "kosketinsoittimet": (81, C, ""),
+    "juno": (90, PD, ""), "juno chords": (90, C, ""), "juno-106": (90, PD, ""), "juno 106": (90, PD, ""),
+    "stacked harmonies": (52, PD, ""), "vocal harmonies": (52, PD, ""), "stacked vocals": (52, PD, ""),
+    "chanteur": (53, L, ""), "chanteuse": (53, L, ""), "choeur": (52, PD, ""),
 }.items() if w not in INSTRUMENTS})
