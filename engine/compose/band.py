@@ -355,7 +355,8 @@ class Band:
 #: dances whose pace is their own within the styles that play them: a scherzo is a fast three
 #: (one beat to the bar) where a nocturne or a quartet's slow movement is not; a strathspey a reel's
 #: four at two-thirds of its pace
-_DANCE_PACE = {"scherzo": (2.6, ("romantic piano", "classical")), "strathspey": (0.62, ("reel", "celtic"))}
+_DANCE_PACE = {"scherzo": (2.6, ("romantic piano", "classical")), "strathspey": (0.62, ("reel", "celtic")),
+               "hardcore": (1.25, ("trance",))}     # happy hardcore: trance's sounds at 165–180
 
 
 def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
@@ -663,7 +664,7 @@ def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
     if (spec.drum_words or "drums" in spec.only_roles) and not any(d["role"] == "drums" for d in specs):
         specs.insert(0, _part("drums", "drums", g.kit))
     specs = [d for d in specs if d["role"] not in spec.no_roles or d["named"]]
-    if "drums" in spec.no_roles:
+    if spec.no_percussion:
         specs = [d for d in specs if d["role"] != "perc" or d["named"]]   # "no drums at all": no taiko either
     if spec.no_programs:
         specs = _without(specs, spec.no_programs)

@@ -703,11 +703,11 @@ INSTRUMENTS.update({w: v for w, v in {
     # shawms, a whistled hook, the Finnish guitars and keyboard
     "e-bow guitar": (29, PD, ""), "ebow guitar": (29, PD, ""), "e-bow": (29, PD, ""), "ebow": (29, PD, ""),
     "pian": (0, C, ""), "vioara": (40, L, ""), "viori": (40, L, ""), "flabiol": (72, L, ""),
-    "tenora": (68, L, ""), "tenores": (68, L, ""), "tible": (68, L, ""), "tibles": (68, L, ""),
-    "whistling": (78, L, ""), "whistled": (78, L, ""), "whistling hook": (78, L, ""),
+    "tenora": (68, L, ""), "tible": (68, L, ""), "tibles": (68, L, ""),
+    "whistling hook": (78, L, ""), "whistled hook": (78, L, ""), "whistling melody": (78, L, ""), "whistled melody": (78, L, ""),
     "kitara": (25, C, ""), "kitaraa": (25, C, ""), "kitarat": (25, C, ""), "kitaroita": (25, C, ""),
     "kosketinsoitin": (81, C, ""), "kosketinsoittimet": (81, C, ""),
-    "juno": (90, PD, ""), "juno chords": (90, C, ""), "juno-106": (90, PD, ""), "juno 106": (90, PD, ""),
+    "juno": (90, PD, ""), "juno chords": (90, C, ""), "juno-106": (90, PD, ""),
     "stacked harmonies": (52, PD, ""), "vocal harmonies": (52, PD, ""), "stacked vocals": (52, PD, ""),
     "chanteur": (53, L, ""), "chanteuse": (53, L, ""), "choeur": (52, PD, ""),
 }.items() if w not in INSTRUMENTS})

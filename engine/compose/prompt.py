@@ -46,6 +46,7 @@ class PromptSpec:
     spelled: list[str] = field(default_factory=list)         # words read as a table's word ("'accordian' as 'accordion'")
     a_cappella: bool = False                                  # voices alone ("a cappella", "no instruments")
     no_programs: set[int] = field(default_factory=set)       # "no piano", "no synths", "no acoustic instruments"
+    no_percussion: bool = False                               # "no drums at all", "no percussion": no taiko either
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
@@ -71,10 +72,12 @@ _BPM_RE = re.compile(r"\b(\d{2,3}(?:\.\d+)?)(?:-?ish)?\s*(?:bpm|beats per minute
 _BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con puntillo|seminima puntata|noire pointee)"
                            r"\s*(?:=|:|at|about|around|of|is|a unos|a|de|circa|~)?\s*(?:about|around|unos|~|c\.)?\s*"
                            r"(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:bars?|beats?|measures?|notes?|times?|seconds?|%))")
+#: "~170." at a sentence's end (a bare number before a full stop is no tempo: "Route 66.", "Studio 54.")
+_TILDE_BPM_RE = re.compile(r"~\s*(\d{2,3})(?:\.(?!\d)|\b)")
 _TEMPO_RE = re.compile(r"\b(?:tempo|at)\s+(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:/|hz|seconds|s\b))")
 #: a bare number that reads as a tempo ("dubstep 140", "house at 124, deep"): 50–220, a word of
 #: its own — not "808", "80s", "4/4", "12 bar", "30 seconds", "no. 5"
-_BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w/'%:-]|\.\w)"
+_BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w./'%:-])"
                           r"(?!\s*(?:seconds?|secs?|minutes?|mins?|ms|bars?|beats?|measures?|hz|khz|db|"
                           r"percent|steps?|notes?|voices?|strings?|keys?|pieces?|parts?|members?|players?|"
                           r"musicians?|times?|x|de ani|years?|yrs|ans|jahre|anni|anos|lat|th)\b)")
@@ -89,11 +92,11 @@ _FOREIGN_ROLES = {"bateria": "drums", "batterie": "drums", "schlagzeug": "drums"
                   "basse": "bass", "bas": "bass", "tobe": "drums", "tobelor": "drums", "drum": "drums",
                   "drumuri": "drums", "rummut": "drums", "bateri": "drums", "ngoma": "drums"}
 #: "without" in other languages: German, French, Spanish, Italian, Portuguese, Dutch, Polish and
-#: Czech, the Scandinavian languages, Romanian ("fără"), Catalan ("sense", not "a sense of"),
-#: Dutch and German "no" ("geen", "kein"), Indonesian ("tanpa"), Swahili ("bila"), Greek ("oute",
-#: "xoris"), Finnish ("ilman")
-_WITHOUT = (r"(?:ohne|sans|sin|senza|sem|zonder|bez|utan|uden|uten|fara|sense(?!\s+of\b)|geen|kein|keine|keinen|"
-            r"ingen|inga|tanpa|bila|oute|xoris|ilman)")
+#: Czech, the Scandinavian languages, Catalan ("sense", not "a sense of", "makes sense"), Dutch and
+#: German "no" ("geen", "kein"), Indonesian ("tanpa"), Greek ("oute", "xoris"), Finnish ("ilman") —
+#: not Romanian "fără" (Italian "farà", "will do") nor Swahili "bila" (Malay "when")
+_WITHOUT = (r"(?:ohne|sans|sin|senza|sem|zonder|bez|utan|uden|uten|(?<!makes )(?<!make )(?<!sixth )(?<!common )"
+            r"(?<!a )(?<!the )sense(?!\s+of\b)|geen|kein|keine|keinen|ingen|inga|tanpa|oute|xoris|ilman)")
 _NEG_FOREIGN_RE = re.compile(r"\b" + _WITHOUT + r"\s+"
                              r"(?:(?:la|el|le|il|a|o|de|die|das|den)\s+)?(" + "|".join(_FOREIGN_ROLES) + r")\b")
 _ROLE_WORDS = {"drums": "drums", "drum": "drums", "beat": "drums", "beats": "drums", "percussion": "drums",
@@ -164,7 +167,7 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     "baixo baixos".split()) | frozenset(
     # set L's: everyday words one or two edits from a drum, instrument or style word ("it just
     # stops dead" is no stomp; Romanian "repetare", Finnish "melodista", Tagalog "kasal")
-    "stop stops stopped stopping repetare repetarea melodista melodinen kasal".split())
+    "stop stops stopped stopping repetare repetarea melodista melodinen kasal tenore tenores tenori".split())
 #: style words by their spelling with the spaces taken out ("bossanova", "drumandbass")
 _SQUEEZED = {a.replace(" ", "").replace("-", ""): g for a, g in _GENRE_OF.items()}
 #: the same words by their first letter (a misspelling keeps it): the edit distances are only
@@ -223,7 +226,8 @@ def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
     m = _BPM_RE.search(text) or next((b for b in _BEAT_NOTE_RE.finditer(text) if 30.0 <= float(b.group(1)) <= 220.0),
                                       None) or _TEMPO_RE.search(text)
     if m is None:
-        m = next((b for b in _BARE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None)
+        m = next((b for b in _BARE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None) or next(
+            (b for b in _TILDE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None)
     if m:
         spec.bpm = float(m.group(1))
         claim(m)
@@ -291,9 +295,10 @@ def _key_match_counts(rx: re.Pattern, m: re.Match, text: str) -> bool:
         # an item of its own in the prompt's list ("…, Ebm, ~170.", "…, Bm, stays in 7/4"), where
         # another word names the style
         listed = bool(re.search(r"[,;:.]\s*$", before) and re.match(r"\s*(?:[,;.!)]|$)", after)) and any(
-            g.group(0) != m.group(0) for g in _GENRE_RX.finditer(text)) and "metal" not in text
-        if m.group(0) in _GENRE_OF:
-            return after_in or listed             # "ebm" is electronic body music, "bm" black metal
+            g.group(0) != m.group(0) for g in _GENRE_RX.finditer(text)) and m.group(0) not in ("am", "em") \
+            and not re.search(r"\b(?:metal|black|tremolo|blast|kvlt|dsbm)", text)
+        if m.group(0) in _GENRE_OF:               # "ebm" is electronic body music, "bm" black metal: a key
+            return after_in or listed and bool(re.match(r"\s*,\s*(?:~\s*\d{2,3}|\d{2,3}\s*bpm)\b", after))  # before a tempo
         beside = (_BESIDE_TEMPO_BEFORE.search(before) and _BESIDE_TEMPO_AFTER.match(after)) \
             or re.match(_TEMPO_NEXT, after)
         return bool(m.group(2) or beside or after_in or listed)
@@ -364,7 +369,7 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             spec.meter = (9, 8)                          # the slip jig's three dotted quarters
         elif re.search(r"\b(polonaises?|polacca|pasillos?|mazurkas?|mazouks?|landler|laendler)\b", text):
             spec.meter = (3, 4)                          # dances in three: the polonaise, pasillo, mazurka, Ländler
-        elif re.search(r"\b(sirtaki|syrtaki|hasapiko|hasaposerviko|zorbas?)\b", text):
+        elif re.search(r"\b(sirtaki|syrtaki|hasapiko|hasaposerviko)\b", text):
             spec.meter = (2, 4)                          # the Greek dances in two (the sirtaki's slow start, its quick end)
         elif re.search(r"\b(sardanas?|sardanes)\b", text):
             spec.meter = (6, 8)                          # the sardana's lilting six
@@ -395,6 +400,8 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
         spec.tempo_factor *= 1.35                        # a pasillo's three runs on where a bolero's four sways
     elif re.search(r"\bstrathspeys?\b", text) and not re.search(r"\breels?\b", text):
         spec.dance = "strathspey"                        # the strathspey: a reel's four at two-thirds the pace
+    if re.search(r"\b(?:happy|uk|freeform)\s+hardcore\b", text):
+        spec.dance = "hardcore"
     if re.search(r"\bscherz(?:o|i|os)\b", text):
         spec.meter = spec.meter or (3, 4)                # the scherzo: a fast three, one beat to the bar
         spec.dance = "scherzo"
@@ -445,15 +452,18 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
             spec.no_programs |= left
             claim(re.compile(r"[\s\S]{%d}" % (m.start(1) + len(said) - m.start())).match(spec.text, m.start()))
     for m in _LEAVE_OUT_RE.finditer(spec.text):
-        said = m.group(1) or m.group(2) or m.group(3)
+        said = next(g for g in m.groups() if g)
+        if _NEG_WHEN_RE.match(spec.text, m.end()) or _NEG_MOMENT_RE.search(spec.text, m.end(), m.end() + 30):
+            continue                                      # "keep the drums out until the chorus"
         left = _negated_programs(said)
-        roles = {_ROLE_WORDS[w] for w in said.split() if w in _ROLE_WORDS} if len(said.split()) <= 2 else set()
+        roles = {_ROLE_WORDS[i] for i in _NEG_ITEM_SPLIT.split(said.strip()) if i in _ROLE_WORDS}
         if left or roles:
             spec.no_programs |= left
             spec.no_roles |= roles
             claim(m)
     for m in _LESS_RE.finditer(spec.text):
         claim(m)                                          # "less organ-y": no organ asked for
+    spec.no_percussion = bool(_NO_PERCUSSION_RE.search(spec.text))
     if _PIANOLESS_RE.search(spec.text):
         spec.no_programs |= set(range(0, 6))             # a pianoless trio: no piano of any kind
 
@@ -477,7 +487,7 @@ _NEG_KINDS = {
                      "chitarre", "chitarra", "gitar", "gitary", "gitarr", "gitarrer"), frozenset(range(24, 32))),
     **dict.fromkeys(("pianoforte", "klavier"), frozenset(range(0, 4))),
     # "no electric anything": the electric pianos, organs, guitars and basses, and the synthesizers
-    **dict.fromkeys(("electric anything", "anything electric", "electric instruments", "electric"),
+    **dict.fromkeys(("electric anything", "anything electric", "electric instruments"),
                     frozenset((4, 5, 16, 17, 18, *range(26, 32), *range(33, 40), *_SYNTHS))),
     **dict.fromkeys(("keyboards", "keyboard"), frozenset((*range(0, 8), *range(16, 21), *range(80, 96)))),
     **dict.fromkeys(("acoustic guitar", "acoustic guitars"), frozenset((24, 25))),
@@ -513,13 +523,26 @@ _NEG_AFTER = r"(?:\s+(?:at\s+all|whatsoever|please|of\s+any\s+kind|anywhere|here
 _NEG_ITEM_SPLIT = re.compile(r"\s*(?:,|/|&|\+|\bor\b|\band\b|\bnor\b|\bni\b|\bo\b|\bou\b|\boder\b|"
                              r"\bund\b|\bi\b|\by\b|\be\b)\s*")
 _PIANOLESS_RE = re.compile(r"\bpiano-?less\b")
+#: "no drums at all", "no percussion", "without any percussion": not the orchestra's drums either
+#: (a "no drums, big percussion hits" keeps its taiko)
+_NO_PERCUSSION_RE = re.compile(r"\b(?:no|without)\s+(?:any\s+)?(?:drums?|percussion)\s+(?:at\s+all|whatsoever)\b|"
+                               r"\b(?:no|without)\s+(?:any\s+)?percussion\b")
 #: "keep the piano out of it", "leave out the strings", "leave the synths out", "skip the sax",
 #: "drop the guitars", "synth-free"
-_LEAVE_OUT_RE = re.compile(r"\b(?:keep|leave)\s+(?:the\s+|any\s+)?([a-z][a-z -]*?)\s+out\b|"
-                           r"\b(?:leave\s+out|skip|drop|lose|cut|ditch)\s+(?:the\s+|any\s+|all\s+(?:the\s+)?)"
-                           r"([a-z][a-z -]*?)(?=$|[,.;!]|\s+(?:and|please|pls|plz|entirely|completely)\b)|"
-                           r"\b([a-z]+)-free\b")
-#: "less organ-y", "less synthy", "less guitar": a colour asked away, no instrument named
+_LEAVE_OUT_RE = re.compile(
+    # "keep the piano out of it", "leave the synths out", "take the drums out" — not "keep the bass
+    # out front", "keep the guitars out of the low end", "out of the way of the kick"
+    r"\b(?:keep|leave|take)\s+(?:the\s+|any\s+|all\s+(?:the\s+)?)?([a-z][a-z &-]*?)\s+out"
+    r"(?=\s*(?:$|[,.;!]|of\s+(?:it|this|that|here|there|the\s+(?:song|track|mix|piece|tune|arrangement))\b|"
+    r"entirely|completely|altogether|please|pls|plz))|"
+    # "leave out the strings", "skip drums", "get rid of the sax", "omit the piano and guitar" —
+    # not "drop the bass" or "cut the drums" (the drop)
+    r"\b(?:leave\s+out|leave\s+off|take\s+out|skip|ditch|remove|get\s+rid\s+of|omit|exclude|"
+    r"don'?t\s+(?:use|want|need|add)(?:\s+any)?|do\s+not\s+(?:use|want|need|add)(?:\s+any)?)\s+"
+    r"(?:the\s+|any\s+|all\s+(?:the\s+)?)?([a-z][a-z &-]*?)(?=\s*(?:$|[,.;!]|\b(?:please|pls|plz|entirely|"
+    r"completely|but|then|so|because|for|in|until|till|during|on|at|from|after|before|with)\b))|"
+    # "synth-free", "drumless"
+    r"\b([a-z]+)-free\b|\b(drum)-?less\b")
 _LESS_RE = re.compile(r"\bless\s+[a-z]+(?:-?y)?\b")
 
 
@@ -582,7 +605,9 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
         # a later phrase that holds the first ("Waltz for Debby … a jazz waltz in 3/4", "rock …
         # indie rock") says it more exactly
         wider = next((m for m in found[1:] if len(m.group(0)) > len(found[0].group(0))
-                      and _phrase_re(found[0].group(0)).search(m.group(0))), None)
+                      and _phrase_re(found[0].group(0)).search(m.group(0))
+                      and not re.search(r"\b(?:not|no|nor|never|without|instead of|rather than|except|but not|"
+                                        r"less|minus)\s+(?:\w+\s+)?$", spec.text[:m.start()])), None)
         if wider is not None:
             found = [wider] + [m for m in found if m is not wider]
     for m in found:
@@ -873,7 +898,7 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
                 spec.mode = mmode
                 spec.mode_is_mood = True
     if words & {"slow", "slower", "slowly", "lazy", "downtempo", "lento", "lenta", "langsam", "adagio",
-                "largo", "lent", "lente", "langzaam", "hidas", "hidasta", "pelan"} and not _NOT_SLOW_RE.search(spec.text):
+                "largo", "langzaam", "hidas", "hidasta", "pelan"} and not _NOT_SLOW_RE.search(spec.text):
         spec.tempo_factor *= 0.92
         spec.pace = -1
     if words & {"fast", "uptempo", "up-tempo", "faster", "driving", "frantic", "quick", "rapido", "rapida",

@@ -237,7 +237,7 @@ _g(name="g-funk", aliases=("g-funk", "chopped and screwed", "chopped n screwed",
              "chat": "x.xxx.x.x.xxx.x.", "ohat+": "......x.......x."},
             {"kick": "X.x....xX.....x.", "snare": "....X.......X...", "clap": "....X.......X..x",
              "chat": "xx.xxx.xxx.xxx.x", "ohat": "..........x....."}))
-_g(name="boom bap", aliases=("boom bap", "east coast rap", "nyc hip hop", "new york hip hop", "new york rap", "new york beat", "90s new york", "mobb deep", "wu-tang", "wu tang", "wu-tang clan", "golden era hip hop", "horrorcore", "turntablism", "turntablist", "scratch dj", "boom bap hip hop", "hip hop", "hip-hop", "rap",
+_g(name="boom bap", aliases=("boom bap", "east coast rap", "nyc hip hop", "new york hip hop", "new york rap", "mobb deep", "wu-tang", "wu tang", "wu-tang clan", "golden era hip hop", "horrorcore", "turntablism", "turntablist", "scratch dj", "boom bap hip hop", "hip hop", "hip-hop", "rap",
                             "old school hip hop", "golden age hip hop", "east coast hip hop", "90s hip hop",
                             "underground hip hop", "jazz rap", "instrumental hip hop"),
    bpm=(86, 96), kit=16, fill="snare", bass="lofi", chords="lofi", form="song", swing=0.2, swing_unit=0.25,

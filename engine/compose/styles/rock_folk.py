@@ -343,7 +343,7 @@ _BALKAN_PARTS = (_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _
                  _p("trumpet", L, 56, "melody", pan=-0.45))
 _BALKAN_PROG = {"minor": ("i iv V i", "i VII III V", "i iv i V"), "freygish": ("I II I I", "I iv II I"),
                 "major": ("I V I V", "I IV V I")}
-_g(name="balkan", aliases=("balkan", "sirtaki", "syrtaki", "hasapiko", "hasaposerviko", "zorba", "zorbas", "greek folk", "greek dance", "zeybek", "zeybegi", "aydin zeybegi", "turkish folk", "turkish", "sevdah", "sevdalinka", "sevdalinke", "bosnian", "rebetiko", "rebetico", "rembetiko", "zeibekiko", "zeybekiko",
+_g(name="balkan", aliases=("balkan", "sirtaki", "syrtaki", "hasapiko", "hasaposerviko", "greek folk", "greek dance", "zeybek", "zeybegi", "aydin zeybegi", "turkish folk", "turkish", "sevdah", "sevdalinka", "sevdalinke", "bosnian", "rebetiko", "rebetico", "rembetiko", "zeibekiko", "zeybekiko",
                            "balkan brass", "rachenitsa", "ruchenitsa", "kalamatiano", "kalamatianos",
                            "bulgarian", "bulgarian folk",
                            "macedonian", "serbian brass", "gypsy brass", "romani brass", "balkan folk", "lesnoto", "lesno oro", "macedonian oro"),
