@@ -617,6 +617,7 @@ DRUM_WORDS.update({w: v for w, v in {
     **{w: (None, {"tom_lo": "X.....x.X.....x.", "conga_lo": "....x.......x..."}, None)
        for w in ("frame drum", "bendir", "tar drum")},   # not "daf": the band DAF
     **{w: (0, {}, None) for w in ("beatbox", "beatboxing", "beatboxer")},   # a voice's kit: the hip-hop beat
+    "tambori": (None, {"snare": "x.x.x...x.x.x..."}, None),   # the cobla's small drum, under the flabiol
     "tuplabasari": (None, {"kick": "X.x.X.x.X.x.X.x."}, None), "tuplabasaria": (None, {"kick": "X.x.X.x.X.x.X.x."}, None),
     **{w: (24, {}, None) for w in ("linndrum", "linn drum", "linn drums", "oberheim dmx", "automat perkusyjny",
                                    "trummaskin", "boite a rythmes", "caja de ritmos", "bateria eletronica")},
