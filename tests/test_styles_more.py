@@ -886,3 +886,11 @@ def test_happy_hardcore_runs_at_its_own_pace_and_the_wind_whistles_no_tune():
         assert composer_of(compose("uk hardcore with hoovers", seed)).bpm >= 160
     assert 78 not in programs("whistling in the dark, indie rock") and 78 not in programs("the wind is whistling, ambient")
     assert 68 not in programs("canto a tenore, tenores di Bitti")
+
+
+def test_a_role_said_no_to_for_a_moment_plays_and_no_arps_leaves_the_lead_its_synth():
+    """"no drums in the intro" is a moment, not the piece ("lofi … no drums in the intro" had no
+    drums at all); "no arps" takes the arpeggio, not the synth the lead plays on."""
+    assert any(p.is_drums for p in compose("lofi hip hop beat, no drums in the intro, rhodes", 1).parts)
+    s = compose("synthwave, keep it minimal, no arps", 1)
+    assert not any(p.role == "arp" for p in s.parts) and 81 in {p.program for p in s.parts if p.role == "lead"}

@@ -619,7 +619,7 @@ def _drum_words(spec: PromptSpec, specs: list[dict]) -> tuple[int | None, str | 
 #: lack the part's job without it ("house, no synths": the bass on a fingered electric bass, the
 #: tune on a sax; "ambient, no synths": strings for the pads, vibraphone for the bells), by the
 #: left-out program's kind
-_STAND_INS = {"bass": ((range(40, 48), (58, 70, 32)), (range(88, 104), (43, 32, 33)), (range(128), (33, 32, 34, 38))),
+_STAND_INS = {"bass": ((range(40, 48), (43, 58, 70, 32)), (range(88, 104), (43, 32, 33)), (range(128), (33, 32, 34, 38))),
               "chords": ((range(128), (0, 4, 16, 27, 24, 48, 81)),),
               "pad": ((range(128), (49, 48, 52, 19, 89)),),
               "lead": ((range(80, 88), (65, 73, 40, 56, 0)), (range(88, 104), (11, 8, 9, 73)),

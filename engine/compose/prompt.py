@@ -425,9 +425,10 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
     kayokyoku" is Showa-era kayokyoku)."""
     for m in _NEG_RE.finditer(spec.text):
         said = _NEG_STOP_RE.split(m.group(1), 1)[0]      # "no drums just piano": the piano plays
-        roles = {_ROLE_WORDS[w] for w in said.split() if w in _ROLE_WORDS}
         end = m.start(1) + len(said)
-        left = set() if _NEG_WHEN_RE.match(spec.text, end) else _negated_programs(said)
+        moment = bool(_NEG_WHEN_RE.match(spec.text, end))  # "no drums in the intro": they play after it
+        roles = set() if moment else {_ROLE_WORDS[w] for w in said.split() if w in _ROLE_WORDS}
+        left = set() if moment else _negated_programs(said)
         spec.no_roles |= roles
         spec.no_programs |= left
         # the words said no to are not read again (a "no trap" is no trap, "no heavy guitars" adds
@@ -558,6 +559,8 @@ def _negated_programs(phrase: str, foreign: bool = False) -> set[int]:
     for item in _NEG_ITEM_SPLIT.split(phrase.strip()):
         m = re.fullmatch(_NEG_BEFORE + r"(.+?)" + _NEG_AFTER, item)
         w = m.group(1) if m else item
+        if w in _ROLE_WORDS:
+            continue                                      # "no arps", "no pads": the role, not a program
         if w in _NEG_KINDS:
             out |= _NEG_KINDS[w]
         elif w in INSTRUMENT_WORDS:
