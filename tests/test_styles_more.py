@@ -894,3 +894,40 @@ def test_a_role_said_no_to_for_a_moment_plays_and_no_arps_leaves_the_lead_its_sy
     assert any(p.is_drums for p in compose("lofi hip hop beat, no drums in the intro, rhodes", 1).parts)
     s = compose("synthwave, keep it minimal, no arps", 1)
     assert not any(p.role == "arp" for p in s.parts) and 81 in {p.program for p in s.parts if p.role == "lead"}
+
+
+@pytest.mark.parametrize("prompt,gone", [("techno, no hi-hats", {42, 44, 46}), ("house, no kick, just hats and bass", {35, 36}),
+                                         ("rock, no cymbals", {49, 51, 52, 55, 57, 59}),
+                                         ("ritual ambient, frame drums in a slow 6/8 lope, no hi-hats, no kick", {35, 36, 42})])
+def test_a_drum_said_no_to_does_not_play(prompt, gone):
+    s = compose(prompt, 1)
+    d = next(i for i, p in enumerate(s.parts) if p.is_drums)
+    hits = {n.pitch for i in range(24) for n in s.bar(i)[0] if n.part == d}
+    assert hits and not hits & gone, (prompt, sorted(hits))
+    assert {35, 36} & {n.pitch for i in range(24) for n in compose("house with no kick in the breakdown", 1).bar(i)[0]
+                       if n.part == 0}                      # a moment: the kick plays
+
+
+def test_no_808_leaves_the_trap_bass_to_a_bass_guitar():
+    s = compose("trap beat no 808", 1)
+    assert 38 not in {p.program for p in s.parts} and any(p.role == "bass" for p in s.parts)
+
+
+def test_a_jazz_trio_is_piano_bass_and_drums_and_a_jazz_ballad_is_slow():
+    for seed in (0, 1):
+        s = compose("jazz trio ballad, brushes, upright bass, Bb", seed)
+        assert {p.program for p in s.parts if not p.is_drums} <= {0, 32}, s.describe()
+        assert 55 <= composer_of(s).bpm <= 90, composer_of(s).bpm
+        assert 65 in programs("jazz trio with sax", seed)              # a named horn plays
+        assert composer_of(compose("jazz quartet, uptempo", seed)).bpm >= 140
+
+
+@pytest.mark.parametrize("prompt", ["sad piano in A minor, slow", "classical piano sonata in the style of Mozart",
+                                    "a gentle piano piece for a rainy day"])
+def test_the_piano_alone_is_a_piece_for_the_piano(prompt):
+    s = compose(prompt, 0)
+    assert {p.program for p in s.parts} == {0} and not any(p.is_drums for p in s.parts), s.describe()
+
+
+def test_hyperpop_is_played_on_synthesizers():
+    assert compose("hyperpop, glitchy, pitched vocals, 160", 0).genre == "synthpop"

@@ -186,6 +186,9 @@ class Band:
                                                                            else g.grooves)):
             gro = [self._meter_groove()]   # an additive meter the style does not write: its grouping's groove
         self.groove = gro[rng.randrange(len(gro))]
+        if self.spec.no_lanes:
+            # "no hi-hats, no kick": the groove without those lanes (a drum word named plays)
+            self.groove = {ln: p for ln, p in self.groove.items() if ln.rstrip("+") not in self.spec.no_lanes}
         if lanes:
             self.groove = dict(self.groove)
             for lane, pat in lanes.items():
@@ -356,6 +359,8 @@ class Band:
 #: (one beat to the bar) where a nocturne or a quartet's slow movement is not; a strathspey a reel's
 #: four at two-thirds of its pace
 _DANCE_PACE = {"scherzo": (2.6, ("romantic piano", "classical")), "strathspey": (0.62, ("reel", "celtic")),
+               # a jazz ballad: 60–75, below the range a swing tune's "slow" reaches
+               "ballad": (0.75, ("jazz", "cool jazz", "bebop", "soul jazz", "lounge", "swing", "jazz waltz")),
                "hardcore": (1.25, ("trance",))}     # happy hardcore: trance's sounds at 165–180
 
 
@@ -364,6 +369,9 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     moods, else one of the everyday styles by the hash."""
     if spec.a_cappella and not spec.drum_words and "hymn" in G.GENRES:
         return "hymn", "voices alone (a cappella): a choir's four parts"
+    if spec.instruments and set(spec.instruments) <= {"piano", "grand piano", "pianos", "acoustic piano", "felt piano"} \
+            and not spec.drum_words and "romantic piano" in G.GENRES:
+        return "romantic piano", f"the piano alone ({spec.instruments[0]!r}): a piece for the piano"
     for w in spec.instruments:
         if w in _GENRE_HINTS and _GENRE_HINTS[w] in G.GENRES:
             return _GENRE_HINTS[w], f"the instrument {w!r}"
@@ -582,7 +590,16 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             slot = {"role": role, "pan": None, "octave": 0, "level": 0.0}
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
+    if g.family == "jazz" and _TRIO_RE.search(spec.text) and 0 not in spec.no_programs:
+        # a (piano) trio: piano, bass and drums — the pianist plays the tune the style gives a horn
+        for d in specs:
+            if d["role"] == "lead" and not d["named"] and 56 <= d["program"] < 80:
+                d.update(name="piano", program=0)
     return specs
+
+
+#: a jazz trio by name ("jazz trio ballad", "piano trio, brushes"), not an "organ trio" or a "trio with sax"
+_TRIO_RE = re.compile(r"\b(?:jazz|piano)\s+trio\b|^trio\b|\btrio\s+(?:ballad|jazz)\b")
 
 
 def _beside_the_tune(program: int) -> tuple[str, str]:

@@ -46,6 +46,7 @@ class PromptSpec:
     spelled: list[str] = field(default_factory=list)         # words read as a table's word ("'accordian' as 'accordion'")
     a_cappella: bool = False                                  # voices alone ("a cappella", "no instruments")
     no_programs: set[int] = field(default_factory=set)       # "no piano", "no synths", "no acoustic instruments"
+    no_lanes: set[str] = field(default_factory=set)          # "no hi-hats", "no kick": kit lanes left out
     no_percussion: bool = False                               # "no drums at all", "no percussion": no taiko either
 
 
@@ -82,7 +83,7 @@ _BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w.
                           r"percent|steps?|notes?|voices?|strings?|keys?|pieces?|parts?|members?|players?|"
                           r"musicians?|times?|x|de ani|years?|yrs|ans|jahre|anni|anos|lat|th)\b)")
 _METER_RE = re.compile(r"(?<![\d/])(\d{1,2})\s*/\s*(\d{1,2})(?![\d/])")
-_NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero)\s+(?:the\s+|any\s+)?([a-z\- ]+?)(?=$|[,.;]|\s+(?:and|with|in|at|but|no|just|only|except|then)\b)")
+_NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero)\s+(?:the\s+|any\s+)?([a-z0-9\- ]+?)(?=$|[,.;]|\s+(?:and|with|in|at|but|no|just|only|except|then)\b)")
 #: "without" in other languages, read only right before a role word ("sin bateria", "ohne Schlagzeug",
 #: "bez perkusji"): "sin city", "sans serif" are no negations
 _FOREIGN_ROLES = {"bateria": "drums", "batterie": "drums", "schlagzeug": "drums", "perkusji": "drums",
@@ -402,6 +403,8 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
         spec.dance = "strathspey"                        # the strathspey: a reel's four at two-thirds the pace
     if re.search(r"\b(?:happy|uk|freeform)\s+hardcore\b", text):
         spec.dance = "hardcore"
+    elif re.search(r"\bballads?\b", text) and spec.meter is None or re.search(r"\bjazz ballads?\b", text):
+        spec.dance = "ballad"
     if re.search(r"\bscherz(?:o|i|os)\b", text):
         spec.meter = spec.meter or (3, 4)                # the scherzo: a fast three, one beat to the bar
         spec.dance = "scherzo"
@@ -429,13 +432,15 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
         moment = bool(_NEG_WHEN_RE.match(spec.text, end))  # "no drums in the intro": they play after it
         roles = set() if moment else {_ROLE_WORDS[w] for w in said.split() if w in _ROLE_WORDS}
         left = set() if moment else _negated_programs(said)
+        lanes = set() if moment else _negated_lanes(said)
+        spec.no_lanes |= lanes
         spec.no_roles |= roles
         spec.no_programs |= left
         # the words said no to are not read again (a "no trap" is no trap, "no heavy guitars" adds
         # none) — unless the "no" says no to nothing the composer plays: a title's or romaji's
         # "no" before other words ("kimi no na wa piano cover", "a tune without words for flute")
         first = re.match(r"(?:\S+\s+)?", said).end()
-        if not (roles or left) and not any(rx.match(said, 0) or rx.match(said, first)
+        if not (roles or left or lanes) and not any(rx.match(said, 0) or rx.match(said, first)
                                            for rx in (_GENRE_RX, _INSTR_RX, _DRUM_RX)):
             continue
         m = re.compile(r"[\s\S]{%d}" % (end - m.start())).match(spec.text, m.start())
@@ -545,6 +550,32 @@ _LEAVE_OUT_RE = re.compile(
     # "synth-free", "drumless"
     r"\b([a-z]+)-free\b|\b(drum)-?less\b")
 _LESS_RE = re.compile(r"\bless\s+[a-z]+(?:-?y)?\b")
+
+
+#: the kit's lanes a negated drum word leaves out ("no hi-hats, no kick", "no cymbals")
+_NEG_LANES = {
+    **dict.fromkeys(("hi-hats", "hi-hat", "hi hats", "hi hat", "hihats", "hihat", "hats", "hat"), {"chat", "ohat", "phat"}),
+    **dict.fromkeys(("kick", "kicks", "kick drum", "kick drums", "bass drum"), {"kick", "kick2", "kick_lo"}),
+    **dict.fromkeys(("snare", "snares", "snare drum"), {"snare", "snare2", "esnare"}),
+    **dict.fromkeys(("clap", "claps", "handclaps", "hand claps"), {"clap", "hclap"}),
+    **dict.fromkeys(("cymbals", "cymbal", "crashes", "crash", "crash cymbals"), {"crash", "ride", "ride2", "china", "splash",
+                                                                                 "splash2", "cymbal", "chinese"}),
+    **dict.fromkeys(("shaker", "shakers"), {"shaker", "maracas"}),
+    **dict.fromkeys(("cowbell", "cowbells"), {"cowbell"}),
+    **dict.fromkeys(("tambourine", "tambourines"), {"tamb"}),
+}
+
+
+def _negated_lanes(phrase: str) -> set[str]:
+    """The kit lanes a negated phrase leaves out: each item of its list that is a drum word of
+    :data:`_NEG_LANES` and nothing more ("no hi-hats", "no kick or snare", not "no kick in the intro")."""
+    if _NEG_MOMENT_RE.search(phrase):
+        return set()
+    out: set[str] = set()
+    for item in _NEG_ITEM_SPLIT.split(phrase.strip()):
+        m = re.fullmatch(_NEG_BEFORE + r"(.+?)" + _NEG_AFTER, item)
+        out |= _NEG_LANES.get(m.group(1) if m else item, set())
+    return out
 
 
 def _negated_programs(phrase: str, foreign: bool = False) -> set[int]:
@@ -954,7 +985,7 @@ def _read_solo(spec: PromptSpec, words: set[str]) -> None:
     solo = solo or any(_alone(spec.text, w) for w in spec.instruments)
     spec.solo = solo and bool(spec.instruments)
     if solo:
-        spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words}
+        spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words} - spec.no_roles   # not "no drums … just piano"
 
 
 _LONG_INTRO_RE = re.compile(r"\b(long|slow|extended|big|gradual)\s+(intro|build|build-up|buildup|opening)\b|\bbuilds?\s+up\s+slowly\b")
