@@ -931,3 +931,12 @@ def test_the_piano_alone_is_a_piece_for_the_piano(prompt):
 
 def test_hyperpop_is_played_on_synthesizers():
     assert compose("hyperpop, glitchy, pitched vocals, 160", 0).genre == "synthpop"
+
+
+def test_a_ballad_is_its_styles_slow_end_and_a_rock_ballad_is_not_slowed_twice():
+    for seed in SEEDS:
+        for prompt in ("jazz trio ballad", "late night cool jazz ballad in Bb major", "pop ballad"):
+            c = composer_of(compose(prompt, seed))
+            assert 60 <= c.bpm / c.beat <= 82, (prompt, seed, c.bpm)
+        c = composer_of(compose("rock ballad", seed))
+        assert c.bpm >= 60, c.bpm                               # the power ballad's own pace, not ×0.72 again

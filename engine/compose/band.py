@@ -359,8 +359,8 @@ class Band:
 #: (one beat to the bar) where a nocturne or a quartet's slow movement is not; a strathspey a reel's
 #: four at two-thirds of its pace
 _DANCE_PACE = {"scherzo": (2.6, ("romantic piano", "classical")), "strathspey": (0.62, ("reel", "celtic")),
-               # a jazz ballad: 60–75, below the range a swing tune's "slow" reaches
-               "ballad": (0.75, ("jazz", "cool jazz", "bebop", "soul jazz", "lounge", "swing", "jazz waltz")),
+               # a jazz ballad: 65–80, below the range a swing tune's "slow" reaches
+               "ballad": (0.85, ("jazz", "cool jazz", "bebop", "soul jazz", "lounge", "swing", "jazz waltz")),
                "hardcore": (1.25, ("trance",))}     # happy hardcore: trance's sounds at 165–180
 
 

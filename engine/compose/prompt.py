@@ -925,12 +925,14 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
     the style's own name is the style's, not a mood: a power ballad is not slowed again as a ballad
     (a mood word in another of its names still colours it: "dark ambient", "uplifting trance")."""
     for w, (mmode, tf, _) in G.MOODS.items():
-        if w in words and w not in style_words:
+        if w in words and w not in style_words and not (w == "ballad" and "ballad" in (spec.genre or "")):
             spec.moods.append(w)
             spec.tempo_factor *= tf
             if mmode and spec.mode is None:
                 spec.mode = mmode
                 spec.mode_is_mood = True
+    if "ballad" in spec.moods and not _NOT_SLOW_RE.search(spec.text):
+        spec.pace = -1                                   # a ballad is its style's slow end
     if words & {"slow", "slower", "slowly", "lazy", "downtempo", "lento", "lenta", "langsam", "adagio",
                 "largo", "langzaam", "hidas", "hidasta", "pelan"} and not _NOT_SLOW_RE.search(spec.text):
         spec.tempo_factor *= 0.92
