@@ -940,3 +940,31 @@ def test_a_ballad_is_its_styles_slow_end_and_a_rock_ballad_is_not_slowed_twice()
             assert 60 <= c.bpm / c.beat <= 82, (prompt, seed, c.bpm)
         c = composer_of(compose("rock ballad", seed))
         assert c.bpm >= 60, c.bpm                               # the power ballad's own pace, not ×0.72 again
+
+
+# --- set M (2026-12-07): the mainstream, as producers type it ---------------------------------------------
+def test_a_lead_guitar_is_a_guitar_and_an_organ_pad_an_organ():
+    s = read_prompt("Slow Chicago blues in 12/8. A crying lead guitar with lots of bends, Hammond organ pad underneath")
+    assert "lead guitar" in s.instruments and "lead" not in s.instruments and "pad" not in s.instruments
+    progs = programs("Slow Chicago blues in 12/8. A crying lead guitar with lots of bends, Hammond organ pad underneath")
+    assert 81 not in progs and 89 not in progs and {29, 16} <= progs
+
+
+@pytest.mark.parametrize("prompt,style", [("Dua Lipa style dance-pop banger, funky disco bass, 118 bpm", "synthpop"),
+                                          ("Emotional piano ballad in the Adele lane, 6/8, 68 bpm", "pop"),
+                                          ("folkish ballad", "folk"), ("a ballad", "pop")])
+def test_set_m_styles(prompt, style):
+    assert compose(prompt, 0).genre == style
+
+
+def test_a_piano_waltz_is_a_dance_and_an_interludes_no_drums_is_a_moment():
+    c = composer_of(compose("Valzer romantico per pianoforte solo in la bemolle maggiore, stile Chopin, in 3/4", 1))
+    assert c.meter == (3, 4) and c.bpm >= 120
+    s = compose("Progressive metal in 7/8 (2+2+3). a clean guitar interlude in the middle with no drums, then the riff", 1)
+    assert any(p.is_drums for p in s.parts)
+    assert not any(p.is_drums for p in compose("ambient piece with no drums", 1).parts)
+
+
+def test_slips_in_an_instruments_qualifier_are_read_as_meant():
+    assert "electric piano" in read_prompt("late nite smooth jazz with soprano sax and electirc piano").instruments
+    assert "acoustic guitar" in read_prompt("fingerpicked acustic guitar").instruments

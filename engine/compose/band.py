@@ -40,7 +40,8 @@ _GENERIC = {"organ": range(16, 24), "guitar": range(24, 32), "guitars": range(24
             "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8), "keyboard": (*range(0, 8), *range(80, 96)),
             "downtuned guitar": (29, 30), "downtuned guitars": (29, 30),
             "rhythm guitar": range(24, 32), "rhythm guitars": range(24, 32), "rythm guitar": range(24, 32),
-            "rythm guitars": range(24, 32), "lead guitars": range(24, 32),
+            "rythm guitars": range(24, 32), "lead guitars": range(24, 32), "lead guitar": range(24, 32),
+            "guitar lead": range(24, 32), "lead guitar solo": range(24, 32),
             **dict.fromkeys(("kitara", "kitaraa", "kitarat", "kitaroita"), range(24, 32)),
             **dict.fromkeys(("kosketinsoitin", "kosketinsoittimet"), (*range(0, 8), *range(80, 96))),
             "drone": (20, 104, 109, *range(88, 96))}    # a style's own drone: harmonium, tanpura, pipes, a pad
@@ -361,7 +362,9 @@ class Band:
 _DANCE_PACE = {"scherzo": (2.6, ("romantic piano", "classical")), "strathspey": (0.62, ("reel", "celtic")),
                # a jazz ballad: 65–80, below the range a swing tune's "slow" reaches
                "ballad": (0.85, ("jazz", "cool jazz", "bebop", "soul jazz", "lounge", "swing", "jazz waltz")),
-               "hardcore": (1.25, ("trance",))}     # happy hardcore: trance's sounds at 165–180
+               "hardcore": (1.25, ("trance",)),
+               # a waltz for the piano (Chopin's): a dance's three, not a nocturne's slow four
+               "waltz": (2.0, ("romantic piano",))}     # happy hardcore: trance's sounds at 165–180
 
 
 def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
@@ -547,8 +550,9 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         if kin is not None:
             # the style's own part of the kind: "organ" in a hymn is its church organ, "guitars" in
             # metal its distortion, a "guitar solo" in a power ballad its overdriven lead
+            lead = w in spec.as_lead or G.INSTRUMENTS[w][1] == G.L        # "lead guitar": the style's lead
             own = next((d for d in specs if not d["named"] and d["program"] in kin
-                        and (d["role"] == "lead" if w in spec.as_lead else d["role"] != "drums")), None)
+                        and (d["role"] == "lead" if lead else d["role"] != "drums")), None)
             if own is not None:
                 own["named"] = True
                 continue

@@ -226,7 +226,7 @@ MOOD_GENRES = {
     "dark": ("techno", "cinematic", "trap"), "epic": ("cinematic",), "happy": ("pop", "disco", "funk"),
     "sad": ("lofi", "cinematic", "classical"), "dreamy": ("ambient", "synthwave"),
     "aggressive": ("metal", "dubstep", "techno"), "romantic": ("soul", "bossa nova", "classical"),
-    "groovy": ("funk", "disco", "house"), "peaceful": ("ambient", "classical"),
+    "groovy": ("funk", "disco", "house"), "peaceful": ("ambient", "classical"), "ballad": ("pop",),
 }
 DEFAULT_GENRES = ("pop", "lofi", "house", "soul", "synthwave", "funk", "ambient", "rock", "jazz", "cinematic")
 
@@ -708,6 +708,12 @@ INSTRUMENTS.update({w: v for w, v in {
     "whistling hook": (78, L, ""), "whistled hook": (78, L, ""), "whistling melody": (78, L, ""), "whistled melody": (78, L, ""),
     "kitara": (25, C, ""), "kitaraa": (25, C, ""), "kitarat": (25, C, ""), "kitaroita": (25, C, ""),
     "kosketinsoitin": (81, C, ""), "kosketinsoittimet": (81, C, ""),
+    # set M's: "lead guitar" (singular: it was read as a synth "lead" and a "guitar"), an
+    # instrument holding the pads ("Hammond organ pad", "string pad", "choir pad")
+    "lead guitar": (29, L, ""), "guitar lead": (29, L, ""), "lead guitar solo": (29, L, ""),
+    "organ pad": (16, PD, ""), "organ pads": (16, PD, ""), "hammond organ pad": (16, PD, ""), "hammond pad": (16, PD, ""),
+    "string pad": (48, PD, ""), "strings pad": (48, PD, ""), "string pads": (48, PD, ""), "choir pad": (52, PD, ""),
+    "choir pads": (52, PD, ""),
     "juno": (90, PD, ""), "juno chords": (90, C, ""), "juno-106": (90, PD, ""),
     "stacked harmonies": (52, PD, ""), "vocal harmonies": (52, PD, ""), "stacked vocals": (52, PD, ""),
     "chanteur": (53, L, ""), "chanteuse": (53, L, ""), "choeur": (52, PD, ""),

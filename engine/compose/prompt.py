@@ -180,8 +180,14 @@ for _k in _SQUEEZED:
 _PARTS = tuple(sorted((k for k in _SQUEEZED if len(k) >= 4), key=len, reverse=True))
 
 
+#: slips in the words that qualify an instrument ("electirc piano", "acustic guitar"): read as meant
+_MODIFIER_SLIPS = re.compile(r"\b(?:electirc|eletric|electic|elecric|eletcric|elctric|electrc|electrik)\b|"
+                             r"\b(?:acustic|accoustic|acoustc|acousitc|acoutsic|accustic)\b")
+
+
 def _normalise(prompt: str) -> str:
-    return " ".join(fold(prompt).replace("’", "'").split())
+    text = " ".join(fold(prompt).replace("’", "'").split())
+    return _MODIFIER_SLIPS.sub(lambda m: "electric" if m.group(0)[1] in "lr" else "acoustic", text)
 
 
 class _Claims:
@@ -405,6 +411,8 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
         spec.dance = "hardcore"
     elif re.search(r"\bballads?\b", text) and spec.meter is None or re.search(r"\bjazz ballads?\b", text):
         spec.dance = "ballad"
+    elif re.search(r"\b(?:waltz|waltzes|valse|vals|valzer|walzer)\b", text):
+        spec.dance = "waltz"
     if re.search(r"\bscherz(?:o|i|os)\b", text):
         spec.meter = spec.meter or (3, 4)                # the scherzo: a fast three, one beat to the bar
         spec.dance = "scherzo"
@@ -429,7 +437,9 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
     for m in _NEG_RE.finditer(spec.text):
         said = _NEG_STOP_RE.split(m.group(1), 1)[0]      # "no drums just piano": the piano plays
         end = m.start(1) + len(said)
-        moment = bool(_NEG_WHEN_RE.match(spec.text, end))  # "no drums in the intro": they play after it
+        # "no drums in the intro", "a guitar interlude in the middle with no drums": a moment, not the piece
+        clause = re.split(r"[,.;:!?\u2014\u2013]", spec.text[:m.start()])[-1]
+        moment = bool(_NEG_WHEN_RE.match(spec.text, end) or _CLAUSE_MOMENT_RE.search(clause))
         roles = set() if moment else {_ROLE_WORDS[w] for w in said.split() if w in _ROLE_WORDS}
         left = set() if moment else _negated_programs(said)
         lanes = set() if moment else _negated_lanes(said)
@@ -516,6 +526,8 @@ _WITHOUT_RE = re.compile(r"\s+(?:" + _WITHOUT + r"|[a-z]{1,2})\b")  # "oute drum
 #: "no piano until the bridge", "no vocals in the intro", "no vocals at the start"
 _NEG_MOMENT_RE = re.compile(r"\b(?:solos?|intro|outro|fills?|breaks?|breakdown|until|till|before|after|"
                             r"during|first|verses?|chorus|bridge)\b")
+_CLAUSE_MOMENT_RE = re.compile(r"\b(?:intro|outro|interlude|break|breakdown|bridge|verses?|chorus|middle|section|"
+                               r"start|beginning|ending|first|opening|then|until|till)\b")
 _NEG_WHEN_RE = re.compile(r"\s+(?:in|at|on|for|during|until|till|before|after)\s+(?:the\s+|a\s+|its\s+)?"
                           r"(?:intro|outro|verses?|chorus|choruses|bridge|start|beginning|end|first|breakdown|"
                           r"drop|break|opening|top)\b")
