@@ -968,3 +968,50 @@ def test_a_piano_waltz_is_a_dance_and_an_interludes_no_drums_is_a_moment():
 def test_slips_in_an_instruments_qualifier_are_read_as_meant():
     assert "electric piano" in read_prompt("late nite smooth jazz with soprano sax and electirc piano").instruments
     assert "acoustic guitar" in read_prompt("fingerpicked acustic guitar").instruments
+
+
+@pytest.mark.parametrize("prompt,style,has_drums", [
+    ("sad piano type beat", None, True), ("piano with a drum loop", None, True), ("dreamy piano", "romantic piano", False),
+    ("solo piano ballad", None, False), ("sad piano ballad in the style of chopin", "romantic piano", False)])
+def test_review_m_the_piano_alone_only_when_nothing_else_is_asked(prompt, style, has_drums):
+    s = compose(prompt, 1)
+    assert (style is None or s.genre == style) and any(p.is_drums for p in s.parts) == has_drums, s.describe()
+
+
+@pytest.mark.parametrize("prompt", ["a string section with no drums", "middle eastern groove with no drums",
+                                    "coffee break jazz with no drums", "opening theme for a podcast with no drums",
+                                    "dreamy guitar through a chorus effect with no drums"])
+def test_review_m_ordinary_words_are_no_moments(prompt):
+    assert not any(p.is_drums for p in compose(prompt, 1).parts), prompt
+
+
+def test_review_m_drums_in_a_list_and_only_the_crash():
+    assert {"kick", "snare"} <= read_prompt("house, no kick and snare, only hats").no_lanes
+    assert {"kick", "snare"} <= read_prompt("trap, no kick/snare").no_lanes
+    assert "ride" not in read_prompt("jazz, no crashes").no_lanes and "crash" in read_prompt("jazz, no crashes").no_lanes
+    assert not read_prompt("techno without kick drum").no_roles
+    assert any(p.is_drums for p in compose("techno without kick drum", 1).parts)
+    assert not read_prompt("country song about a cowboy with no hat").no_lanes
+    assert "ohat" in read_prompt("disco, no open hats").no_lanes
+    s = compose("rock, no crash cymbals, just ride", 1)
+    assert 51 in {n.pitch for i in range(16) for n in s.bar(i)[0] if s.parts[n.part].is_drums}
+
+
+def test_review_m_ballads_and_trios():
+    for seed in (0, 1):
+        for prompt in ("soul ballad", "r&b ballad", "lounge ballad"):
+            c = composer_of(compose(prompt, seed))
+            assert c.bpm / c.beat >= 58, (prompt, c.bpm)
+        assert composer_of(compose("fast jazz, not a ballad", seed)).bpm >= 180
+        assert composer_of(compose("bebop ballad", seed)).bpm <= 80
+        assert 0 not in {p.program for p in compose("guitar trio jazz", seed).parts if p.role == "lead"}
+    assert compose("classical piano concerto", 0).genre == "classical"
+    assert compose("emotional ballad, lofi beat", 0).genre == "lofi"
+
+
+def test_review_m_a_lead_guitar_on_the_styles_own_guitar_and_carrying_the_tune():
+    for prompt, prog in (("jazz with lead guitar", 27), ("bossa nova with lead guitar", 24),
+                         ("country song with lead guitar", 27), ("rock, lead guitar solo", 29)):
+        s = compose(prompt, 0)
+        assert prog in {p.program for p in s.parts if p.role == "lead"}, (prompt, s.describe())
+    assert 29 in programs("rock, no lead guitar")                              # the rhythm guitar stays

@@ -35,13 +35,14 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
 
 #: generic instrument words and the GM programs that are a kind of them: a style's own part of that
 #: kind stays (and counts as named) instead of being replaced by the word's default program
+_GUITARS = range(24, 32)
 _GENERIC = {"organ": range(16, 24), "guitar": range(24, 32), "guitars": range(24, 32), "strings": range(40, 52),
             "horns": range(56, 64), "brass": range(56, 64), "brass section": range(56, 64), "sax": range(64, 68),
             "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8), "keyboard": (*range(0, 8), *range(80, 96)),
             "downtuned guitar": (29, 30), "downtuned guitars": (29, 30),
             "rhythm guitar": range(24, 32), "rhythm guitars": range(24, 32), "rythm guitar": range(24, 32),
-            "rythm guitars": range(24, 32), "lead guitars": range(24, 32), "lead guitar": range(24, 32),
-            "guitar lead": range(24, 32), "lead guitar solo": range(24, 32),
+            "rythm guitars": range(24, 32), "lead guitars": range(24, 32),
+            **dict.fromkeys(("lead guitar", "guitar lead", "lead guitar solo"), _GUITARS),
             **dict.fromkeys(("kitara", "kitaraa", "kitarat", "kitaroita"), range(24, 32)),
             **dict.fromkeys(("kosketinsoitin", "kosketinsoittimet"), (*range(0, 8), *range(80, 96))),
             "drone": (20, 104, 109, *range(88, 96))}    # a style's own drone: harmonium, tanpura, pipes, a pad
@@ -356,12 +357,15 @@ class Band:
 
 
 # --- decisions made from the words ------------------------------------------------------------------
+#: words that ask for a band or a beat: "piano type beat", "piano with a drum loop", "piano and singer"
+_BEAT_WORDS_RE = re.compile(r"\b(?:beats?|loops?|drums?|percussion|bass|bassline|singer|vocals?|voice|band|groove|"
+                            r"rap|edm|vlog|podcast|game|trap|drill|house|dance|ballads?)\b")
 #: dances whose pace is their own within the styles that play them: a scherzo is a fast three
 #: (one beat to the bar) where a nocturne or a quartet's slow movement is not; a strathspey a reel's
 #: four at two-thirds of its pace
 _DANCE_PACE = {"scherzo": (2.6, ("romantic piano", "classical")), "strathspey": (0.62, ("reel", "celtic")),
-               # a jazz ballad: 65–80, below the range a swing tune's "slow" reaches
-               "ballad": (0.85, ("jazz", "cool jazz", "bebop", "soul jazz", "lounge", "swing", "jazz waltz")),
+               # a jazz ballad: 66–80, below the range a swing tune's "slow" reaches
+               "ballad": (0.7, ("jazz", "cool jazz", "bebop", "soul jazz", "lounge", "swing", "jazz waltz")),
                "hardcore": (1.25, ("trance",)),
                # a waltz for the piano (Chopin's): a dance's three, not a nocturne's slow four
                "waltz": (2.0, ("romantic piano",))}     # happy hardcore: trance's sounds at 165–180
@@ -373,7 +377,7 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     if spec.a_cappella and not spec.drum_words and "hymn" in G.GENRES:
         return "hymn", "voices alone (a cappella): a choir's four parts"
     if spec.instruments and set(spec.instruments) <= {"piano", "grand piano", "pianos", "acoustic piano", "felt piano"} \
-            and not spec.drum_words and "romantic piano" in G.GENRES:
+            and not spec.drum_words and not _BEAT_WORDS_RE.search(spec.text) and "romantic piano" in G.GENRES:
         return "romantic piano", f"the piano alone ({spec.instruments[0]!r}): a piece for the piano"
     for w in spec.instruments:
         if w in _GENRE_HINTS and _GENRE_HINTS[w] in G.GENRES:
@@ -417,10 +421,19 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
         elif spec.pace < 0:
             u = 0.25 * u
         tempo = round(lo + (hi - lo) * u)
-        tempo = min(max(tempo * spec.tempo_factor, lo * 0.7), hi * 1.15) * scale
+        factor = spec.tempo_factor
+        if "ballad" in spec.moods:
+            if spec.pace == 0:
+                tempo = round(lo + (hi - lo) * 0.25 * u)   # a ballad: the style's slow end …
+            if lo < 75:
+                factor /= G.MOODS["ballad"][1]         # … and a slow style's (r&b, soul, lofi) only that
+        tempo = min(max(tempo * factor, lo * 0.7), hi * 1.15) * scale
         pace, styles = _DANCE_PACE.get(spec.dance, (1.0, ()))
         if g.name in styles:
             tempo = min(tempo * pace, 240.0)
+            if spec.dance == "ballad":
+                tempo = min(max(tempo, 66.0), 80.0)     # a jazz ballad: 66–80 (slower, its swung eighths
+                #                                         were tapped ×1.5), whatever the style's range
         odd = additive or _additive_eighths(meter)
         native = _additive_eighths(g.meter) or bool(g.groups.get(meter)) and meter == g.meter
         if odd and not native and tempo > _ODD_METER_MAX_BPM:
@@ -565,7 +578,14 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             if w in spec.as_lead and w in ("keyboard", "keyboards"):
                 # a "keyboard solo" over the style's own keys: the solo on that instrument
                 prog = next((d["program"] for d in specs if d["program"] in kin and d["role"] != "drums"), prog)
-        if not spec.as_lead and w not in spec.as_counter:
+            if lead and kin is _GENERIC["lead guitar"] and g.family not in ("rock", "metal") \
+                    and not g.name.startswith("blues") and not re.search(r"distort|overdriv|crunch|fuzz", spec.text):
+                # a "lead guitar" in a style with no guitar lead: on the style's own guitar (a jazz
+                # guitar, a bossa's nylon, a country telecaster), else a clean electric one — an
+                # overdriven one in rock, metal and the blues
+                own_guitars = [d["program"] for d in specs if d["program"] in kin and d["role"] != "drums"]
+                prog = next((p for p in (27, 29, 28, 30, 31, 26) if p in own_guitars), own_guitars[0] if own_guitars else 27)
+        if not spec.as_lead and w not in spec.as_counter and not (kin is _GUITARS and role == "lead"):
             # the style's own part on this instrument, whatever its role there: bluegrass's banjo
             # roll, zydeco's answering fiddle — not a second one in another part's place
             mine = [d for d in specs if not d["named"] and d["program"] == prog and d["role"] != "drums"
@@ -594,7 +614,9 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             slot = {"role": role, "pan": None, "octave": 0, "level": 0.0}
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
-    if g.family == "jazz" and _TRIO_RE.search(spec.text) and 0 not in spec.no_programs:
+    if g.family == "jazz" and _TRIO_RE.search(spec.text) and 0 not in spec.no_programs \
+            and not re.search(r"\b(?:guitars?|manouche|gypsy|organ)\b", spec.text) \
+            and any(d["program"] in range(0, 8) for d in specs):
         # a (piano) trio: piano, bass and drums — the pianist plays the tune the style gives a horn
         for d in specs:
             if d["role"] == "lead" and not d["named"] and 56 <= d["program"] < 80:

@@ -30,7 +30,8 @@ def play_drums(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
     start = len(bar.ev)
     _play_drums(band, j, pl, bar)
     if band.spec.no_lanes:
-        gone = {G.LANES[ln] for ln in band.spec.no_lanes if ln in G.LANES}
+        keep = {G.LANES[ln.rstrip("+")] for ln in band.named_lanes if ln.rstrip("+") in G.LANES}   # "just ride"
+        gone = {G.LANES[ln] for ln in band.spec.no_lanes if ln in G.LANES} - keep
         bar.ev[start:] = [e for e in bar.ev[start:] if e[0] != j or e[3] not in gone]
 
 

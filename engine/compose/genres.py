@@ -226,7 +226,7 @@ MOOD_GENRES = {
     "dark": ("techno", "cinematic", "trap"), "epic": ("cinematic",), "happy": ("pop", "disco", "funk"),
     "sad": ("lofi", "cinematic", "classical"), "dreamy": ("ambient", "synthwave"),
     "aggressive": ("metal", "dubstep", "techno"), "romantic": ("soul", "bossa nova", "classical"),
-    "groovy": ("funk", "disco", "house"), "peaceful": ("ambient", "classical"), "ballad": ("pop",),
+    "groovy": ("funk", "disco", "house"), "peaceful": ("ambient", "classical"), "ballad": ("pop", "folk"),
 }
 DEFAULT_GENRES = ("pop", "lofi", "house", "soul", "synthwave", "funk", "ambient", "rock", "jazz", "cinematic")
 
@@ -711,7 +711,7 @@ INSTRUMENTS.update({w: v for w, v in {
     # set M's: "lead guitar" (singular: it was read as a synth "lead" and a "guitar"), an
     # instrument holding the pads ("Hammond organ pad", "string pad", "choir pad")
     "lead guitar": (29, L, ""), "guitar lead": (29, L, ""), "lead guitar solo": (29, L, ""),
-    "organ pad": (16, PD, ""), "organ pads": (16, PD, ""), "hammond organ pad": (16, PD, ""), "hammond pad": (16, PD, ""),
+    "pianoforte": (0, C, ""), "synth string pad": (50, PD, ""), "synth strings pad": (50, PD, ""), "organ pad": (16, PD, ""), "organ pads": (16, PD, ""), "hammond organ pad": (16, PD, ""), "hammond pad": (16, PD, ""),
     "string pad": (48, PD, ""), "strings pad": (48, PD, ""), "string pads": (48, PD, ""), "choir pad": (52, PD, ""),
     "choir pads": (52, PD, ""),
     "juno": (90, PD, ""), "juno chords": (90, C, ""), "juno-106": (90, PD, ""),

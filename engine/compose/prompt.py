@@ -83,7 +83,10 @@ _BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w.
                           r"percent|steps?|notes?|voices?|strings?|keys?|pieces?|parts?|members?|players?|"
                           r"musicians?|times?|x|de ani|years?|yrs|ans|jahre|anni|anos|lat|th)\b)")
 _METER_RE = re.compile(r"(?<![\d/])(\d{1,2})\s*/\s*(\d{1,2})(?![\d/])")
-_NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero)\s+(?:the\s+|any\s+)?([a-z0-9\- ]+?)(?=$|[,.;]|\s+(?:and|with|in|at|but|no|just|only|except|then)\b)")
+_NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero)\s+(?:the\s+|any\s+)?([a-z0-9\- ]+?)(?=$|[,.;/]|\s+(?:and|with|in|at|but|no|just|only|except|then)\b)")
+#: one more drum of a list said no to: "… and snare", "…/snare", ", cymbals"
+_LANE_MORE_RE = re.compile(r"\s*(?:,|and|or|&|/|\+)\s*(?:the\s+|any\s+)?([a-z][a-z -]*?)(?=$|[,.;/]|\s+(?:and|or|with|in|at|"
+                           r"but|no|just|only|except|then)\b)")
 #: "without" in other languages, read only right before a role word ("sin bateria", "ohne Schlagzeug",
 #: "bez perkusji"): "sin city", "sans serif" are no negations
 _FOREIGN_ROLES = {"bateria": "drums", "batterie": "drums", "schlagzeug": "drums", "perkusji": "drums",
@@ -368,7 +371,7 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             claim(m)
             break
     if spec.meter is None:
-        if re.search(r"\b(waltz|valse|vals|three four|three-four|triple meter|triple time|in three)\b", text):
+        if re.search(r"\b(waltz|valse|vals|valzer|walzer|three four|three-four|triple meter|triple time|in three)\b", text):
             spec.meter = (3, 4)
         elif re.search(r"\b(six eight|six-eight|compound time|barcaroll?es?|barcarolas?|barkarolen?|gondolier)\b", text):
             spec.meter = (6, 8)
@@ -409,15 +412,18 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
         spec.dance = "strathspey"                        # the strathspey: a reel's four at two-thirds the pace
     if re.search(r"\b(?:happy|uk|freeform)\s+hardcore\b", text):
         spec.dance = "hardcore"
-    elif re.search(r"\bballads?\b", text) and spec.meter is None or re.search(r"\bjazz ballads?\b", text):
+    elif (re.search(r"\bballads?\b", text) and spec.meter is None or re.search(r"\bjazz ballads?\b", text)) \
+            and not _NO_BALLAD_RE.search(text):
         spec.dance = "ballad"
-    elif re.search(r"\b(?:waltz|waltzes|valse|vals|valzer|walzer)\b", text):
+    elif re.search(r"\b(?:waltz|waltzes|valse|vals|valzer|walzer)\b", text) and not re.search(
+            r"\b(?:nocturnes?|lento|lent|slow|adagio|largo|ballads?)\b", text):
         spec.dance = "waltz"
     if re.search(r"\bscherz(?:o|i|os)\b", text):
         spec.meter = spec.meter or (3, 4)                # the scherzo: a fast three, one beat to the bar
         spec.dance = "scherzo"
 
 
+_NO_BALLAD_RE = re.compile(r"\b(?:not|no|never)\s+(?:an?\s+)?ballads?\b")
 _SARABANDE = re.compile(r"\b(sarabandes?|sarabandas?|zarabandas?)\b")
 #: the siciliana as the dance ("a siciliana", "a baroque siciliano", "sicilienne"), not the adjective
 #: ("tarantella siciliana", "canzone siciliana")
@@ -437,10 +443,17 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
     for m in _NEG_RE.finditer(spec.text):
         said = _NEG_STOP_RE.split(m.group(1), 1)[0]      # "no drums just piano": the piano plays
         end = m.start(1) + len(said)
+        if said == m.group(1):
+            # a list of drums said no to goes on past "and" and "/" ("no kick and snare", "no kick/snare")
+            while (c := _LANE_MORE_RE.match(spec.text, end)) and _lane_item(c.group(1)):
+                end = c.end()
+            said = spec.text[m.start(1):end]
         # "no drums in the intro", "a guitar interlude in the middle with no drums": a moment, not the piece
         clause = re.split(r"[,.;:!?\u2014\u2013]", spec.text[:m.start()])[-1]
         moment = bool(_NEG_WHEN_RE.match(spec.text, end) or _CLAUSE_MOMENT_RE.search(clause))
-        roles = set() if moment else {_ROLE_WORDS[w] for w in said.split() if w in _ROLE_WORDS}
+        # the roles named — not the "drum" of a "kick drum" or a "snare drum"
+        roles = set() if moment else {_ROLE_WORDS[w] for i in _NEG_ITEM_SPLIT.split(said.strip()) if not _lane_item(i)
+                                      for w in i.split() if w in _ROLE_WORDS}
         left = set() if moment else _negated_programs(said)
         lanes = set() if moment else _negated_lanes(said)
         spec.no_lanes |= lanes
@@ -502,6 +515,7 @@ _NEG_KINDS = {
     **dict.fromkeys(("guitar", "guitars", "gitarren", "gitarre", "guitarras", "guitarra", "guitares", "guitare",
                      "chitarre", "chitarra", "gitar", "gitary", "gitarr", "gitarrer"), frozenset(range(24, 32))),
     **dict.fromkeys(("pianoforte", "klavier"), frozenset(range(0, 4))),
+    **dict.fromkeys(("lead guitar", "guitar solo", "guitar solos"), frozenset()),   # the solo, not the guitars
     # "no electric anything": the electric pianos, organs, guitars and basses, and the synthesizers
     **dict.fromkeys(("electric anything", "anything electric", "electric instruments"),
                     frozenset((4, 5, 16, 17, 18, *range(26, 32), *range(33, 40), *_SYNTHS))),
@@ -526,8 +540,9 @@ _WITHOUT_RE = re.compile(r"\s+(?:" + _WITHOUT + r"|[a-z]{1,2})\b")  # "oute drum
 #: "no piano until the bridge", "no vocals in the intro", "no vocals at the start"
 _NEG_MOMENT_RE = re.compile(r"\b(?:solos?|intro|outro|fills?|breaks?|breakdown|until|till|before|after|"
                             r"during|first|verses?|chorus|bridge)\b")
-_CLAUSE_MOMENT_RE = re.compile(r"\b(?:intro|outro|interlude|break|breakdown|bridge|verses?|chorus|middle|section|"
-                               r"start|beginning|ending|first|opening|then|until|till)\b")
+_CLAUSE_MOMENT_RE = re.compile(r"\b(?:interlude|breakdown|build-?up|second half|first half|first \d+ bars)\b|"
+                               r"\b(?:the|its|an?)\s+(?:intro|outro|bridge|verses?|drop|break|middle section|"
+                               r"quiet (?:part|section))\b")
 _NEG_WHEN_RE = re.compile(r"\s+(?:in|at|on|for|during|until|till|before|after)\s+(?:the\s+|a\s+|its\s+)?"
                           r"(?:intro|outro|verses?|chorus|choruses|bridge|start|beginning|end|first|breakdown|"
                           r"drop|break|opening|top)\b")
@@ -566,16 +581,23 @@ _LESS_RE = re.compile(r"\bless\s+[a-z]+(?:-?y)?\b")
 
 #: the kit's lanes a negated drum word leaves out ("no hi-hats, no kick", "no cymbals")
 _NEG_LANES = {
-    **dict.fromkeys(("hi-hats", "hi-hat", "hi hats", "hi hat", "hihats", "hihat", "hats", "hat"), {"chat", "ohat", "phat"}),
+    **dict.fromkeys(("hi-hats", "hi-hat", "hi hats", "hi hat", "hihats", "hihat", "hats"), {"chat", "ohat", "phat"}),
+    **dict.fromkeys(("open hats", "open hi-hats", "open hi-hat", "open hihats"), {"ohat"}),
     **dict.fromkeys(("kick", "kicks", "kick drum", "kick drums", "bass drum"), {"kick", "kick2", "kick_lo"}),
     **dict.fromkeys(("snare", "snares", "snare drum"), {"snare", "snare2", "esnare"}),
     **dict.fromkeys(("clap", "claps", "handclaps", "hand claps"), {"clap", "hclap"}),
-    **dict.fromkeys(("cymbals", "cymbal", "crashes", "crash", "crash cymbals"), {"crash", "ride", "ride2", "china", "splash",
-                                                                                 "splash2", "cymbal", "chinese"}),
+    **dict.fromkeys(("cymbals", "cymbal"), {"crash", "ride", "ride2", "china", "splash", "splash2", "cymbal", "chinese"}),
+    **dict.fromkeys(("crashes", "crash", "crash cymbals", "crash cymbal"), {"crash", "china", "splash", "splash2", "chinese"}),
     **dict.fromkeys(("shaker", "shakers"), {"shaker", "maracas"}),
     **dict.fromkeys(("cowbell", "cowbells"), {"cowbell"}),
     **dict.fromkeys(("tambourine", "tambourines"), {"tamb"}),
 }
+
+
+def _lane_item(item: str) -> bool:
+    """Whether one item of a list said no to is a drum of :data:`_NEG_LANES` ("the kick drum")."""
+    m = re.fullmatch(_NEG_BEFORE + r"(.+?)" + _NEG_AFTER, item.strip())
+    return (m.group(1) if m else item.strip()) in _NEG_LANES
 
 
 def _negated_lanes(phrase: str) -> set[str]:
@@ -629,7 +651,9 @@ _REGIONAL = frozenset(("western", "irish", "irish folk", "scottish", "scottish f
 _SHARED_DANCES = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", "honkytonk", "bomba",
                             # "bateria" is the drum kit in Portuguese and Spanish ("bateria batidão",
                             # "sense bateria"), "parang" "like" in Tagalog ("parang Moira")
-                            "bateria", "parang"))
+                            "bateria", "parang",
+                            # a ballad's kind, not its style: "emotional ballad, lofi beat" is lofi
+                            "emotional ballad", "love ballad"))
 #: style words that are adjectives first ("a heroic polonaise" is a polonaise)
 _ADJECTIVES = frozenset(("heroic",))
 #: the style words that yield to another style word in the prompt
@@ -937,14 +961,13 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
     the style's own name is the style's, not a mood: a power ballad is not slowed again as a ballad
     (a mood word in another of its names still colours it: "dark ambient", "uplifting trance")."""
     for w, (mmode, tf, _) in G.MOODS.items():
-        if w in words and w not in style_words and not (w == "ballad" and "ballad" in (spec.genre or "")):
+        if w in words and w not in style_words and not (w == "ballad" and ("ballad" in (spec.genre or "")
+                                                                       or _NO_BALLAD_RE.search(spec.text))):
             spec.moods.append(w)
             spec.tempo_factor *= tf
             if mmode and spec.mode is None:
                 spec.mode = mmode
                 spec.mode_is_mood = True
-    if "ballad" in spec.moods and not _NOT_SLOW_RE.search(spec.text):
-        spec.pace = -1                                   # a ballad is its style's slow end
     if words & {"slow", "slower", "slowly", "lazy", "downtempo", "lento", "lenta", "langsam", "adagio",
                 "largo", "langzaam", "hidas", "hidasta", "pelan"} and not _NOT_SLOW_RE.search(spec.text):
         spec.tempo_factor *= 0.92

@@ -92,7 +92,7 @@ _g(name="minuet", aliases=("minuet", "menuet", "minuetto", "courtly dance", "cou
    progressions=CLASSICAL, modes=("major", "major", "minor"), lead_density=0.45, reverb=0.35, grooves=(),
    intro_drums="none", family=CL, tone=0.15)
 
-_g(name="romantic piano", aliases=("romantic piano", "classical piano", "classical piano piece", "classical piano sonata", "piano sonata", "sonata for piano", "piano piece", "solo piano piece", "piano scherzo", "solo piano scherzo", "furniture music", "musique d'ameublement", "polonaise", "polacca", "barcarolle", "barcarola", "barcarole", "barkarole",
+_g(name="romantic piano", aliases=("romantic piano", "classical piano sonata", "piano sonata", "solo piano piece", "piano scherzo", "solo piano scherzo", "furniture music", "musique d'ameublement", "polonaise", "polacca", "barcarolle", "barcarola", "barcarole", "barkarole",
                                    "gondolier song", "nocturne", "chopin", "liszt", "schumann",
                                    "rachmaninoff", "romantic era", "romantic period", "impromptu",
                                    "etude", "debussy", "satie", "gymnopedie",

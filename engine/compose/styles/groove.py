@@ -62,7 +62,7 @@ _POP = {"major": ("I V vi IV", "vi IV I V", "I vi IV V", "IV I V vi", "I V vi ii
 
 # --- pop ------------------------------------------------------------------------------------------------
 _g(name="pop", family="pop",
-   aliases=("pop", "piano ballad", "emotional ballad", "love ballad", "emotional piano ballad", "opm", "original pilipino music", "pinoy pop", "v-pop", "vpop", "ye-ye", "yeye", "ye ye",
+   aliases=("pop", "emotional ballad", "love ballad", "opm", "original pilipino music", "pinoy pop", "v-pop", "vpop", "ye-ye", "yeye", "ye ye",
             "mandopop", "cantopop", "indie pop",
             "city pop", "bubblegum", "bubblegum pop", "top 40", "chart pop", "radio pop",
             "mainstream pop", "teen pop", "pop song", "pop music", "pop ballad", "k-ballad", "korean ballad", "balladeu", "hanguk ballad", "k-pop ballad", "kpop ballad"),
@@ -85,7 +85,7 @@ _g(name="pop", family="pop",
 _g(name="synthpop", family="pop",
    aliases=("synthpop", "synth pop", "synth-pop", "electropop", "electro pop", "electro-pop", "80s synthpop",
             "80s synth pop", "80s synth-pop", "depeche mode", "pet shop boys",
-            "futurepop", "indietronica", "dance pop", "dance-pop", "hyperpop", "hyper pop", "pc music"),
+            "futurepop", "indietronica", "dance pop", "dance-pop", "hyperpop", "hyper pop"),
    bpm=(100, 128), kit=24, fill="toms", bass="drive8", chords="stab", form="song", humanize_ms=2, vel_var=4,
    tone=0.35, reverb=0.35,
    parts=(_p("drums", D, 24), _p("synth bass", B, 38), _p("synth", C, 81), _p("pad", PD, 89),
