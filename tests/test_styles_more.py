@@ -1015,3 +1015,10 @@ def test_review_m_a_lead_guitar_on_the_styles_own_guitar_and_carrying_the_tune()
         s = compose(prompt, 0)
         assert prog in {p.program for p in s.parts if p.role == "lead"}, (prompt, s.describe())
     assert 29 in programs("rock, no lead guitar")                              # the rhythm guitar stays
+
+
+def test_a_generic_synth_word_is_the_styles_own_synth_not_a_new_lead():
+    """Only a "lead guitar" looks for the style's lead: "warm lofi synths" in ambient are its pads
+    (a first draft made every lead-role generic word replace the tune: ambient's bells became a saw)."""
+    assert 81 not in programs("chill ambient, no drums, warm lofi synths + rain")
+    assert 98 in programs("chill ambient, no drums, warm lofi synths + rain")

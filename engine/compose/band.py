@@ -563,7 +563,7 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         if kin is not None:
             # the style's own part of the kind: "organ" in a hymn is its church organ, "guitars" in
             # metal its distortion, a "guitar solo" in a power ballad its overdriven lead
-            lead = w in spec.as_lead or G.INSTRUMENTS[w][1] == G.L        # "lead guitar": the style's lead
+            lead = w in spec.as_lead or kin is _GUITARS and G.INSTRUMENTS[w][1] == G.L   # "lead guitar": the style's lead
             own = next((d for d in specs if not d["named"] and d["program"] in kin
                         and (d["role"] == "lead" if lead else d["role"] != "drums")), None)
             if own is not None:

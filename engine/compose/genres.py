@@ -709,11 +709,10 @@ INSTRUMENTS.update({w: v for w, v in {
     "kitara": (25, C, ""), "kitaraa": (25, C, ""), "kitarat": (25, C, ""), "kitaroita": (25, C, ""),
     "kosketinsoitin": (81, C, ""), "kosketinsoittimet": (81, C, ""),
     # set M's: "lead guitar" (singular: it was read as a synth "lead" and a "guitar"), an
-    # instrument holding the pads ("Hammond organ pad", "string pad", "choir pad")
+    # instrument holding the pads ("Hammond organ pad", "string pad")
     "lead guitar": (29, L, ""), "guitar lead": (29, L, ""), "lead guitar solo": (29, L, ""),
     "pianoforte": (0, C, ""), "synth string pad": (50, PD, ""), "synth strings pad": (50, PD, ""), "organ pad": (16, PD, ""), "organ pads": (16, PD, ""), "hammond organ pad": (16, PD, ""), "hammond pad": (16, PD, ""),
-    "string pad": (48, PD, ""), "strings pad": (48, PD, ""), "string pads": (48, PD, ""), "choir pad": (52, PD, ""),
-    "choir pads": (52, PD, ""),
+    "string pad": (48, PD, ""), "strings pad": (48, PD, ""), "string pads": (48, PD, ""), 
     "juno": (90, PD, ""), "juno chords": (90, C, ""), "juno-106": (90, PD, ""),
     "stacked harmonies": (52, PD, ""), "vocal harmonies": (52, PD, ""), "stacked vocals": (52, PD, ""),
     "chanteur": (53, L, ""), "chanteuse": (53, L, ""), "choeur": (52, PD, ""),
