@@ -917,7 +917,7 @@ def test_a_jazz_trio_is_piano_bass_and_drums_and_a_jazz_ballad_is_slow():
     for seed in (0, 1):
         s = compose("jazz trio ballad, brushes, upright bass, Bb", seed)
         assert {p.program for p in s.parts if not p.is_drums} <= {0, 32}, s.describe()
-        assert 55 <= composer_of(s).bpm <= 90, composer_of(s).bpm
+        assert 80 <= composer_of(s).bpm <= 92, composer_of(s).bpm
         assert 65 in programs("jazz trio with sax", seed)              # a named horn plays
         assert composer_of(compose("jazz quartet, uptempo", seed)).bpm >= 140
 
@@ -937,7 +937,7 @@ def test_a_ballad_is_its_styles_slow_end_and_a_rock_ballad_is_not_slowed_twice()
     for seed in SEEDS:
         for prompt in ("jazz trio ballad", "late night cool jazz ballad in Bb major", "pop ballad"):
             c = composer_of(compose(prompt, seed))
-            assert 60 <= c.bpm / c.beat <= 82, (prompt, seed, c.bpm)
+            assert 60 <= c.bpm / c.beat <= 92, (prompt, seed, c.bpm)
         c = composer_of(compose("rock ballad", seed))
         assert c.bpm >= 60, c.bpm                               # the power ballad's own pace, not ×0.72 again
 
@@ -1003,7 +1003,7 @@ def test_review_m_ballads_and_trios():
             c = composer_of(compose(prompt, seed))
             assert c.bpm / c.beat >= 58, (prompt, c.bpm)
         assert composer_of(compose("fast jazz, not a ballad", seed)).bpm >= 180
-        assert composer_of(compose("bebop ballad", seed)).bpm <= 80
+        assert composer_of(compose("bebop ballad", seed)).bpm <= 92
         assert 0 not in {p.program for p in compose("guitar trio jazz", seed).parts if p.role == "lead"}
     assert compose("classical piano concerto", 0).genre == "classical"
     assert compose("emotional ballad, lofi beat", 0).genre == "lofi"
@@ -1022,3 +1022,11 @@ def test_a_generic_synth_word_is_the_styles_own_synth_not_a_new_lead():
     (a first draft made every lead-role generic word replace the tune: ambient's bells became a saw)."""
     assert 81 not in programs("chill ambient, no drums, warm lofi synths + rain")
     assert 98 in programs("chill ambient, no drums, warm lofi synths + rain")
+
+
+def test_a_piano_waltz_plays_oom_pah_pah_in_the_left_hand():
+    s = compose("Valzer romantico per pianoforte solo in la bemolle maggiore, stile Chopin, in 3/4", 1)
+    left = [k for k, p in enumerate(s.parts) if p.role == "chords" and p.program == 0]
+    assert left, s.describe()
+    beats = {round((n.start - i * s.beats_per_bar) * 4) / 4 for i in range(4, 12) for n in s.bar(i)[0] if n.part in left}
+    assert beats <= {0.0, 1.0, 2.0}, beats                      # on the three beats (humanised), no broken eighths

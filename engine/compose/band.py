@@ -364,7 +364,7 @@ _BEAT_WORDS_RE = re.compile(r"\b(?:beats?|loops?|drums?|percussion|bass|bassline
 #: (one beat to the bar) where a nocturne or a quartet's slow movement is not; a strathspey a reel's
 #: four at two-thirds of its pace
 _DANCE_PACE = {"scherzo": (2.6, ("romantic piano", "classical")), "strathspey": (0.62, ("reel", "celtic")),
-               # a jazz ballad: 66–80, below the range a swing tune's "slow" reaches
+               # a jazz ballad: 80–92, below the range a swing tune's "slow" reaches
                "ballad": (0.7, ("jazz", "cool jazz", "bebop", "soul jazz", "lounge", "swing", "jazz waltz")),
                "hardcore": (1.25, ("trance",)),
                # a waltz for the piano (Chopin's): a dance's three, not a nocturne's slow four
@@ -432,7 +432,7 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
         if g.name in styles:
             tempo = min(tempo * pace, 240.0)
             if spec.dance == "ballad":
-                tempo = min(max(tempo, 66.0), 80.0)     # a jazz ballad: 66–80 (slower, its swung eighths
+                tempo = min(max(tempo, 80.0), 92.0)     # a jazz ballad: 80–92 (at 59–76 its swung eighths
                 #                                         were tapped ×1.5), whatever the style's range
         odd = additive or _additive_eighths(meter)
         native = _additive_eighths(g.meter) or bool(g.groups.get(meter)) and meter == g.meter
@@ -614,6 +614,12 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             slot = {"role": role, "pan": None, "octave": 0, "level": 0.0}
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
+    if spec.dance == "waltz" and g.name == "romantic piano":
+        # a waltz for the piano: the left hand's oom-pah-pah (a low root, then the chord twice), not a
+        # nocturne's broken chords, whose six eighths were heard as a 6/8 at two-thirds the pace
+        for d in specs:
+            if d["role"] == "arp" and d["program"] == 0 and not d["named"]:
+                d.update(role="chords", style="waltz")
     if g.family == "jazz" and _TRIO_RE.search(spec.text) and 0 not in spec.no_programs \
             and not re.search(r"\b(?:guitars?|manouche|gypsy|organ)\b", spec.text) \
             and any(d["program"] in range(0, 8) for d in specs):
