@@ -36,14 +36,14 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
 #: generic instrument words and the GM programs that are a kind of them: a style's own part of that
 #: kind stays (and counts as named) instead of being replaced by the word's default program
 _GUITARS = range(24, 32)
-_GENERIC = {"organ": range(16, 24), "guitar": range(24, 32), "guitars": range(24, 32), "strings": range(40, 52),
+#: the words for a guitar that carries the tune: on the style's own guitar, in the lead's place
+_LEAD_GUITARS = frozenset(("lead guitar", "guitar lead", "lead guitar solo"))
+_GENERIC = {"organ": range(16, 24), "guitar": _GUITARS, "guitars": _GUITARS, "strings": range(40, 52),
             "horns": range(56, 64), "brass": range(56, 64), "brass section": range(56, 64), "sax": range(64, 68),
             "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8), "keyboard": (*range(0, 8), *range(80, 96)),
             "downtuned guitar": (29, 30), "downtuned guitars": (29, 30),
-            "rhythm guitar": range(24, 32), "rhythm guitars": range(24, 32), "rythm guitar": range(24, 32),
-            "rythm guitars": range(24, 32), "lead guitars": range(24, 32),
-            **dict.fromkeys(("lead guitar", "guitar lead", "lead guitar solo"), _GUITARS),
-            **dict.fromkeys(("kitara", "kitaraa", "kitarat", "kitaroita"), range(24, 32)),
+            **dict.fromkeys(("rhythm guitar", "rhythm guitars", "rythm guitar", "rythm guitars", "lead guitars",
+                             *_LEAD_GUITARS, "kitara", "kitaraa", "kitarat", "kitaroita"), _GUITARS),
             **dict.fromkeys(("kosketinsoitin", "kosketinsoittimet"), (*range(0, 8), *range(80, 96))),
             "drone": (20, 104, 109, *range(88, 96))}    # a style's own drone: harmonium, tanpura, pipes, a pad
 
@@ -175,6 +175,10 @@ class Band:
         self.parts, self.plans = self._mix(specs)
         self.kick_steps = self._lane_steps("kick")
         self.named_lanes = frozenset(lanes)
+        # the kit's keys the prompt says no to ("no kick", "no crashes"), a drum named elsewhere
+        # kept ("no crash cymbals, just ride"): out of the groove, the builds and the fills
+        named = {G.LANES[ln.rstrip("+")] for ln in lanes if ln.rstrip("+") in G.LANES}
+        self.silent_keys = frozenset(G.LANES[ln] for ln in spec.no_lanes if ln in G.LANES) - named
 
     def _choose_groove(self, word: str | None, lanes: dict, rng: random.Random) -> None:
         """The genre's grooves (in its meter) or the meter's generic one; drum-word lanes merged in."""
@@ -360,15 +364,18 @@ class Band:
 #: words that ask for a band or a beat: "piano type beat", "piano with a drum loop", "piano and singer"
 _BEAT_WORDS_RE = re.compile(r"\b(?:beats?|loops?|drums?|percussion|bass|bassline|singer|vocals?|voice|band|groove|"
                             r"rap|edm|vlog|podcast|game|trap|drill|house|dance|ballads?)\b")
-#: dances whose pace is their own within the styles that play them: a scherzo is a fast three
-#: (one beat to the bar) where a nocturne or a quartet's slow movement is not; a strathspey a reel's
-#: four at two-thirds of its pace
-_DANCE_PACE = {"scherzo": (2.6, ("romantic piano", "classical")), "strathspey": (0.62, ("reel", "celtic")),
-               # a jazz ballad: 80–92, below the range a swing tune's "slow" reaches
-               "ballad": (0.7, ("jazz", "cool jazz", "bebop", "soul jazz", "lounge", "swing", "jazz waltz")),
-               "hardcore": (1.25, ("trance",)),
+#: dances whose pace is their own within the styles that play them — (factor, styles, (lowest,
+#: highest bpm)): a scherzo is a fast three (one beat to the bar) where a nocturne or a quartet's
+#: slow movement is not; a strathspey a reel's four at two-thirds of its pace
+_DANCE_PACE = {"scherzo": (2.6, ("romantic piano", "classical"), (30.0, 240.0)),
+               "strathspey": (0.62, ("reel", "celtic"), (30.0, 240.0)),
+               # a jazz ballad: 80–92, below the range a swing tune's "slow" reaches (at 59–76 its
+               # swung eighths were tapped on their triplets, ×1.5)
+               "ballad": (0.7, ("jazz", "cool jazz", "bebop", "soul jazz", "lounge", "swing", "jazz waltz"), (80.0, 92.0)),
+               # happy hardcore: trance's sounds at 165–180
+               "hardcore": (1.25, ("trance",), (30.0, 240.0)),
                # a waltz for the piano (Chopin's): a dance's three, not a nocturne's slow four
-               "waltz": (2.0, ("romantic piano",))}     # happy hardcore: trance's sounds at 165–180
+               "waltz": (2.0, ("romantic piano",), (30.0, 240.0))}
 
 
 def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
@@ -428,12 +435,9 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
             if lo < 75:
                 factor /= G.MOODS["ballad"][1]         # … and a slow style's (r&b, soul, lofi) only that
         tempo = min(max(tempo * factor, lo * 0.7), hi * 1.15) * scale
-        pace, styles = _DANCE_PACE.get(spec.dance, (1.0, ()))
+        pace, styles, (slowest, fastest) = _DANCE_PACE.get(spec.dance, (1.0, (), (0.0, 0.0)))
         if g.name in styles:
-            tempo = min(tempo * pace, 240.0)
-            if spec.dance == "ballad":
-                tempo = min(max(tempo, 80.0), 92.0)     # a jazz ballad: 80–92 (at 59–76 its swung eighths
-                #                                         were tapped ×1.5), whatever the style's range
+            tempo = min(max(tempo * pace, slowest), fastest)
         odd = additive or _additive_eighths(meter)
         native = _additive_eighths(g.meter) or bool(g.groups.get(meter)) and meter == g.meter
         if odd and not native and tempo > _ODD_METER_MAX_BPM:
@@ -563,7 +567,7 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         if kin is not None:
             # the style's own part of the kind: "organ" in a hymn is its church organ, "guitars" in
             # metal its distortion, a "guitar solo" in a power ballad its overdriven lead
-            lead = w in spec.as_lead or kin is _GUITARS and G.INSTRUMENTS[w][1] == G.L   # "lead guitar": the style's lead
+            lead = w in spec.as_lead or w in _LEAD_GUITARS        # "lead guitar": the style's lead
             own = next((d for d in specs if not d["named"] and d["program"] in kin
                         and (d["role"] == "lead" if lead else d["role"] != "drums")), None)
             if own is not None:
@@ -578,14 +582,14 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             if w in spec.as_lead and w in ("keyboard", "keyboards"):
                 # a "keyboard solo" over the style's own keys: the solo on that instrument
                 prog = next((d["program"] for d in specs if d["program"] in kin and d["role"] != "drums"), prog)
-            if lead and kin is _GENERIC["lead guitar"] and g.family not in ("rock", "metal") \
+            if w in _LEAD_GUITARS and g.family not in ("rock", "metal") \
                     and not g.name.startswith("blues") and not re.search(r"distort|overdriv|crunch|fuzz", spec.text):
                 # a "lead guitar" in a style with no guitar lead: on the style's own guitar (a jazz
                 # guitar, a bossa's nylon, a country telecaster), else a clean electric one — an
                 # overdriven one in rock, metal and the blues
                 own_guitars = [d["program"] for d in specs if d["program"] in kin and d["role"] != "drums"]
                 prog = next((p for p in (27, 29, 28, 30, 31, 26) if p in own_guitars), own_guitars[0] if own_guitars else 27)
-        if not spec.as_lead and w not in spec.as_counter and not (kin is _GUITARS and role == "lead"):
+        if not spec.as_lead and w not in spec.as_counter and w not in _LEAD_GUITARS:
             # the style's own part on this instrument, whatever its role there: bluegrass's banjo
             # roll, zydeco's answering fiddle — not a second one in another part's place
             mine = [d for d in specs if not d["named"] and d["program"] == prog and d["role"] != "drums"

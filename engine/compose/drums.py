@@ -29,10 +29,8 @@ def play_drums(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
     what the prompt says no to ("no kick", "no hi-hats": not in a build or a fill either)."""
     start = len(bar.ev)
     _play_drums(band, j, pl, bar)
-    if band.spec.no_lanes:
-        keep = {G.LANES[ln.rstrip("+")] for ln in band.named_lanes if ln.rstrip("+") in G.LANES}   # "just ride"
-        gone = {G.LANES[ln] for ln in band.spec.no_lanes if ln in G.LANES} - keep
-        bar.ev[start:] = [e for e in bar.ev[start:] if e[0] != j or e[3] not in gone]
+    if band.silent_keys:
+        bar.ev[start:] = [e for e in bar.ev[start:] if e[0] != j or e[3] not in band.silent_keys]
 
 
 def _play_drums(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
@@ -81,8 +79,7 @@ def _play_drums(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
         st = rng.randrange(band.steps)
         if st % 4:
             ev.append((j, st * _SL, st * _SL + _SL, G.SNARE, 40 + rng.randrange(16), 0))
-    if kit and s == 0 and kind in ("B", "drop", "A", "solo") and sec.k > 0 and g.name not in ("ambient",) \
-            and "crash" not in band.spec.no_lanes:
+    if kit and s == 0 and kind in ("B", "drop", "A", "solo") and sec.k > 0 and g.name not in ("ambient",):
         ev.append((j, 0.0, 1.0, G.CRASH, 100 * level, 0))
     if fill_from is not None:
         _fill(band, j, max(0.0, fill_from), rng, ev, level)

@@ -201,9 +201,13 @@ class _Claims:
 
     def __call__(self, m: re.Match) -> bool:
         """Claim ``m``'s span; ``False`` (and nothing claimed) when part of it is taken already."""
-        if any(self.taken[m.start():m.end()]):
+        return self.span(m.start(), m.end())
+
+    def span(self, start: int, end: int) -> bool:
+        """Claim ``[start, end)``; ``False`` (and nothing claimed) when part of it is taken already."""
+        if any(self.taken[start:end]):
             return False
-        self.taken[m.start():m.end()] = [True] * (m.end() - m.start())
+        self.taken[start:end] = [True] * (end - start)
         return True
 
 
@@ -466,20 +470,21 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
         if not (roles or left or lanes) and not any(rx.match(said, 0) or rx.match(said, first)
                                            for rx in (_GENRE_RX, _INSTR_RX, _DRUM_RX)):
             continue
-        m = re.compile(r"[\s\S]{%d}" % (end - m.start())).match(spec.text, m.start())
-        if claim(m) and _ROMAJI_RE.search(spec.text) and re.search(r"[a-z]\s+$", spec.text[:m.start()]):
-            for g in _GENRE_RX.finditer(spec.text, m.start(), m.end()):
+        if claim.span(m.start(), end) and _ROMAJI_RE.search(spec.text) and re.search(r"[a-z]\s+$", spec.text[:m.start()]):
+            for g in _GENRE_RX.finditer(spec.text, m.start(), end):
                 claim.taken[g.start():g.end()] = [False] * (g.end() - g.start())
     for m in _NEG_FOREIGN_RE.finditer(spec.text):
         spec.no_roles.add(_FOREIGN_ROLES[m.group(1)])
         claim(m)
     for m in _NEG_FOREIGN_WORDS_RE.finditer(spec.text):
-        said = _WITHOUT_RE.split(m.group(1), 1)[0] if _negated_programs(m.group(1), foreign=True) == set() \
-            else m.group(1)
+        said = m.group(1)
         left = _negated_programs(said, foreign=True)
+        if not left:                                      # "oute drums oute synth": up to the next "without"
+            said = _WITHOUT_RE.split(said, 1)[0]
+            left = _negated_programs(said, foreign=True)
         if left:
             spec.no_programs |= left
-            claim(re.compile(r"[\s\S]{%d}" % (m.start(1) + len(said) - m.start())).match(spec.text, m.start()))
+            claim.span(m.start(), m.start(1) + len(said))
     for m in _LEAVE_OUT_RE.finditer(spec.text):
         said = next(g for g in m.groups() if g)
         if _NEG_WHEN_RE.match(spec.text, m.end()) or _NEG_MOMENT_RE.search(spec.text, m.end(), m.end() + 30):
@@ -551,8 +556,8 @@ _NEG_STOP_RE = re.compile(r"\s+(?:just|only|except|but|instead|then|rather|apart
 #: the words around an instrument that keep it what the prompt says no to ("no real piano", "no
 #: synths at all") — any other word makes it one kind or one use of it ("no heavy guitars", "no
 #: lead synth", "no reverb on the piano"), which leaves the instrument in
-_NEG_BEFORE = r"(?:(?:the|any|a|an|more|other|of|extra|additional|obvious)\s+)*"
-_NEG_AFTER = r"(?:\s+(?:at\s+all|whatsoever|please|of\s+any\s+kind|anywhere|here|either|needed|parts?))*"
+_NEG_BARE_RE = re.compile(r"(?:(?:the|any|a|an|more|other|of|extra|additional|obvious)\s+)*(.+?)"
+                          r"(?:\s+(?:at\s+all|whatsoever|please|of\s+any\s+kind|anywhere|here|either|needed|parts?))*")
 _NEG_ITEM_SPLIT = re.compile(r"\s*(?:,|/|&|\+|\bor\b|\band\b|\bnor\b|\bni\b|\bo\b|\bou\b|\boder\b|"
                              r"\bund\b|\bi\b|\by\b|\be\b)\s*")
 _PIANOLESS_RE = re.compile(r"\bpiano-?less\b")
@@ -594,10 +599,17 @@ _NEG_LANES = {
 }
 
 
+def _bare(item: str) -> str:
+    """One item of a list said no to without the words around it that keep it what it is ("the
+    kick drum" → "kick drum", "synths at all" → "synths")."""
+    item = item.strip()
+    m = _NEG_BARE_RE.fullmatch(item)
+    return m.group(1) if m else item
+
+
 def _lane_item(item: str) -> bool:
     """Whether one item of a list said no to is a drum of :data:`_NEG_LANES` ("the kick drum")."""
-    m = re.fullmatch(_NEG_BEFORE + r"(.+?)" + _NEG_AFTER, item.strip())
-    return (m.group(1) if m else item.strip()) in _NEG_LANES
+    return _bare(item) in _NEG_LANES
 
 
 def _negated_lanes(phrase: str) -> set[str]:
@@ -607,8 +619,7 @@ def _negated_lanes(phrase: str) -> set[str]:
         return set()
     out: set[str] = set()
     for item in _NEG_ITEM_SPLIT.split(phrase.strip()):
-        m = re.fullmatch(_NEG_BEFORE + r"(.+?)" + _NEG_AFTER, item)
-        out |= _NEG_LANES.get(m.group(1) if m else item, set())
+        out |= _NEG_LANES.get(_bare(item), set())
     return out
 
 
@@ -622,8 +633,7 @@ def _negated_programs(phrase: str, foreign: bool = False) -> set[int]:
         return set()
     out: set[int] = set()
     for item in _NEG_ITEM_SPLIT.split(phrase.strip()):
-        m = re.fullmatch(_NEG_BEFORE + r"(.+?)" + _NEG_AFTER, item)
-        w = m.group(1) if m else item
+        w = _bare(item)
         if w in _ROLE_WORDS:
             continue                                      # "no arps", "no pads": the role, not a program
         if w in _NEG_KINDS:
