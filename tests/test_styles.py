@@ -289,6 +289,48 @@ def test_a_nine_eight_bar_leans_on_its_downbeat_and_lightens_its_middle_beat(pro
         assert kicks_mid == 0
 
 
+def _beat_and_between(s, bars, roles=None):
+    """Mean velocity of the onsets on a compound bar's dotted-quarter beats and of those between
+    them (every part but the tune, or only ``roles``)."""
+    on, off = [], []
+    for i in bars:
+        for n in s.bar(i)[0]:
+            role = s.parts[n.part].role
+            if role == "lead" or (roles and role not in roles):
+                continue
+            t = n.start - i * s.beats_per_bar
+            (on if abs(t / 1.5 - round(t / 1.5)) < 0.05 else off).append(n.vel)
+    return sum(on) / len(on), sum(off) / len(off)
+
+
+@pytest.mark.parametrize("prompt", ["slow blues in 12/8 at 66 bpm", "a barcarolle", "soul ballad in 12/8, 70 bpm",
+                                    "piano ballad in 6/8 at 68 bpm", "lullaby"])
+def test_a_slow_compound_beat_lilts_in_threes(prompt):
+    """A 12/8 or 6/8 ballad at 62–76 a dotted quarter: the eighths between the beats are played
+    lighter than those on them — alike, a beat tracker tapped them in pairs (×1.5) in 10 of 44
+    takes (with them alike the off-beat ones are 0.72–1.06 of the on-beat ones). The drums and the
+    comping alone lilt too, so it is no mix of loud and soft parts."""
+    for seed in (0, 1):
+        s = compose(prompt, seed)
+        assert s.meter[1] == 8 and s.meter[0] % 3 == 0 and 62 <= s.bpm / 1.5 < 76, (s.meter, s.bpm)
+        on, off = _beat_and_between(s, range(6, 22))
+        assert off < 0.68 * on, (prompt, seed, on, off)
+        hats = [p.role for p in s.parts if p.role in ("drums", "chords")]
+        if hats:
+            on, off = _beat_and_between(s, range(6, 22), {"drums", "chords"})
+            assert off < 0.68 * on, (prompt, seed, on, off)
+
+
+@pytest.mark.parametrize("prompt", ["celtic jig", "slow blues in 12/8 at 55 bpm", "tarantella"])
+def test_a_fast_or_very_slow_compound_beat_keeps_its_eighths(prompt):
+    """Outside 62–76 a dotted quarter the eighths keep their weight: a jig's run of even eighths
+    is its drive, and below 62 lighter eighths only moved the tracker to twice the beat."""
+    for seed in (0, 1):
+        s = compose(prompt, seed)
+        on, off = _beat_and_between(s, range(6, 22))
+        assert not 62 <= s.bpm / 1.5 < 76 and off > 0.72 * on, (prompt, seed, s.bpm, on, off)
+
+
 @pytest.mark.parametrize("prompt", ["polka", "ragtime piano", "andean huayno", "klezmer freylekhs"])
 def test_a_two_four_bar_leans_on_its_downbeat(prompt):
     """2/4's two beats are not alike: the notes on one are louder on average than those on two —
