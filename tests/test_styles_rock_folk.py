@@ -481,3 +481,24 @@ def test_thrashs_second_guitar_tremolo_picks_the_minor_third():
         g2 = next(k for k, p in enumerate(s.parts) if p.name == "guitar 2")
         pcs = Counter((n.pitch - s.key_root) % 12 for i in range(32) for n in s.bar(i)[0] if n.part == g2)
         assert pcs[3] >= 0.12 * sum(pcs.values()) and pcs[4] == 0, pcs   # (the chugging guitar's: 6–7 %)
+
+
+@pytest.mark.parametrize("prompt", ["thrash metal in E minor", "thrash in B minor", "raw black metal"])
+def test_a_tremolo_guitar_over_a_rooted_one_picks_its_triad_from_the_third(prompt):
+    """A distorted root sounds its major third as an overtone: over a guitar that already holds the
+    root, the tremolo guitar plays the triad from its third (the third twice, its root once, above),
+    so a thrash riff in E or B minor is heard in minor (blind metal takes: 11 → 15 of 18); a
+    tremolo guitar that is the first keeps its root."""
+    for seed in range(3):
+        s = compose(prompt, seed)
+        gtr = [k for k, p in enumerate(s.parts) if p.role == "chords" and p.program == 30]
+        assert len(gtr) == 2, s.describe()
+        count = {k: Counter() for k in gtr}        # chord tones in each bar's first beat
+        for i in range(8, 24):
+            root = s.chord_of(i)[0] % 12
+            for n in s.bar(i)[0]:
+                if n.part in count and n.start - i * s.beats_per_bar < 0.95:
+                    count[n.part][(n.pitch - root) % 12] += 1
+        first, second = (count[k] for k in gtr)
+        assert second[3] + second[4] > 1.5 * second[0], (seed, second)       # from the third, no root
+        assert first[0] > first[3] + first[4], (seed, first)                  # the first keeps its root

@@ -265,6 +265,7 @@ def _voicings(plans: list[PartPlan], chords: list) -> dict:
     """Voicings per harmonic part (chords, pad, arp), voice-led through the section."""
     voicings = {}
     inner = 0                                 # the quartet's inner voices so far
+    rooted = False                            # a distorted guitar before this part holds the root
     for pi_, pl in enumerate(plans):
         if pl.role not in ("chords", "pad", "arp"):
             continue
@@ -278,25 +279,36 @@ def _voicings(plans: list[PartPlan], chords: list) -> dict:
         if pl.style == "quartet":
             keep = ((1, 3, 4, 5), (0,), (2,))[min(inner, 2)]
             inner += 1
-        voicings[pi_] = _voice_part(pl, chords, n, keep)
+        voicings[pi_] = _voice_part(pl, chords, n, keep, rooted)
+        rooted = rooted or pl.style in _POWER_STYLES
     return voicings
 
 
-def _voice_part(pl: PartPlan, chords: list, n: int, keep: tuple[int, ...] | None) -> list:
-    """One part's voicings, bar by bar, each led from the one before."""
+#: the comping of distorted guitars: power chords, their chugs, tremolo picking
+_POWER_STYLES = ("power", "chug", "tremolo")
+
+
+def _voice_part(pl: PartPlan, chords: list, n: int, keep: tuple[int, ...] | None, rooted: bool = False) -> list:
+    """One part's voicings, bar by bar, each led from the one before. ``rooted``: a distorted
+    guitar before this one already holds the chord's root."""
     rootless = pl.style in ("comp", "soul", "lofi", "bossa")
     prev = None
     per_bar = []
     for ev in chords:
         row = []
         for _, _, c in ev:
-            if pl.style in ("power", "chug", "tremolo"):
+            if pl.style in _POWER_STYLES:
                 root = nearest(c.root, pl.centre - 6)
                 while root < pl.lo:
                     root += 12
                 v = (root, root + 7, root + 12)
                 if pl.style == "tremolo" and len(c.intervals) > 1:
-                    v += (root + 12 + c.intervals[1],)      # the third on top: minor stays minor
+                    third = c.intervals[1]
+                    # the third on top: minor stays minor; over a guitar that holds the root, from
+                    # the third up — a distorted root's fifth overtone is the major third, and
+                    # doubled it made a thrash riff in E or B minor heard in major (10 of 12
+                    # takes; from the third, 2 of 12)
+                    v = (root + third, root + 7, root + 12, root + 12 + third) if rooted else v + (root + 12 + third,)
             else:
                 cv = c
                 if keep is not None and len(c.intervals) >= 3:
