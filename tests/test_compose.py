@@ -218,6 +218,35 @@ def test_styles_are_reached_by_their_neighbours_with_their_instruments(prompt, g
         assert 25 not in [p.program for p in s.parts if p.role == "chords"]
 
 
+@pytest.mark.parametrize("prompt,programs,absent", [
+    ("post-hardcore in 7/8. Two guitars (one clean and arpeggiated, one overdriven), distorted bass", {27, 29}, {30}),
+    ("indie rock, two guitars: one acoustic and one electric", {25, 27}, set()),
+    ("jazz with two saxes, one alto and the other tenor.", {65, 66}, set()),
+    ("a pair of guitars, one nylon, one steel, bossa nova", {24, 25}, set()),
+])
+def test_a_pair_named_by_what_tells_them_apart_is_two_instruments(prompt, programs, absent):
+    """"Two guitars (one clean …, one overdriven)": both play, each its own kind — read whole, the
+    clean one was a second distorted guitar."""
+    for seed in (0, 1):
+        s = compose(prompt, seed)
+        have = {p.program for p in s.parts}
+        comping = {p.program for p in s.parts if p.role in ("chords", "arp")}
+        assert programs <= have and not absent & comping, (seed, s.describe())
+
+
+@pytest.mark.parametrize("prompt", ["Disco polo jak z lat 90.: tani keyboard, syntezatorowy bas, w a-moll",
+                                    "pop song with a cheap casio keyboard melody", "eurodance, home keyboard riffs"])
+def test_a_cheap_home_keyboard_is_a_synth_not_the_styles_piano(prompt):
+    s = compose(prompt, 0)
+    named = [p for p in s.parts if "keyboard" in p.name]
+    assert named and all(80 <= p.program < 96 for p in named), s.describe()
+    # a plain keyboard may still be the style's piano or a synth: only the cheap one is told apart
+    assert any(p.program in (*range(0, 8), *range(80, 96)) for p in compose("rock with keyboard and guitar", 0).parts)
+    # "casino" is no Casio, and a "casio choir pad" is a pad
+    for prompt in ("northern soul stomper, wigan casino allnighter energy", "dungeon synth, lo-fi casio choir pads"):
+        assert not any(p.role == "lead" and p.program == 81 for p in compose(prompt, 1).parts), prompt
+
+
 def test_every_section_but_a_break_touches_the_tonic():
     """A key detector (and a listener) finds home: no section outside a break loops a progression
     that never lands on the tonic (soul's "ii7 iii7 IVmaj7 V7" read as the relative minor)."""

@@ -618,6 +618,11 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             slot = {"role": role, "pan": None, "octave": 0, "level": 0.0}
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
+    for kind in spec.pairs:
+        # a pair named by what tells them apart is the whole of that kind: the style's others go
+        kin = _GENERIC.get(kind)
+        if kin is not None and sum(d["named"] and d["program"] in kin for d in specs) >= 2:
+            specs = [d for d in specs if d["named"] or d["program"] not in kin or d["role"] in ("lead", "drums")]
     if spec.dance == "waltz" and g.name == "romantic piano":
         # a waltz for the piano: the left hand's oom-pah-pah (a low root, then the chord twice), not a
         # nocturne's broken chords, whose six eighths were heard as a 6/8 at two-thirds the pace

@@ -382,6 +382,9 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "clean gtr": (27, C, ""), "nylon string gtr": (24, C, ""), "nylon string guitar": (24, C, ""),
     "nylon-string guitar": (24, C, ""), "keyboard": (81, C, ""), "keyboard riff": (81, L, ""),
     "keyboard lead": (81, L, ""), "synth keyboard": (81, L, ""), "synth blip": (80, L, "sparse"),
+    # a cheap home keyboard (disco polo's "tani keyboard", a Casio) is its synth voices, not a piano
+    **dict.fromkeys(("cheap keyboard", "tani keyboard", "casio keyboard", "home keyboard", "arranger keyboard",
+                     "toy keyboard", "budget keyboard"), (81, L, "")),
     "synth blips": (80, L, "sparse"), "horn stab": (61, C, "stab"), "horn stabs": (61, C, "stab"),
     "brass stab": (61, C, "stab"), "brass stabs": (61, C, "stab"), "sho mouth organ": (20, PD, ""), "casio synth": (80, L, ""),
     "casio synthie": (80, L, ""), "casio-synthie": (80, L, ""),

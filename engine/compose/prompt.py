@@ -47,6 +47,7 @@ class PromptSpec:
     a_cappella: bool = False                                  # voices alone ("a cappella", "no instruments")
     no_programs: set[int] = field(default_factory=set)       # "no piano", "no synths", "no acoustic instruments"
     no_lanes: set[str] = field(default_factory=set)          # "no hi-hats", "no kick": kit lanes left out
+    pairs: set[str] = field(default_factory=set)             # "two guitars (one clean, one overdriven)": "guitar"
     no_percussion: bool = False                               # "no drums at all", "no percussion": no taiko either
 
 
@@ -188,8 +189,19 @@ _MODIFIER_SLIPS = re.compile(r"\b(?:electirc|eletric|electic|elecric|eletcric|el
                              r"\b(?:acustic|accoustic|acoustc|acousitc|acoutsic|accustic)\b")
 
 
+#: "two guitars (one clean and arpeggiated, one overdriven)": a pair named by what tells them apart,
+#: read as the two instruments ("clean and arpeggiated guitar, overdriven guitar")
+_PAIR_RE = re.compile(r"\b(?:two|2|twin|dual|(?:a\s+)?pair\s+of)\s+(guitars|synths|keyboards|saxes|saxophones|pianos|"
+                      r"violins|basses|trumpets|flutes)\s*[(:,\u2014\u2013-]?\s*one\s+([a-z][a-z -]*?)\s*(?:,|;|\band\b|&|/)"
+                      r"\s*(?:and\s+)?(?:one|the other)\s+([a-z][a-z -]*?)\s*(?=\)|$|[,.;])\)?")
+_PAIR_SINGULAR = {"guitars": "guitar", "synths": "synth", "keyboards": "keyboard", "saxes": "sax", "saxophones": "saxophone",
+                  "pianos": "piano", "violins": "violin", "basses": "bass", "trumpets": "trumpet", "flutes": "flute"}
+
+
 def _normalise(prompt: str) -> str:
     text = " ".join(fold(prompt).replace("’", "'").split())
+    text = _PAIR_RE.sub(lambda m: f"{m.group(2)} {_PAIR_SINGULAR[m.group(1)]}, {m.group(3)} {_PAIR_SINGULAR[m.group(1)]}",
+                        text)
     return _MODIFIER_SLIPS.sub(lambda m: "electric" if m.group(0)[1] in "lr" else "acoustic", text)
 
 
@@ -215,6 +227,7 @@ def read_prompt(prompt: str) -> PromptSpec:
     """What ``prompt`` says about tempo, key, mode, meter, genre, moods and instruments. ``[engine]``"""
     text = _normalise(prompt)
     spec = PromptSpec(text=text)
+    spec.pairs = {_PAIR_SINGULAR[m.group(1)] for m in _PAIR_RE.finditer(" ".join(fold(prompt).replace("’", "'").split()))}
     claim = _Claims(text)
     _read_tempo(spec, claim)
     _read_key(spec, claim)
