@@ -959,3 +959,104 @@ def test_a_modal_vamp_lives_on_its_tonic():
         for mode in ("dorian", "mixolydian"):
             if table.get(mode):
                 assert _tonic_share(table[mode]) >= 0.5, (name, mode, table[mode])
+
+
+# --- media briefs (set N): a scene is no style, meters said as counts, words after the list ---------------
+
+@pytest.mark.parametrize("prompt,genre", [
+    ("Tavern scene for a fantasy game. Celtic jig in 6/8, 116 bpm to the dotted quarter", "celtic"),
+    ("Horror game, flooded cellar level. Doom metal crawl at 58 bpm", "doom"),
+    ("Match highlights edit for a football club's TikTok. UK drill, 142 bpm", "drill"),
+    ("Reveal trailer for a mech-combat game. Djent / prog metal in 7, 150 bpm", "metal"),
+    ("Pirate ship deck scene. Rowdy sea shanty, concertina", "sea shanty"),
+    ("Beer festival TV ad. Oom-pah polka, allegro, accordion, tuba", "polka"),
+    ("carnival season, power soca at 158", "soca"),
+    # a scene alone still names its style
+    ("horror soundtrack, creeping strings", "cinematic"), ("tavern music for a fantasy inn", "sea shanty"),
+    ("an oom-pah band", "marching band"),
+])
+def test_a_scene_gives_way_to_the_style_its_brief_names(prompt, genre):
+    assert compose(prompt, 1).genre == genre
+
+
+@pytest.mark.parametrize("prompt,meter", [
+    ("Town theme for a cozy RPG. In 3, about 96 bpm, F major.", (3, 4)),
+    ("Bluegrass breakdown in a fast 2, around 140, in A.", (2, 4)),
+    ("Valse musette à trois temps, tempo vif", (3, 4)),
+    ("a march in two, brass band", (2, 4)),
+    ("lofi beat, split in 3 parts", (4, 4)), ("ambient, done in 2 minutes", (4, 4)), ("rock in two parts", (4, 4)),
+])
+def test_a_meter_said_as_a_count_of_beats(prompt, meter):
+    assert compose(prompt, 1).meter == meter
+
+
+def test_words_said_no_to_after_the_list_and_keys_in_solfege_with_english_modes():
+    """Turkish and Hindi put "without" after what they leave out ("synth ve bateri yok", "synth
+    bilkul nahi"); Turkish names a key "Mi minör"; "roman havası" is the Balkans' 9/8."""
+    s = compose("İstanbul'da bir düğün sahnesi: 9/8 roman havası, 138 BPM, Mi minör. Klarnet solo önde, "
+                "keman cevap versin, darbuka ve def ritmi tutsun. Synth ve bateri yok.", 1)
+    assert s.genre == "daychovo" and s.meter == (9, 8) and (s.key_root, s.mode) == (4, "minor")
+    progs = {p.program for p in s.parts}
+    assert {71, 40} <= progs and not progs & set(range(80, 104))
+    kit = [p for p in s.parts if p.is_drums]
+    notes = [n.pitch for i in range(4, 12) for n in s.bar(i)[0] if kit and n.part == s.parts.index(kit[0])]
+    assert notes and not {35, 36, 38, 40} & set(notes)          # the darbuka plays, no kit
+    s = compose("Sangeet scene ke liye ek Bollywood dance number, 100 BPM. Dhol aur tabla heavy rakho, "
+                "shehnai pe hook, harmonium chords. Synth bilkul nahi, ekdum desi feel chahiye.", 1)
+    assert not {p.program for p in s.parts} & set(range(80, 104)) and 111 in {p.program for p in s.parts}
+    assert read_prompt("we do major chords").key_root is None          # English stays English
+
+
+def test_a_japanese_brief_in_katakana():
+    s = compose("深夜ドライブ系YouTubeチャンネルのオープニング曲。80年代シティポップ風、BPM112、キーはEメジャー。"
+                "エレピ、チョッパーベース、カッティングギター、ブラスのキメ、シンセストリングス。ボーカルなし、サックスソロも不要です。", 1)
+    progs = {p.program for p in s.parts}
+    assert s.genre == "pop" and s.bpm == 112 and (s.key_root, s.mode) == (4, "major")
+    assert {4, 36, 28, 61, 50} <= progs and not progs & {52, 53, 54, 85, 64, 65, 66, 67}, s.describe()
+
+
+@pytest.mark.parametrize("prompt,absent,present", [
+    ("city pop, no sax solo", set(range(64, 68)), set()),
+    ("rock anthem, no guitar solo", set(), {29, 30, 27, 25}),         # the guitar stays: only its solo goes
+    ("Classic cumbia. Accordion on the melody, congas. Keep it light under the voice-over.", {52, 53, 54, 85}, {21}),
+    ("K-drama OST ballad, 6/8, piano, strings. Leave space for the vocal. No drums.", {52, 53, 54, 85}, {0}),
+    ("Hybrid orchestral trailer, low strings, French horns. No choir, vocals get added in the mix later.",
+     {52, 53, 54, 85}, {42, 60}),
+    ("Liquid drum and bass, 174 bpm. Reese bass, airy pads. Avoid vocal-like leads.", {52, 53, 54, 85}, {39}),
+    ("Acid House, 124 BPM, a-Moll. Piano-Stabs. Bitte keine Vocals und keine Gitarre.",
+     set(range(24, 32)) | {52, 53, 54, 85}, {0}),
+    ("Oud and qanun over low strings, darbuka and riq. No Western drum kit, no synth pads. maqam", set(range(88, 96)), {42}),
+])
+def test_what_a_brief_leaves_out_is_left_out_and_what_it_names_plays(prompt, absent, present):
+    for seed in (0, 1):
+        progs = {p.program for p in compose(prompt, seed).parts if not p.is_drums}
+        assert not progs & absent and (not present or progs & present), (prompt, seed, progs)
+
+
+def test_a_brief_s_own_words_are_not_misread():
+    """"Clarinet lead" is the clarinet's tune (no synth lead beside it); "avoid vocal-like leads" keeps a
+    lead; a Spanish "clase" is no clave; a "bell pattern" is the agogo's timeline, not tubular bells;
+    "Juno pads" one pad; a style's own "low strings" named is that part, not a second one."""
+    s = compose("Klezmer freylekhs. Clarinet lead with all the krekhts, violin, cimbalom, accordion, tuba.", 1)
+    assert 71 in {p.program for p in s.parts} and not any(p.role == "lead" and p.program == 81 for p in s.parts)
+    assert any(p.role == "lead" for p in compose("Liquid drum and bass. Avoid vocal-like leads.", 1).parts)
+    assert "clave" not in read_prompt("Música para el calentamiento de una clase de tango.").drum_words
+    spec = read_prompt("Ghanaian highlife: two clean guitars, a bell pattern, light shakers")
+    assert "bell pattern" in spec.drum_words and "bell" not in spec.instruments
+    s = compose("Synthwave / outrun, 118 bpm, Juno pads, a saw lead", 1)
+    assert sum(p.role == "pad" for p in s.parts) == 1
+    s = compose("Hybrid orchestral trailer: low strings ostinato, French horns carrying the theme, taiko hits", 1)
+    assert sum(p.name == "low strings" for p in s.parts) == 1
+
+
+@pytest.mark.parametrize("prompt,keys", [("salsa, no drum kit, just congas and bongos", {62, 63, 64, 60, 61}),
+                                         ("Arabic maqam score. Oud, darbuka and riq. No Western drum kit", {60, 64}),
+                                         ("a roman havasi in 9/8 with darbuka, no drums", {60, 64})])
+def test_hand_percussion_named_plays_when_the_kit_is_said_no_to(prompt, keys):
+    """"No drum kit, just congas": the percussionist plays what is named and the kit stays out —
+    the kit said no to used to silence the congas too."""
+    s = compose(prompt, 1)
+    kit = [k for k, p in enumerate(s.parts) if p.is_drums]
+    played = {n.pitch for i in range(4, 12) for n in s.bar(i)[0] if kit and n.part == kit[0]}
+    assert played & keys and not played & {35, 36, 38, 40, 42, 44, 46, 49, 51}, played
+    assert not any(p.is_drums for p in compose("lofi, no drums", 1).parts)

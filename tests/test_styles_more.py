@@ -1030,3 +1030,19 @@ def test_a_piano_waltz_plays_oom_pah_pah_in_the_left_hand():
     assert left, s.describe()
     beats = {round((n.start - i * s.beats_per_bar) * 4) / 4 for i in range(4, 12) for n in s.bar(i)[0] if n.part in left}
     assert beats <= {0.0, 1.0, 2.0}, beats                      # on the three beats (humanised), no broken eighths
+
+
+@pytest.mark.parametrize("prompt", ["Hawaiian slack-key guitar, unhurried, around 84 bpm, G major",
+                                    "slack key guitar, ukulele strumming underneath", "a hula, hapa haole style"])
+def test_slack_key_is_open_guitars_without_drums_and_the_hawaiian_vamp(prompt):
+    """Kī hōʻalu: steel-string guitars (the tune on one, the thumb's alternating bass on the other), a
+    ukulele, a lap steel's swells, no drums; major, with the II7–V7 vamp closing phrases."""
+    for seed in (0, 1, 2):
+        s = compose(prompt, seed)
+        assert s.genre == "slack key" and not any(p.is_drums for p in s.parts) and s.mode in ("major", "mixolydian")
+        lead = [p for p in s.parts if p.role == "lead"]
+        assert lead and lead[0].program == 25 and 24 in {p.program for p in s.parts}
+        assert 72 <= s.bpm <= 96 or "84" in prompt
+    assert "travel" not in read_prompt("Travel vlog, Hawaiian slack-key guitar").genre_why
+    # the vamp: a II7 (the supertonic's dominant seventh) in its progressions
+    assert any("II7" in p for p in G.GENRES["slack key"].progressions["major"])

@@ -165,6 +165,13 @@ class Band:
         #: a kit or groove word ("brushes", "breakbeat") or "drums" still brings the kit
         self.lanes_only = bool(lanes) and kit is None and groove is None and "drums" not in spec.only_roles \
             and not any(d["role"] == "drums" for d in specs)
+        hand = {ln: p for ln, p in lanes.items() if ln.rstrip("+") not in _KIT_LANES}
+        if "drums" in spec.no_roles and hand and kit is None and not spec.no_percussion:
+            # "darbuka and riq … no Western drum kit", "synth ve bateri yok" with a darbuka: the
+            # percussionist plays what the prompt names, the kit stays out
+            self.lanes_only, lanes = True, hand
+            specs = [d for d in specs if d["role"] != "drums"]
+            specs.insert(0, dict(_part("drums", "drums", g.kit), named=True))
         specs = _keep(g, spec, specs)
         self.kit = kit if kit is not None else g.kit
         self._choose_groove(groove, lanes, rng)
@@ -563,6 +570,11 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             prog, role, style = G.INSTRUMENTS[alt]
         elif alt is not None:
             prog = alt
+        same = next((d for d in specs if not d["named"] and d["name"] == w and d["role"] != "drums"), None) \
+            if " " in w else None
+        if same is not None and w not in spec.as_lead:
+            same["named"] = True              # the style's own part by that name ("low strings" in a trailer)
+            continue
         kin = _GENERIC.get(w)
         if kin is not None:
             # the style's own part of the kind: "organ" in a hymn is its church organ, "guitars" in
@@ -712,6 +724,10 @@ def _without(specs: list[dict], banned: set[int]) -> list[dict]:
     return out
 
 
+#: a drum kit's own lanes (the rest are a percussionist's: congas, shakers, bells, a darbuka's tones)
+_KIT_LANES = frozenset(("kick", "kick2", "kick_lo", "snare", "snare2", "esnare", "side", "rim", "chat", "ohat", "phat",
+                        "crash", "china", "chinese", "splash", "splash2", "ride", "ride2", "cymbal", "floor", "tom_hi",
+                        "tom_hi2", "tom_mid", "tom_lo", "tom_lo2", "swirl"))
 #: the sung programs: choir aahs, voice oohs, synth voice
 _VOICES = (52, 53, 54)
 

@@ -382,6 +382,7 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "clean gtr": (27, C, ""), "nylon string gtr": (24, C, ""), "nylon string guitar": (24, C, ""),
     "nylon-string guitar": (24, C, ""), "keyboard": (81, C, ""), "keyboard riff": (81, L, ""),
     "keyboard lead": (81, L, ""), "synth keyboard": (81, L, ""), "synth blip": (80, L, "sparse"),
+    "low strings": (42, PD, ""), "keman": (40, L, ""),
     # a cheap home keyboard (disco polo's "tani keyboard", a Casio) is its synth voices, not a piano
     **dict.fromkeys(("cheap keyboard", "tani keyboard", "casio keyboard", "home keyboard", "arranger keyboard",
                      "toy keyboard", "budget keyboard"), (81, L, "")),
@@ -716,7 +717,7 @@ INSTRUMENTS.update({w: v for w, v in {
     "lead guitar": (29, L, ""), "guitar lead": (29, L, ""), "lead guitar solo": (29, L, ""),
     "pianoforte": (0, C, ""), "synth string pad": (50, PD, ""), "synth strings pad": (50, PD, ""), "organ pad": (16, PD, ""), "organ pads": (16, PD, ""), "hammond organ pad": (16, PD, ""), "hammond pad": (16, PD, ""),
     "string pad": (48, PD, ""), "strings pad": (48, PD, ""), "string pads": (48, PD, ""), 
-    "juno": (90, PD, ""), "juno chords": (90, C, ""), "juno-106": (90, PD, ""),
+    "juno": (90, PD, ""), "juno chords": (90, C, ""), "juno-106": (90, PD, ""), "juno pad": (90, PD, ""),
     "stacked harmonies": (52, PD, ""), "vocal harmonies": (52, PD, ""), "stacked vocals": (52, PD, ""),
     "chanteur": (53, L, ""), "chanteuse": (53, L, ""), "choeur": (52, PD, ""),
 }.items() if w not in INSTRUMENTS})

@@ -84,7 +84,7 @@ _BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w.
                           r"percent|steps?|notes?|voices?|strings?|keys?|pieces?|parts?|members?|players?|"
                           r"musicians?|times?|x|de ani|years?|yrs|ans|jahre|anni|anos|lat|th)\b)")
 _METER_RE = re.compile(r"(?<![\d/])(\d{1,2})\s*/\s*(\d{1,2})(?![\d/])")
-_NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero)\s+(?:the\s+|any\s+)?([a-z0-9\- ]+?)(?=$|[,.;/]|\s+(?:and|with|in|at|but|no|just|only|except|then)\b)")
+_NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero|avoid|avoiding)\s+(?:the\s+|any\s+)?([a-z0-9\- ]+?)(?=$|[,.;/]|\s+(?:and|with|in|at|but|no|just|only|except|then)\b)")
 #: one more drum of a list said no to: "… and snare", "…/snare", ", cymbals"
 _LANE_MORE_RE = re.compile(r"\s*(?:,|and|or|&|/|\+)\s*(?:the\s+|any\s+)?([a-z][a-z -]*?)(?=$|[,.;/]|\s+(?:and|or|with|in|at|"
                            r"but|no|just|only|except|then)\b)")
@@ -159,8 +159,8 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     # words one or two edits from an instrument word ("harmonies" is no harmonica, "charanga" the
     # Cuban flute-and-violins band, not a charango; "guitarra" is Spanish for the guitar)
     "harmony harmonies harmonic harmonics harmonized harmonised harmonizing charanga charangas".split()) | frozenset(
-    # the drum kit in French and German ("batterie" is no samba "bateria")
-    "batterie schlagzeug".split()) | frozenset(
+    # the drum kit in French and German ("batterie" is no samba "bateria"), a Spanish class
+    "batterie schlagzeug bateri clase clases".split()) | frozenset(
     # "melody" in Spanish, Portuguese, Italian, French and German is no melodica
     "melodia melodias melodie melodies".split()) | frozenset(
     # "voices" as in parts ("acordeón a dos voces") and the Swedish "kompar" (comps) are no voices, no kompa
@@ -198,8 +198,49 @@ _PAIR_SINGULAR = {"guitars": "guitar", "synths": "synth", "keyboards": "keyboard
                   "pianos": "piano", "violins": "violin", "basses": "bass", "trumpets": "trumpet", "flutes": "flute"}
 
 
+#: Japanese music words in katakana and kanji, as a DAW user in Japan types them (folding would strip
+#: their voicing marks: ポップ to ホッフ), longest first, and the words that say "without" after
+#: what they leave out (ボーカルなし, サックスソロも不要, ドラム抜き)
+_KANA = {"シティポップ": "city pop", "シティ・ポップ": "city pop", "エレクトリックピアノ": "electric piano",
+         "エレピ": "electric piano", "チョッパーベース": "slap bass", "スラップベース": "slap bass",
+         "カッティングギター": "funk guitar", "アコースティックギター": "acoustic guitar", "アコギ": "acoustic guitar",
+         "エレキギター": "electric guitar", "ギター": "guitar", "シンセストリングス": "synth strings",
+         "シンセベース": "synth bass", "シンセパッド": "synth pad", "ウッドベース": "upright bass", "ベース": "bass",
+         "ストリングス": "strings", "シンセ": "synth", "ブラス": "brass", "ホーン": "horns", "サックス": "sax",
+         "トランペット": "trumpet", "ピアノ": "piano", "ドラム": "drums", "ボーカル": "vocals", "ヴォーカル": "vocals",
+         "コーラス": "choir", "オルガン": "organ", "ヴァイオリン": "violin", "バイオリン": "violin", "チェロ": "cello",
+         "フルート": "flute", "ハープ": "harp", "和太鼓": "taiko", "太鼓": "taiko", "三味線": "shamisen",
+         "尺八": "shakuhachi", "琴": "koto", "メジャー": "major", "マイナー": "minor", "キーは": "key", "キー": "key",
+         "テンポ": "tempo",
+         "ソロ": "solo", "ジャズ": "jazz", "ロック": "rock", "ポップス": "pop", "ポップ": "pop", "ファンク": "funk",
+         "ボサノバ": "bossa nova", "ローファイ": "lofi", "ヒップホップ": "hip hop", "ハウス": "house", "テクノ": "techno",
+         "アニソン": "anisong", "演歌": "enka", "バラード": "ballad", "ワルツ": "waltz", "年代": "s"}
+_KANA_RE = re.compile("|".join(sorted(map(re.escape, _KANA), key=len, reverse=True)))
+_KANA_WITHOUT_RE = re.compile(r"([a-z][a-z ]*?)\s*(?:は|も|を)?\s*(?:なし|無し|不要|抜き)")
+
+
+def _japanese(prompt: str) -> str:
+    """A prompt's katakana and kanji music words in English, and "Xなし" as "no X"."""
+    text = _KANA_RE.sub(lambda m: f" {_KANA[m.group(0)]} ", prompt)
+    text = re.sub(r"(\d)\s+s\b", r"\1s", text)                           # 80年代: "80s"
+    return _KANA_WITHOUT_RE.sub(lambda m: f" no {m.group(1).strip()}, ", text.lower())
+
+
+#: a voice the track leaves room for is no part of it: "under the voice-over", "leave space for the
+#: vocal", "vocals get added in the mix later"
+_VOICE_OVER_RE = re.compile(r"\bvoice[- ]?overs?\b|\bvoiceovers?\b")
+_VOCAL_LATER_RE = re.compile(r"\b(?:leave|leaving|keep|keeping|with)\s+(?:some\s+|enough\s+|plenty\s+of\s+)?(?:space|room)"
+                             r"\s+for\s+(?:the\s+|a\s+)?(?:vocals?|singers?|voice|vox|lyrics)\b|"
+                             r"\b(?:the\s+)?(?:vocals?|vox)\s+(?:will\s+be|get|gets|are|is|to\s+be|come|comes)\s+"
+                             r"(?:added|recorded|laid|dubbed|on top)\b")
+
+
 def _normalise(prompt: str) -> str:
+    if re.search(r"[\u3040-\u30ff]", prompt):
+        prompt = _japanese(prompt)
     text = " ".join(fold(prompt).replace("’", "'").split())
+    text = _VOCAL_LATER_RE.sub("no vocals", _VOICE_OVER_RE.sub("narration", text))
+    text = re.sub(r"\bbpm\s*[:=]?\s*(\d{2,3})\b", r"\1 bpm", text)    # "BPM112", "bpm: 124"
     text = _PAIR_RE.sub(lambda m: f"{m.group(2)} {_PAIR_SINGULAR[m.group(1)]}, {m.group(3)} {_PAIR_SINGULAR[m.group(1)]}",
                         text)
     return _MODIFIER_SLIPS.sub(lambda m: "electric" if m.group(0)[1] in "lr" else "acoustic", text)
@@ -271,6 +312,9 @@ _SOLFEGE_RE = re.compile(r"\b(do|re|mi|fa|sol|la|si)(#|b)?(?:\s+(sostenido|suste
 _SOLFEGE_MODES = {"mixolidio": "mixolydian", "misolidio": "mixolydian", "mixolydien": "mixolydian",
                   "dorico": "dorian", "dorio": "dorian", "dorien": "dorian", "lidio": "lydian", "lydien": "lydian",
                   "frigio": "phrygian", "phrygien": "phrygian", "eolio": "minor", "eolien": "minor"}
+#: solfège with the English mode word, as Turkish writes it ("Mi minör", "La majör"): only where the
+#: phrase ends, so "do major chords" stays English
+_SOLFEGE_PLAIN_RE = re.compile(r"\b(do|re|mi|fa|sol|la|si)(#|b)?\s+(minor|major)(?=\s*(?:$|[,.;:!)]))")
 _GERMAN_KEY_RE = re.compile(r"\b([a-h])(is|es|s)?[- ](dur|moll)(?:i|issa|issä|ista|in)?\b")
 _GERMAN = {"c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "h": 11, "b": 10}
 
@@ -350,6 +394,9 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
                 spec.mode = _FOREIGN_MODES.get(mword) or G.MODE_ALIASES.get(mword, mword)
             claim(m)
             break
+    if spec.key_root is None and (m := _SOLFEGE_PLAIN_RE.search(text)) and claim(m):
+        spec.key_root = (_SOLFEGE[m.group(1)] + (1 if m.group(2) == "#" else -1 if m.group(2) else 0)) % 12
+        spec.mode = m.group(3)
     if spec.mode is None:
         for w in ("harmonic minor", "phrygian dominant", "freygish", "dorian", "phrygian", "lydian", "mixolydian",
                   "locrian", "aeolian", "ionian", "minor", "major", *G.RAGA_MODES):
@@ -365,6 +412,11 @@ _GROUPING_RE = re.compile(r"(?<![\d/-])([1-9](?:\s*\+\s*[1-9]){1,7}|[1-9](?:-[1-
 _IN_COUNT_RE = re.compile(r"\bin\s+(five|seven|nine|eleven|thirteen|fifteen)\b(?!-|\s+(?:string|strings|piece|pieces|"
                           r"days?|weeks?|years?|hours?|minutes?|seconds?|bars?|beats?|notes?|parts?|ways?|of)\b)"
                           r"|\bin\s+(5|7|9|11|13|15)(?=\s*(?:$|[,.;)]|\s(?:time|meter|feel)\b))")
+#: "in 3", "in a fast 2", "in two" where the phrase ends: a count of beats ("in 3 parts", "in 2
+#: minutes" go on, "in two" before a noun is no meter)
+_IN_THREE_RE = re.compile(r"\bin\s+(?:a\s+)?(?:fast\s+|quick\s+|slow\s+|lilting\s+)?3(?=\s*(?:$|[,.;:)]|\s(?:time|meter|feel)\b))")
+_IN_TWO_RE = re.compile(r"\bin\s+(?:a\s+)?(?:fast\s+|quick\s+|brisk\s+|slow\s+)?(?:2|two)(?=\s*(?:$|[,.;:)]|\s(?:time|meter|feel)\b))"
+                        r"|\b(?:a|à) deux temps\b")
 _COUNT = {"five": 5, "seven": 7, "nine": 9, "eleven": 11, "thirteen": 13, "fifteen": 15}
 
 
@@ -388,8 +440,11 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             claim(m)
             break
     if spec.meter is None:
-        if re.search(r"\b(waltz|valse|vals|valzer|walzer|three four|three-four|triple meter|triple time|in three)\b", text):
+        if re.search(r"\b(waltz|valse|vals|valzer|walzer|three four|three-four|triple meter|triple time|in three|"
+                     r"(?:a|à) trois temps)\b", text) or _IN_THREE_RE.search(text):
             spec.meter = (3, 4)
+        elif _IN_TWO_RE.search(text):
+            spec.meter = (2, 4)                          # "a breakdown in a fast 2": two beats to the bar
         elif re.search(r"\b(six eight|six-eight|compound time|barcaroll?es?|barcarolas?|barkarolen?|gondolier)\b", text):
             spec.meter = (6, 8)
         elif re.search(r"\b(slip|hop)[ -]?jigs?\b", text):
@@ -460,6 +515,8 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
     for m in _NEG_RE.finditer(spec.text):
         said = _NEG_STOP_RE.split(m.group(1), 1)[0]      # "no drums just piano": the piano plays
         end = m.start(1) + len(said)
+        if like := _LIKE_RE.fullmatch(said):
+            said = like.group(1)                          # "avoid vocal-like leads": no voices, a lead
         if said == m.group(1):
             # a list of drums said no to goes on past "and" and "/" ("no kick and snare", "no kick/snare")
             while (c := _LANE_MORE_RE.match(spec.text, end)) and _lane_item(c.group(1)):
@@ -469,7 +526,10 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
         clause = re.split(r"[,.;:!?\u2014\u2013]", spec.text[:m.start()])[-1]
         moment = bool(_NEG_WHEN_RE.match(spec.text, end) or _CLAUSE_MOMENT_RE.search(clause))
         # the roles named — not the "drum" of a "kick drum" or a "snare drum"
+        # ("no synth pads", "no synth bass" name instruments: the pads of a string section, a bass
+        # guitar stay)
         roles = set() if moment else {_ROLE_WORDS[w] for i in _NEG_ITEM_SPLIT.split(said.strip()) if not _lane_item(i)
+                                      and not (" " in _bare(i) and _bare(i) in INSTRUMENT_WORDS)
                                       for w in i.split() if w in _ROLE_WORDS}
         left = set() if moment else _negated_programs(said)
         lanes = set() if moment else _negated_lanes(said)
@@ -497,7 +557,17 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
             left = _negated_programs(said, foreign=True)
         if left:
             spec.no_programs |= left
-            claim.span(m.start(), m.start(1) + len(said))
+            # ("keine Vocals und keine Gitarre": the second "keine" is the first list's already)
+            claim.span(m.start(), m.start(1) + len(said)) or claim.span(m.start(1), m.start(1) + len(said))
+    for m in _NEG_AFTER_RE.finditer(spec.text):
+        # Turkish says "without" after the list: "synth ve bateri yok"
+        items = [i for i in _NEG_AFTER_SPLIT.split(m.group(1).strip()) if i]
+        roles = {_FOREIGN_ROLES[i] for i in items if i in _FOREIGN_ROLES}
+        left = set().union(*(_negated_programs(i, foreign=True) for i in items if i not in _FOREIGN_ROLES))
+        if roles or left:
+            spec.no_roles |= roles
+            spec.no_programs |= left
+            claim(m)
     for m in _LEAVE_OUT_RE.finditer(spec.text):
         said = next(g for g in m.groups() if g)
         if _NEG_WHEN_RE.match(spec.text, m.end()) or _NEG_MOMENT_RE.search(spec.text, m.end(), m.end() + 30):
@@ -545,6 +615,7 @@ _NEG_KINDS = {
     **dict.fromkeys(("strings", "string section", "orchestral strings"), frozenset((*range(40, 46), 48, 49))),
     **dict.fromkeys(("brass", "horns", "horn section", "brass section"), frozenset(range(56, 64))),
     **dict.fromkeys(("sax", "saxes", "saxophone", "saxophones"), frozenset(range(64, 68))),
+    **dict.fromkeys(("synth pad", "synth pads", "synthpads", "synth-pads"), frozenset(range(88, 96))),
     **dict.fromkeys(("organ", "organs"), frozenset(range(16, 21))),
 }
 _NEG_KINDS.update(dict.fromkeys(("sintetizadores", "sintetizador", "sintetizzatori", "sintetizzatore", "synthes",
@@ -556,6 +627,12 @@ _NEG_FOREIGN_WORDS_RE = re.compile(r"\b" + _WITHOUT + r"\s+(?=((?:[a-z'-]+\s+){0
 _WITHOUT_RE = re.compile(r"\s+(?:" + _WITHOUT + r"|[a-z]{1,2})\b")  # "oute drums oute synth", "fara tobe si fara …"
 #: a negated instrument at one moment or in one role is no instrument left out: "no guitar solo",
 #: "no piano until the bridge", "no vocals in the intro", "no vocals at the start"
+#: a list said no to by a word after it (Turkish "yok", Hindi "nahi"), within its clause
+#: "vocal-like leads", "organ-ish pads": what a part must not sound like, not the part
+_LIKE_RE = re.compile(r"([a-z]+)-(?:like|ish|y)\s+[a-z]+")
+_NEG_AFTER_RE = re.compile(r"(?:^|(?<=[.,;:!?]))\s*([a-z' -]{2,60}?)\s+(?:bilkul\s+)?"
+                           r"(?:yok|olmasin|istemiyorum|istemiyoruz|nahi|nahin|nai)\b")
+_NEG_AFTER_SPLIT = re.compile(r"\s*(?:,|\bve\b|\bveya\b|\bya da\b|\bile\b|\baur\b|\bya\b)\s*")
 _NEG_MOMENT_RE = re.compile(r"\b(?:solos?|intro|outro|fills?|breaks?|breakdown|until|till|before|after|"
                             r"during|first|verses?|chorus|bridge)\b")
 _CLAUSE_MOMENT_RE = re.compile(r"\b(?:interlude|breakdown|build-?up|second half|first half|first \d+ bars)\b|"
@@ -636,12 +713,19 @@ def _negated_lanes(phrase: str) -> set[str]:
     return out
 
 
+_NO_SOLO_RE = re.compile(r"(?:the\s+|any\s+|an?\s+)?([a-z][a-z -]*?)\s+solos?")
+
+
 def _negated_programs(phrase: str, foreign: bool = False) -> set[int]:
     """The GM programs a negated phrase leaves out ("no acoustic instruments at all", "no synths",
     "without piano or strings"): each item of its list that is an instrument word and nothing
     more; a word that qualifies it ("no heavy guitars", "lieder ohne worte for piano") or a moment
     ("no guitar solo") leaves it in. ``foreign``: the words after "sans", "ohne" … — only its first
-    items, up to the first that is not an instrument."""
+    items, up to the first that is not an instrument. A solo said no to is the instrument's when it
+    is a tune's instrument: "no sax solo" leaves the sax out, "no guitar solo" keeps the guitar."""
+    if (m := _NO_SOLO_RE.fullmatch(phrase.strip())) and (w := _bare(m.group(1))) in INSTRUMENT_WORDS \
+            and INSTRUMENT_WORDS[w][1] == "lead" and w not in _ROLE_WORDS:
+        return set(_NEG_KINDS.get(w, {INSTRUMENT_WORDS[w][0]}))
     if _NEG_MOMENT_RE.search(phrase):
         return set()
     out: set[int] = set()
@@ -679,8 +763,13 @@ _SHARED_DANCES = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", 
                             "emotional ballad", "love ballad"))
 #: style words that are adjectives first ("a heroic polonaise" is a polonaise)
 _ADJECTIVES = frozenset(("heroic",))
+#: a scene or a use, the brief a media composer is given ("tavern scene … celtic jig", "horror game
+#: … doom metal", "football club … UK drill", "trailer … djent"): the style it names wins
+_SCENES = frozenset(("trailer", "trailer music", "tavern", "horror", "club", "pirate", "meditation", "carnival",
+                     "adventure", "battle", "boss battle", "epic", "fantasy", "sleep", "yoga", "video game",
+                     "retro game", "cowboy", "oom-pah"))
 #: the style words that yield to another style word in the prompt
-_YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES
+_YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES
 
 
 def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
@@ -937,6 +1026,10 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
         elif re.search(r"(?<![a-z])" + re.escape(w) + r"s?\s+(?:counter-?melod(?:y|ies)|counter-?lines?|counterpoint|"
                        r"obbligato|descant)\b", text):
             spec.as_counter.add(w)
+    if "lead" in spec.instruments and spec.as_lead and all(
+            any(re.search(r"(?<![a-z])" + re.escape(w) + r"s?\s+$", text[:m.start()]) for w in spec.as_lead)
+            for m in re.finditer(r"\bleads?\b", text)):
+        spec.instruments.remove("lead")           # "clarinet lead": the clarinet's tune, no synth lead
     # a style played as its nearest genre brings its own instruments, for the roles the prompt
     # leaves open ("folk" is rock's groove on an acoustic guitar, not a distorted one)
     roles = {G.INSTRUMENTS[w][1] for w in spec.instruments}

@@ -1,5 +1,5 @@
 """styles.more: fado, bhangra, huayno, chacarera, bolero, ragtime, polska, soul jazz, big beat,
-electro, biguine, parang, zydeco and drum and chant — the style library's entries for these idioms (folk, latin, jazz,
+electro, biguine, parang, zydeco, drum and chant, enka and slack key — the style library's entries for these idioms (folk, latin, jazz,
 electronic and caribbean families).
 
 Pure data: each ``_g(...)`` registers a :class:`~engine.compose.genres.Genre` (its words, tempo
@@ -64,6 +64,7 @@ so the drummer's stray snare ghost stays out of them.
 """
 from __future__ import annotations
 
+from engine.compose import genres as G
 from engine.compose.genres import A, B, C, D, L, PD, _g, _p
 
 # --- fado ----------------------------------------------------------------------------------------------
@@ -444,3 +445,27 @@ _g(name="enka", family="pop",
             {"kick": "X..x....X..x....", "snare": "....x.......x...", "ride": "x..xx..xx..xx..x"},
             {"kick": "X.......X.x.....", "rim": "....x..x....x...", "chat": "x..xx..xx..xx..x",
              "floor": "..............x."}))
+
+# --- Hawaiian slack key ------------------------------------------------------------------------------------
+G.INSTRUMENTS.setdefault("lap steel", (26, PD, "swell"))
+G.INSTRUMENTS.setdefault("lap steel guitar", (26, PD, "swell"))
+G.INSTRUMENTS.setdefault("slack key guitar", (25, L, "melody"))
+G.INSTRUMENTS.setdefault("slack-key guitar", (25, L, "melody"))
+# kī hōʻalu (slack key): an open-tuned steel-string guitar alone — the thumb's alternating bass under
+# the tune on the high strings, a second guitar or a ukulele strumming, a lap steel's swells; no
+# drums; major, unhurried, the "Hawaiian vamp" (II7–V7–I) closing its phrases
+_g(name="slack key", family="folk",
+   aliases=("slack key", "slack-key", "slack key guitar", "slack-key guitar", "ki hoalu", "kiho'alu", "ki ho'alu",
+            "hawaiian", "hawaiian guitar", "hawaiian music", "hapa haole", "hula", "mele hula"),
+   bpm=(72, 96), kit=40, fill="none", bass="pats", chords="pats", form="calm", humanize_ms=9, vel_var=9,
+   tone=-0.15, reverb=0.3, lead_density=0.45, intro_drums="none", intro_bars=1,
+   parts=(_p("fingerpicked guitar", C, 25, pan=-0.2), _p("ukulele", C, 24, pan=0.35, level=0.5),
+          _p("upright bass", B, 32, level=0.45), _p("lap steel", PD, 26, "swell", level=0.4),
+          _p("slack key guitar", L, 25, "melody")),
+   progressions={"major": ("I IV I V7", "I I IV I", "I IV II7 V7", "I vi II7 V7", "IV I II7 V7"),
+                 "mixolydian": ("I bVII IV I",)},
+   modes=("major", "major", "major", "mixolydian"),
+   bass_pats=("R.......5.......", "R.......R...5..."),
+   # the thumb on one and three, the fingers between; the ukulele's down-up strum
+   comp_pats=("b.t.b.t.b.t.b.t.", "b..tb.t.b..tb.t.", "s...s.u..us.s.u."),
+   grooves=())

@@ -356,7 +356,7 @@ _g(name="balkan", aliases=("balkan", "sirtaki", "syrtaki", "hasapiko", "hasapose
    grooves=({"kick": "X...X...X.....", "rim": "..x...x...x.x."},                       # tapan: beater, switch
             {"kick": "X.......X.....", "rim": "x.x.X.x.x.x.x.", "floor": "........x.x..."},
             {"kick": "X...x...X...x.", "snare": "..o...o...o...", "chat": "x.x.x.x.x.x.x."}))
-_g(name="daychovo", aliases=("daychovo", "daichovo", "cocek", "karsilama"),
+_g(name="daychovo", aliases=("daychovo", "daichovo", "cocek", "karsilama", "roman havasi", "roman havasi dance"),
    bpm=(150, 190), meter=(9, 8), groups={(9, 8): (2, 2, 2, 3)}, kit=0, fill="snare", bass="pats", chords="pats",
    form="song", humanize_ms=4, vel_var=8, family="balkan", tone=0.3, reverb=0.2, intro_drums="all",
    lead_density=0.8, parts=_BALKAN_PARTS, progressions=_BALKAN_PROG, modes=("minor", "freygish"),

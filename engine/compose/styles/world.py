@@ -29,7 +29,9 @@ G.LANES.setdefault("shekere", 69)        # the shekere (a beaded gourd): the cab
 G.LANES.setdefault("tambora", 47)        # the merengue tambora's drum head: a mid tom
 for _w, _v in (("guira", {"guira": "x.oox.oox.oox.oo"}),
                ("shekere", {"shekere": "x.oox.oox.oox.oo"}), ("palmas", {"clap": "..x...x...x...x."}),
-               ("tambora", {"tambora": "x..x.xx.x..x.xx."})):
+               ("tambora", {"tambora": "x..x.xx.x..x.xx."}),
+               # West Africa's bell pattern (highlife, afrobeat): the agogo's timeline
+               ("bell pattern", {"agogo": "x.x.xx.x.x.x.x..", "agogo_lo": "......x.......x."})):
     G.DRUM_WORDS.setdefault(_w, (None, _v, None))
 
 # --- Brazil --------------------------------------------------------------------------------------
