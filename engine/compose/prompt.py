@@ -631,7 +631,7 @@ _WITHOUT_RE = re.compile(r"\s+(?:" + _WITHOUT + r"|[a-z]{1,2})\b")  # "oute drum
 #: "vocal-like leads", "organ-ish pads": what a part must not sound like, not the part
 _LIKE_RE = re.compile(r"([a-z]+)-(?:like|ish|y)\s+[a-z]+")
 _NEG_AFTER_RE = re.compile(r"(?:^|(?<=[.,;:!?]))\s*([a-z' -]{2,60}?)\s+(?:bilkul\s+)?"
-                           r"(?:yok|olmasin|istemiyorum|istemiyoruz|nahi|nahin|nai)\b")
+                           r"(?:yok|olmasin|istemiyorum|istemiyoruz|nahi|nahin)\b")
 _NEG_AFTER_SPLIT = re.compile(r"\s*(?:,|\bve\b|\bveya\b|\bya da\b|\bile\b|\baur\b|\bya\b)\s*")
 _NEG_MOMENT_RE = re.compile(r"\b(?:solos?|intro|outro|fills?|breaks?|breakdown|until|till|before|after|"
                             r"during|first|verses?|chorus|bridge)\b")
