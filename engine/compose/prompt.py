@@ -95,7 +95,7 @@ _FOREIGN_ROLES = {"bateria": "drums", "batterie": "drums", "schlagzeug": "drums"
                   "trommer": "drums", "trummor": "drums", "slagwerk": "drums", "batteria": "drums",
                   "drums": "drums", "bajo": "bass", "bass": "bass", "basso": "bass", "baixo": "bass",
                   "basse": "bass", "bas": "bass", "tobe": "drums", "tobelor": "drums", "drum": "drums",
-                  "drumuri": "drums", "rummut": "drums", "bateri": "drums", "ngoma": "drums"}
+                  "drumuri": "drums", "rummut": "drums", "bateri": "drums", "ngoma": "drums", "davul": "drums"}
 #: "without" in other languages: German, French, Spanish, Italian, Portuguese, Dutch, Polish and
 #: Czech, the Scandinavian languages, Catalan ("sense", not "a sense of", "makes sense"), Dutch and
 #: German "no" ("geen", "kein"), Indonesian ("tanpa"), Greek ("oute", "xoris"), Finnish ("ilman") —
@@ -201,7 +201,9 @@ _PAIR_SINGULAR = {"guitars": "guitar", "synths": "synth", "keyboards": "keyboard
 #: Japanese music words in katakana and kanji, as a DAW user in Japan types them (folding would strip
 #: their voicing marks: ポップ to ホッフ), longest first, and the words that say "without" after
 #: what they leave out (ボーカルなし, サックスソロも不要, ドラム抜き)
-_KANA = {"シティポップ": "city pop", "シティ・ポップ": "city pop", "エレクトリックピアノ": "electric piano",
+_KANA = {"木琴": "xylophone", "鉄琴": "glockenspiel", "小太鼓": "snare drum", "大太鼓": "bass drum",
+         "ライブハウス": "live venue", "ドラムンベース": "drum and bass", "キーボード": "keyboard", "ボサノヴァ": "bossa nova",
+         "アンビエント": "ambient", "ディスコ": "disco", "マーチ": "march", "篠笛": "shinobue flute", "シティポップ": "city pop", "シティ・ポップ": "city pop", "エレクトリックピアノ": "electric piano",
          "エレピ": "electric piano", "チョッパーベース": "slap bass", "スラップベース": "slap bass",
          "カッティングギター": "funk guitar", "アコースティックギター": "acoustic guitar", "アコギ": "acoustic guitar",
          "エレキギター": "electric guitar", "ギター": "guitar", "シンセストリングス": "synth strings",
@@ -216,7 +218,7 @@ _KANA = {"シティポップ": "city pop", "シティ・ポップ": "city pop", 
          "ボサノバ": "bossa nova", "ローファイ": "lofi", "ヒップホップ": "hip hop", "ハウス": "house", "テクノ": "techno",
          "アニソン": "anisong", "演歌": "enka", "バラード": "ballad", "ワルツ": "waltz", "年代": "s"}
 _KANA_RE = re.compile("|".join(sorted(map(re.escape, _KANA), key=len, reverse=True)))
-_KANA_WITHOUT_RE = re.compile(r"([a-z][a-z ]*?)\s*(?:は|も|を)?\s*(?:なし|無し|不要|抜き)")
+_KANA_WITHOUT_RE = re.compile(r"([a-z]+(?: +[a-z]+)?)\s*(?:は|も|を)?\s*(?:なし|無し|不要|抜き)")
 
 
 def _japanese(prompt: str) -> str:
@@ -228,22 +230,26 @@ def _japanese(prompt: str) -> str:
 
 #: a voice the track leaves room for is no part of it: "under the voice-over", "leave space for the
 #: vocal", "vocals get added in the mix later"
-_VOICE_OVER_RE = re.compile(r"\bvoice[- ]?overs?\b|\bvoiceovers?\b")
+_VOICE_OVER_RE = re.compile(r"\bvoice-?overs?\b|\bvoice overs?(?=\s*(?:$|[,.;:!?)]|\s+(?:track|script|artist|narration)\b))")
 _VOCAL_LATER_RE = re.compile(r"\b(?:leave|leaving|keep|keeping|with)\s+(?:some\s+|enough\s+|plenty\s+of\s+)?(?:space|room)"
                              r"\s+for\s+(?:the\s+|a\s+)?(?:vocals?|singers?|voice|vox|lyrics)\b|"
-                             r"\b(?:the\s+)?(?:vocals?|vox)\s+(?:will\s+be|get|gets|are|is|to\s+be|come|comes)\s+"
-                             r"(?:added|recorded|laid|dubbed|on top)\b")
+                             r"\b(?:the\s+)?(?:vocals?|vox)\s+(?:will\s+be|will\s+get|get|gets|are|is|to\s+be)\s+"
+                             r"(?:added|recorded|laid|dubbed|done)\s+(?:[a-z]+\s+){0,4}?(?:later|afterwards|separately|in post)\b")
 
 
 def _normalise(prompt: str) -> str:
     if re.search(r"[\u3040-\u30ff]", prompt):
         prompt = _japanese(prompt)
     text = " ".join(fold(prompt).replace("’", "'").split())
-    text = _VOCAL_LATER_RE.sub("no vocals", _VOICE_OVER_RE.sub("narration", text))
-    text = re.sub(r"\bbpm\s*[:=]?\s*(\d{2,3})\b", r"\1 bpm", text)    # "BPM112", "bpm: 124"
+    text = _VOCAL_LATER_RE.sub("no vocals,", _VOICE_OVER_RE.sub("narration", text))
+    text = re.sub(r"(?<!\d)(?<!\d )\bbpm\s*[:=]?\s*(\d{2,3})\b", r"\1 bpm", text)    # "BPM112", "bpm: 124"
     text = _PAIR_RE.sub(lambda m: f"{m.group(2)} {_PAIR_SINGULAR[m.group(1)]}, {m.group(3)} {_PAIR_SINGULAR[m.group(1)]}",
                         text)
     return _MODIFIER_SLIPS.sub(lambda m: "electric" if m.group(0)[1] in "lr" else "acoustic", text)
+
+
+#: a drum word that only says what something sounds like ("a shaker-like texture")
+_SOUNDS_LIKE_RE = re.compile(r"\b([a-z]+)-(?:like|ish|esque|sounding)\b")
 
 
 class _Claims:
@@ -278,6 +284,9 @@ def read_prompt(prompt: str) -> PromptSpec:
     misspelt = _read_misspelt_instruments(spec, claim)
     if spec.genre is None:
         _read_genre_nearest(spec, claim)
+    for m in _SOUNDS_LIKE_RE.finditer(text):
+        if m.group(1) in G.DRUM_WORDS:            # "a shaker-like texture from the synth": no shaker (a
+            claim(m)                              # "theremin-like lead" is a theremin's sound)
     _read_instruments(spec, claim, phrase, misspelt)
     words = set(re.findall(r"[a-z]+", text))
     name = G.GENRES[spec.genre].name if spec.genre in G.GENRES else ""
@@ -314,7 +323,8 @@ _SOLFEGE_MODES = {"mixolidio": "mixolydian", "misolidio": "mixolydian", "mixolyd
                   "frigio": "phrygian", "phrygien": "phrygian", "eolio": "minor", "eolien": "minor"}
 #: solfège with the English mode word, as Turkish writes it ("Mi minör", "La majör"): only where the
 #: phrase ends, so "do major chords" stays English
-_SOLFEGE_PLAIN_RE = re.compile(r"\b(do|re|mi|fa|sol|la|si)(#|b)?\s+(minor|major)(?=\s*(?:$|[,.;:!)]))")
+_SOLFEGE_PLAIN_RE = re.compile(r"\b(do|re|mi|fa|sol|la|si)(#|b|\s+bemol|\s+diyez)?\s+(minor|major)(?:'?(?:de|da|te|ta))?"
+                               r"(?=\s*(?:$|[,.;:!)]|\s))(?!\s+(?:chords?|keys?|scales?|changes|progressions?|stuff|things)\b)")
 _GERMAN_KEY_RE = re.compile(r"\b([a-h])(is|es|s)?[- ](dur|moll)(?:i|issa|issä|ista|in)?\b")
 _GERMAN = {"c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "h": 11, "b": 10}
 
@@ -395,7 +405,8 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
             claim(m)
             break
     if spec.key_root is None and (m := _SOLFEGE_PLAIN_RE.search(text)) and claim(m):
-        spec.key_root = (_SOLFEGE[m.group(1)] + (1 if m.group(2) == "#" else -1 if m.group(2) else 0)) % 12
+        acc = (m.group(2) or "").strip()
+        spec.key_root = (_SOLFEGE[m.group(1)] + (1 if acc in ("#", "diyez") else -1 if acc else 0)) % 12
         spec.mode = m.group(3)
     if spec.mode is None:
         for w in ("harmonic minor", "phrygian dominant", "freygish", "dorian", "phrygian", "lydian", "mixolydian",
@@ -414,9 +425,12 @@ _IN_COUNT_RE = re.compile(r"\bin\s+(five|seven|nine|eleven|thirteen|fifteen)\b(?
                           r"|\bin\s+(5|7|9|11|13|15)(?=\s*(?:$|[,.;)]|\s(?:time|meter|feel)\b))")
 #: "in 3", "in a fast 2", "in two" where the phrase ends: a count of beats ("in 3 parts", "in 2
 #: minutes" go on, "in two" before a noun is no meter)
-_IN_THREE_RE = re.compile(r"\bin\s+(?:a\s+)?(?:fast\s+|quick\s+|slow\s+|lilting\s+)?3(?=\s*(?:$|[,.;:)]|\s(?:time|meter|feel)\b))")
-_IN_TWO_RE = re.compile(r"\bin\s+(?:a\s+)?(?:fast\s+|quick\s+|brisk\s+|slow\s+)?(?:2|two)(?=\s*(?:$|[,.;:)]|\s(?:time|meter|feel)\b))"
-                        r"|\b(?:a|à) deux temps\b")
+#: another count in the same prompt ("verse in 4, chorus in 3"): a change of meter, which a take does not play
+_IN_OTHER_RE = re.compile(r"\bin\s+(?:4|four)(?=\s*(?:$|[,.;)]))")
+_COUNT_END = r"(?=\s*(?:$|[,.;)]|:(?!\d))|\s(?:time|meter|feel)\b)"
+_IN_THREE_RE = re.compile(r"(?<!count-)(?<!count )\bin\s+(?:a\s+)?(?:fast\s+|quick\s+|slow\s+|lilting\s+)?3" + _COUNT_END)
+_IN_TWO_RE = re.compile(r"(?<!count-)(?<!count )\bin\s+(?:a\s+)?(?:(?:fast|quick|brisk|slow)\s+(?:2|two)|2)" + _COUNT_END +
+                        r"|\bin\s+two\s+(?:time|feel)\b|\b(?:a|à) deux temps\b")
 _COUNT = {"five": 5, "seven": 7, "nine": 9, "eleven": 11, "thirteen": 13, "fifteen": 15}
 
 
@@ -441,9 +455,9 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             break
     if spec.meter is None:
         if re.search(r"\b(waltz|valse|vals|valzer|walzer|three four|three-four|triple meter|triple time|in three|"
-                     r"(?:a|à) trois temps)\b", text) or _IN_THREE_RE.search(text):
+                     r"(?:a|à) trois temps)\b", text) or _IN_THREE_RE.search(text) and not _IN_OTHER_RE.search(text):
             spec.meter = (3, 4)
-        elif _IN_TWO_RE.search(text):
+        elif _IN_TWO_RE.search(text) and not _IN_OTHER_RE.search(text):
             spec.meter = (2, 4)                          # "a breakdown in a fast 2": two beats to the bar
         elif re.search(r"\b(six eight|six-eight|compound time|barcaroll?es?|barcarolas?|barkarolen?|gondolier)\b", text):
             spec.meter = (6, 8)
@@ -517,6 +531,11 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
         end = m.start(1) + len(said)
         if like := _LIKE_RE.fullmatch(said):
             said = like.group(1)                          # "avoid vocal-like leads": no voices, a lead
+        if m.group(0).startswith("avoid") and not all(
+                _bare(i) in INSTRUMENT_WORDS or _bare(i) in _ROLE_WORDS or _bare(i) in _NEG_KINDS or _lane_item(i)
+                for i in _NEG_ITEM_SPLIT.split(said.strip()) if i):
+            claim.span(m.start(), end)                    # "avoid muddy bass", "avoid busy drums": a wish, no leaving
+            continue                                      # out — and "avoid cheesy supersaw leads" adds none
         if said == m.group(1):
             # a list of drums said no to goes on past "and" and "/" ("no kick and snare", "no kick/snare")
             while (c := _LANE_MORE_RE.match(spec.text, end)) and _lane_item(c.group(1)):
@@ -561,7 +580,8 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
             claim.span(m.start(), m.start(1) + len(said)) or claim.span(m.start(1), m.start(1) + len(said))
     for m in _NEG_AFTER_RE.finditer(spec.text):
         # Turkish says "without" after the list: "synth ve bateri yok"
-        items = [i for i in _NEG_AFTER_SPLIT.split(m.group(1).strip()) if i]
+        items = [_NEG_AFTER_FILLER.sub("", i).strip() for i in _NEG_AFTER_SPLIT.split(m.group(1).strip())]
+        items = [i for i in items if i]
         roles = {_FOREIGN_ROLES[i] for i in items if i in _FOREIGN_ROLES}
         left = set().union(*(_negated_programs(i, foreign=True) for i in items if i not in _FOREIGN_ROLES))
         if roles or left:
@@ -599,7 +619,7 @@ _NEG_KINDS = {
                      "electronics", "electronic sounds", "electronic instruments", "synth sounds", "electronic",
                      "electronic elements"), _SYNTHS),
     **dict.fromkeys(("vocals", "vocal", "voices", "voice", "singing", "singer", "singers", "vox", "choir",
-                     "vocais", "voix", "gesang", "voz", "voces"), _SUNG),
+                     "vocais", "voix", "gesang", "voz", "voces", "vokal", "vokaller", "vokalis"), _SUNG),
     **dict.fromkeys(("guitar", "guitars", "gitarren", "gitarre", "guitarras", "guitarra", "guitares", "guitare",
                      "chitarre", "chitarra", "gitar", "gitary", "gitarr", "gitarrer"), frozenset(range(24, 32))),
     **dict.fromkeys(("pianoforte", "klavier"), frozenset(range(0, 4))),
@@ -632,6 +652,8 @@ _WITHOUT_RE = re.compile(r"\s+(?:" + _WITHOUT + r"|[a-z]{1,2})\b")  # "oute drum
 _LIKE_RE = re.compile(r"([a-z]+)-(?:like|ish|y)\s+[a-z]+")
 _NEG_AFTER_RE = re.compile(r"(?:^|(?<=[.,;:!?]))\s*([a-z' -]{2,60}?)\s+(?:bilkul\s+)?"
                            r"(?:yok|olmasin|istemiyorum|istemiyoruz|nahi|nahin)\b")
+#: the words around such a list ("mujhe vocals nahi chahiye", "koi bhi drums nahi", "hiç vokal yok")
+_NEG_AFTER_FILLER = re.compile(r"\b(?:mujhe|hume|humein|koi|bhi|lekin|par|magar|ab|hic|hicbir|ama|fakat|ancak)\b")
 _NEG_AFTER_SPLIT = re.compile(r"\s*(?:,|\bve\b|\bveya\b|\bya da\b|\bile\b|\baur\b|\bya\b)\s*")
 _NEG_MOMENT_RE = re.compile(r"\b(?:solos?|intro|outro|fills?|breaks?|breakdown|until|till|before|after|"
                             r"during|first|verses?|chorus|bridge)\b")
@@ -713,19 +735,12 @@ def _negated_lanes(phrase: str) -> set[str]:
     return out
 
 
-_NO_SOLO_RE = re.compile(r"(?:the\s+|any\s+|an?\s+)?([a-z][a-z -]*?)\s+solos?")
-
-
 def _negated_programs(phrase: str, foreign: bool = False) -> set[int]:
     """The GM programs a negated phrase leaves out ("no acoustic instruments at all", "no synths",
     "without piano or strings"): each item of its list that is an instrument word and nothing
     more; a word that qualifies it ("no heavy guitars", "lieder ohne worte for piano") or a moment
     ("no guitar solo") leaves it in. ``foreign``: the words after "sans", "ohne" … — only its first
-    items, up to the first that is not an instrument. A solo said no to is the instrument's when it
-    is a tune's instrument: "no sax solo" leaves the sax out, "no guitar solo" keeps the guitar."""
-    if (m := _NO_SOLO_RE.fullmatch(phrase.strip())) and (w := _bare(m.group(1))) in INSTRUMENT_WORDS \
-            and INSTRUMENT_WORDS[w][1] == "lead" and w not in _ROLE_WORDS:
-        return set(_NEG_KINDS.get(w, {INSTRUMENT_WORDS[w][0]}))
+    items, up to the first that is not an instrument."""
     if _NEG_MOMENT_RE.search(phrase):
         return set()
     out: set[int] = set()
@@ -751,7 +766,7 @@ _REGIONAL = frozenset(("western", "irish", "irish folk", "scottish", "scottish f
                        "argentine folk", "congolese rumba", "martinique", "guadeloupe", "louisiana",
                        "arab", "arabic", "middle eastern", "middle-eastern", "levantine", "egyptian", "lebanese",
                        "syrian", "palestinian", "uruguayan", "montevideo", "bahamian", "bosnian", "garifuna",
-                       "turkish", "banda"))
+                       "turkish", "banda", "hawaiian", "hawaiian music", "hula"))
 
 
 #: dances that several styles play (country's and zydeco's two-step): a style word elsewhere wins
@@ -772,13 +787,47 @@ _SCENES = frozenset(("trailer", "trailer music", "tavern", "horror", "club", "pi
 _YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES
 
 
+_SAID_NO_BEFORE = re.compile(r"\b(?:not|no|nor|never|without|instead of|rather than|except|but not|less|minus|avoid)\s+"
+                             r"(?:\w+\s+)?$")
+
+
+def _said_no(text: str, m: re.Match) -> bool:
+    """Whether the phrase ``m`` follows a "not", "no", "rather than" …"""
+    return bool(_SAID_NO_BEFORE.search(text[:m.start()]))
+
+
+def _describes(text: str, m: re.Match) -> bool:
+    """Whether the style phrase ``m`` colours the instrument right after it ("gospel choir", "jazz
+    trumpet", "rock drums", "industrial percussion", "funky bassline", "soul-soothing") — a "trap
+    beat" is still trap."""
+    if text.startswith("-", m.end()) or _PART_NOUN_RE.fullmatch(m.group(0).rsplit(" ", 1)[-1]):
+        return True                       # "soul-soothing"; a style word that is a band's part ("gospel choir")
+    gap = re.compile(r"\s+").match(text, m.end())
+    if gap is None:
+        return False
+    at = gap.end()
+    return bool(_INSTR_RX.match(text, at) or _DRUM_RX.match(text, at) or _PART_NOUN_RE.match(text, at))
+
+
+_PART_NOUN_RE = re.compile(r"(?:drums?|percussion|bass(?:lines?)?|vocals?|choirs?|strings|horns|brass|guitars?|keys|"
+                           r"synths?|pads?|leads?|riffs?|flutes?|trumpets?)\b")
+
+
 def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
     """The earliest genre phrase in the prompt ("jazz waltz" is jazz, in 3/4); returns the phrase."""
     longer = [(i.start(), i.end()) for i in _INSTR_RX.finditer(spec.text)]
     found = [m for m in _GENRE_RX.finditer(spec.text)
              if not any(a <= m.start() and m.end() <= b and b - a > m.end() - m.start() for a, b in longer)
              and not any(claim.taken[m.start():m.end()])]     # "rock organ", "jazz guitar" name an instrument
-    if len(found) > 1 and found[0].group(0) in _YIELDING:
+    if len(found) > 1 and found[0].group(0) in _SCENES:
+        # a scene gives way only to a style the brief asks for: not one it says no to ("epic boss
+        # battle, not metal") nor one that colours an instrument ("a trailer with a gospel choir",
+        # "rock drums", "soul-soothing flute")
+        asked = [m for m in found[1:] if m.group(0) not in _YIELDING and not _said_no(spec.text, m)
+                 and not _describes(spec.text, m)]
+        if asked:
+            found = asked + [m for m in found if m not in asked]
+    elif len(found) > 1 and found[0].group(0) in _YIELDING:
         # a place (or a dance many styles share) names the style only when no style word
         # follows: "bulgarian kopanitsa" is a kopanitsa, "cuban son" a son, "irish reel" a reel,
         # a "two-step like clifton chenier" zydeco
