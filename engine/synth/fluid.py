@@ -59,7 +59,8 @@ GEN_FILTERFC = 8
 #: their edges are band-limited only at Nyquist, so on a quiet mix each period reads as a click
 #: (a one-sample jump 20× the local median). Their filter is closed this many cents below the
 #: preset's own (an analogue synth's low-pass: still bright, no longer razor-edged).
-EDGE_FILTER_CENTS = {38: -2400.0, 80: -1800.0, 81: -2400.0, 86: -1200.0, 87: -1800.0}
+#: (the square at −1800 still clicked under a 16-bit town theme's pizzicato and flute, with no drums)
+EDGE_FILTER_CENTS = {38: -2400.0, 80: -2400.0, 81: -2400.0, 86: -1200.0, 87: -1800.0}
 
 
 def edge_filter_cents(bank: int, program: int) -> float:
@@ -415,8 +416,9 @@ def _font_key(path: str) -> str:
 
 def _cache_path(key: str) -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    # v2: measured through EDGE_FILTER_CENTS; v3: with the kits' clicking keys (older caches are measured again)
-    return os.path.join(base, "wavebridge", f"fluid-levels-v3-{hashlib.sha1(key.encode()).hexdigest()[:16]}.json")
+    # v2: measured through EDGE_FILTER_CENTS; v3: with the kits' clicking keys; v4: the square's
+    # filter closed further (older caches are measured again)
+    return os.path.join(base, "wavebridge", f"fluid-levels-v4-{hashlib.sha1(key.encode()).hexdigest()[:16]}.json")
 
 
 def _decode(d: dict) -> dict:
