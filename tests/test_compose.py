@@ -1120,3 +1120,41 @@ def test_more_languages_said_no_and_keys():
     assert read_prompt("ドラムンベース、キーボード").genre == "drum and bass"
     s = compose("ロックバラード ギターソロなし", 1)
     assert s.genre != "folk" and any(p.program in range(24, 32) for p in s.parts), s.describe()
+
+
+# --- fusions and producers' words (set O) ---------------------------------------------------------
+
+@pytest.mark.parametrize("prompt,genre", [
+    ("folk metal in the Eluveitie mould: fiddle and bagpipes over palm-muted guitars, no blast beats", "metal"),
+    ("jazz-hop beat ~86, swung 16ths on the hats, dusty Rhodes", "lofi"),
+    ("trap soul, Bryson Tiller type beat. 68 bpm, 808s with long glides", "r&b"),
+    ("orchestral dubstep, 140 half-time. huge string ostinato, French horns, wobble bass drop", "dubstep"),
+    ("baroque pop in waltz time, harpsichord, string quartet", "pop"),
+    ("psychedelic cumbia / chicha: surf guitar lead, Farfisa organ", "cumbia"),
+    ("pianoforte neoclassico alla Ólafur Arnalds, in 3/4, 70 bpm, niente batteria", "ambient"),
+    ("감성 K-pop 발라드, 6/8, 68 BPM, 키는 Eb. 피아노랑 스트링 위주로, 일렉기타는 빼주세요", "pop"),
+    ("psychedelic rock jam", "rock"),
+])
+def test_a_fusion_is_read_as_the_style_that_carries_its_groove(prompt, genre):
+    assert compose(prompt, 1).genre == genre
+
+
+def test_producers_words_in_fusion_briefs():
+    """A bare tempo before a chord-name key ("afro house 122 Am,"); a kind of beat said no to is that
+    groove, not the drums ("no blast beats"); palm-muted guitars in metal are distorted; a string
+    ostinato plays strings; "sem metais", "niente batteria", Korean "빼주세요" leave out."""
+    assert (read_prompt("afro house 122 Am, congas + shaker").key_root, read_prompt("afro house 122 Am, x").mode) \
+        == (9, "minor")
+    assert read_prompt("techno -1 db, chords").key_root is None
+    s = compose("folk metal: fiddle and bagpipes over palm-muted guitars, no blast beats", 1)
+    assert any(p.is_drums for p in s.parts) and 30 in {p.program for p in s.parts if p.role == "chords"}
+    assert "drums" in read_prompt("ambient, no beats").no_roles
+    s = compose("orchestral dubstep, 140 half-time. huge string ostinato, French horns on the theme", 1)
+    assert 48 in {p.program for p in s.parts}
+    s = compose("samba-rock estilo Jorge Ben Jor: violão, órgão Hammond, cuíca, pandeiro, sem metais", 1)
+    assert not {p.program for p in s.parts} & set(range(56, 64))
+    assert not any(p.is_drums for p in compose("pianoforte neoclassico, pad morbidi, archi, niente batteria", 1).parts)
+    s = compose("감성 K-pop 발라드, 6/8, 68 BPM, 키는 Eb. 피아노랑 스트링 위주로, 일렉기타는 빼주세요", 1)
+    progs = {p.program for p in s.parts}
+    assert s.key_root == 3 and s.meter == (6, 8) and 0 in progs and not progs & set(range(26, 32))
+    assert "breakbeat" not in read_prompt("nu-disco façon Todd Terje / Breakbot, 118 BPM").drum_words

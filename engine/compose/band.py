@@ -542,6 +542,8 @@ _BOTH_HANDS = frozenset((*range(0, 8), *range(16, 21), 24, 25, 46))
 #: program in the word's own part): in a concert style the horns are French horns holding chords
 #: and an organ is the pipe organ (19); in the Balkans the tambura is plucked (105), not India's drone
 _IN_FAMILY = {("horns", "classical"): "french horn", ("horn", "classical"): "french horn",
+              # palm-muted guitars in metal are its distortion, muted (not GM's clean muted guitar)
+              ("muted guitar", "metal"): "distorted guitar", ("muted guitars", "metal"): "distorted guitar",
               ("organ", "classical"): 19, ("tambura", "balkan"): 105, ("tamburas", "balkan"): 105,
               ("tamboura", "balkan"): 105}
 #: the bass slapped: "slap funk", "slapped bass", "slappin'"

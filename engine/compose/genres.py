@@ -382,7 +382,9 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "clean gtr": (27, C, ""), "nylon string gtr": (24, C, ""), "nylon string guitar": (24, C, ""),
     "nylon-string guitar": (24, C, ""), "keyboard": (81, C, ""), "keyboard riff": (81, L, ""),
     "keyboard lead": (81, L, ""), "synth keyboard": (81, L, ""), "synth blip": (80, L, "sparse"),
-    "low strings": (42, PD, ""), "keman": (40, L, ""),
+    "low strings": (42, PD, ""), "keman": (40, L, ""), "archi": (48, PD, ""),
+    "string ostinato": (48, C, "ostinato"), "strings ostinato": (48, C, "ostinato"),
+    "gayageum": (107, C, ""), "haegeum": (110, L, ""),
     # a cheap home keyboard (disco polo's "tani keyboard", a Casio) is its synth voices, not a piano
     **dict.fromkeys(("cheap keyboard", "tani keyboard", "casio keyboard", "home keyboard", "arranger keyboard",
                      "toy keyboard", "budget keyboard"), (81, L, "")),

@@ -100,7 +100,7 @@ _FOREIGN_ROLES = {"bateria": "drums", "batterie": "drums", "schlagzeug": "drums"
 #: Czech, the Scandinavian languages, Catalan ("sense", not "a sense of", "makes sense"), Dutch and
 #: German "no" ("geen", "kein"), Indonesian ("tanpa"), Greek ("oute", "xoris"), Finnish ("ilman") —
 #: not Romanian "fără" (Italian "farà", "will do") nor Swahili "bila" (Malay "when")
-_WITHOUT = (r"(?:ohne|sans|sin|senza|sem|zonder|bez|utan|uden|uten|(?<!makes )(?<!make )(?<!sixth )(?<!common )"
+_WITHOUT = (r"(?:ohne|sans|sin|senza|niente|sem|zonder|bez|utan|uden|uten|(?<!makes )(?<!make )(?<!sixth )(?<!common )"
             r"(?<!a )(?<!the )sense(?!\s+of\b)|geen|kein|keine|keinen|ingen|inga|tanpa|oute|xoris|ilman)")
 _NEG_FOREIGN_RE = re.compile(r"\b" + _WITHOUT + r"\s+"
                              r"(?:(?:la|el|le|il|a|o|de|die|das|den)\s+)?(" + "|".join(_FOREIGN_ROLES) + r")\b")
@@ -160,7 +160,7 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     # Cuban flute-and-violins band, not a charango; "guitarra" is Spanish for the guitar)
     "harmony harmonies harmonic harmonics harmonized harmonised harmonizing charanga charangas".split()) | frozenset(
     # the drum kit in French and German ("batterie" is no samba "bateria"), a Spanish class
-    "batterie schlagzeug bateri clase clases".split()) | frozenset(
+    "batterie schlagzeug bateri batteria clase clases breakbot".split()) | frozenset(
     # "melody" in Spanish, Portuguese, Italian, French and German is no melodica
     "melodia melodias melodie melodies".split()) | frozenset(
     # "voices" as in parts ("acordeón a dos voces") and the Swedish "kompar" (comps) are no voices, no kompa
@@ -237,9 +237,30 @@ _VOCAL_LATER_RE = re.compile(r"\b(?:leave|leaving|keep|keeping|with)\s+(?:some\s
                              r"(?:added|recorded|laid|dubbed|done)\s+(?:[a-z]+\s+){0,4}?(?:later|afterwards|separately|in post)\b")
 
 
+#: Korean music words in Hangul (folding would break the syllables apart), longest first, and the
+#: words that ask to leave something out after it (일렉기타는 빼주세요, 드럼 없이)
+_HANGUL = {"케이팝": "k-pop", "발라드": "ballad", "피아노": "piano", "스트링스": "strings", "스트링": "strings",
+           "현악": "strings", "드럼": "drums", "일렉기타": "electric guitar", "일렉 기타": "electric guitar",
+           "어쿠스틱 기타": "acoustic guitar", "통기타": "acoustic guitar", "기타": "guitar", "베이스": "bass",
+           "신스": "synth", "신디": "synth", "패드": "pad", "브라스": "brass", "색소폰": "sax", "보컬": "vocals",
+           "키는": "key", "메이저": "major", "마이너": "minor", "장조": "major", "단조": "minor", "감성": "emotional",
+           "힙합": "hip hop", "재즈": "jazz", "록": "rock", "오케스트라": "orchestral", "첼로": "cello",
+           "바이올린": "violin", "플루트": "flute", "가야금": "gayageum", "해금": "haegeum"}
+_HANGUL_RE = re.compile("|".join(sorted(map(re.escape, _HANGUL), key=len, reverse=True)))
+_HANGUL_WITHOUT_RE = re.compile(r"([a-z]+(?: +[a-z]+)?)\s*(?:은|는|을|를|이|가)?\s*(?:빼\s?주세요|빼줘|빼고|없이|없는|제외)")
+
+
+def _korean(prompt: str) -> str:
+    """A prompt's Hangul music words in English, and "X는 빼주세요" as "no X"."""
+    text = _HANGUL_RE.sub(lambda m: f" {_HANGUL[m.group(0)]} ", prompt)
+    return _HANGUL_WITHOUT_RE.sub(lambda m: f" no {m.group(1).strip()}, ", text.lower())
+
+
 def _normalise(prompt: str) -> str:
     if re.search(r"[\u3040-\u30ff]", prompt):
         prompt = _japanese(prompt)
+    if re.search(r"[\uac00-\ud7a3]", prompt):
+        prompt = _korean(prompt)
     text = " ".join(fold(prompt).replace("’", "'").split())
     text = _VOCAL_LATER_RE.sub("no vocals,", _VOICE_OVER_RE.sub("narration", text))
     text = re.sub(r"(?<!\d)(?<!\d )\bbpm\s*[:=]?\s*(\d{2,3})\b", r"\1 bpm", text)    # "BPM112", "bpm: 124"
@@ -356,6 +377,10 @@ def _read_foreign_key(spec: PromptSpec, claim: _Claims) -> bool:
 _CHORD_SYMBOL_RE = re.compile(r"^[a-g](?:#|♯|b|♭)?(?:m|maj7|maj|m7|7|9|6|dim|aug|sus[24]?|add9|5)?$")
 
 
+#: a bare tempo right before a chord-name key ("122 Am,"): a number a tempo could be, no decibels
+_BARE_TEMPO_BEFORE = re.compile(r"(?<![\d.+-])(?:[5-9]\d|1\d\d|2[0-2]\d)\s+$")
+
+
 def _key_match_counts(rx: re.Pattern, m: re.Match, text: str) -> bool:
     """Whether a key pattern's match is a key here: "in a lofi style" is no key of A; a flat
     letter in a list of chords ("chords: Cm, Ab, Eb, Bb") or after a number ("-1 db") is none; a
@@ -368,7 +393,9 @@ def _key_match_counts(rx: re.Pattern, m: re.Match, text: str) -> bool:
     if rx is _KEY_RES[2] or rx is _KEY_RES[3]:
         prev = re.findall(r"[a-z0-9#♯♭+-]+", before)[-1:]
         nxt = re.findall(r"[a-z0-9#♯♭+-]+", after)[:1]
-        if any(_CHORD_SYMBOL_RE.match(t) for t in prev + nxt) or re.search(r"\d\s*$", before) \
+        bare_tempo = rx is _KEY_RES[3] and bool(_BARE_TEMPO_BEFORE.search(before)) \
+            and bool(re.match(r"\s*(?:[,;.!)]|$)", after))      # "afro house 122 Am, congas …"
+        if any(_CHORD_SYMBOL_RE.match(t) for t in prev + nxt) or re.search(r"\d\s*$", before) and not bare_tempo \
                 or re.search(r"\b(?:chords?|progression|changes)\b[^.;]*$", before):
             return False                          # one of a list of chords, or decibels
     if rx is _KEY_RES[3]:
@@ -382,7 +409,7 @@ def _key_match_counts(rx: re.Pattern, m: re.Match, text: str) -> bool:
             return after_in or listed and bool(re.match(r"\s*,\s*(?:~\s*\d{2,3}|\d{2,3}\s*bpm)\b", after))  # before a tempo
         beside = (_BESIDE_TEMPO_BEFORE.search(before) and _BESIDE_TEMPO_AFTER.match(after)) \
             or re.match(_TEMPO_NEXT, after)
-        return bool(m.group(2) or beside or after_in or listed)
+        return bool(m.group(2) or beside or after_in or listed or bare_tempo)
     return True
 
 
@@ -549,6 +576,7 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
         # guitar stay)
         roles = set() if moment else {_ROLE_WORDS[w] for i in _NEG_ITEM_SPLIT.split(said.strip()) if not _lane_item(i)
                                       and not (" " in _bare(i) and _bare(i) in INSTRUMENT_WORDS)
+                                      and not _GROOVE_KIND_RE.search(i)
                                       for w in i.split() if w in _ROLE_WORDS}
         left = set() if moment else _negated_programs(said)
         lanes = set() if moment else _negated_lanes(said)
@@ -636,6 +664,8 @@ _NEG_KINDS = {
     **dict.fromkeys(("brass", "horns", "horn section", "brass section"), frozenset(range(56, 64))),
     **dict.fromkeys(("sax", "saxes", "saxophone", "saxophones"), frozenset(range(64, 68))),
     **dict.fromkeys(("synth pad", "synth pads", "synthpads", "synth-pads"), frozenset(range(88, 96))),
+    # brass in Portuguese, Spanish, French and Italian ("sem metais")
+    **dict.fromkeys(("metais", "metales", "cuivres", "ottoni"), frozenset(range(56, 64))),
     **dict.fromkeys(("organ", "organs"), frozenset(range(16, 21))),
 }
 _NEG_KINDS.update(dict.fromkeys(("sintetizadores", "sintetizador", "sintetizzatori", "sintetizzatore", "synthes",
@@ -650,6 +680,9 @@ _WITHOUT_RE = re.compile(r"\s+(?:" + _WITHOUT + r"|[a-z]{1,2})\b")  # "oute drum
 #: a list said no to by a word after it (Turkish "yok", Hindi "nahi"), within its clause
 #: "vocal-like leads", "organ-ish pads": what a part must not sound like, not the part
 _LIKE_RE = re.compile(r"([a-z]+)-(?:like|ish|y)\s+[a-z]+")
+#: a kind of beat said no to is that groove, not the drums ("no blast beats", "no four on the floor")
+_GROOVE_KIND_RE = re.compile(r"\b(?:blast|four[- ]on[- ]the[- ]floor|half[- ]time|double[- ]time|double[- ]kick|d-beat|"
+                             r"one[- ]drop|breakbeats?|trap|boom[- ]bap|dembow|big)\s*(?:beats?|drums?|grooves?)?\b")
 _NEG_AFTER_RE = re.compile(r"(?:^|(?<=[.,;:!?]))\s*([a-z' -]{2,60}?)\s+(?:bilkul\s+)?"
                            r"(?:yok|olmasin|istemiyorum|istemiyoruz|nahi|nahin)\b")
 #: the words around such a list ("mujhe vocals nahi chahiye", "koi bhi drums nahi", "hiç vokal yok")
@@ -777,7 +810,7 @@ _SHARED_DANCES = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", 
                             # a ballad's kind, not its style: "emotional ballad, lofi beat" is lofi
                             "emotional ballad", "love ballad"))
 #: style words that are adjectives first ("a heroic polonaise" is a polonaise)
-_ADJECTIVES = frozenset(("heroic",))
+_ADJECTIVES = frozenset(("heroic", "psychedelic"))
 #: a scene or a use, the brief a media composer is given ("tavern scene … celtic jig", "horror game
 #: … doom metal", "football club … UK drill", "trailer … djent"): the style it names wins
 _SCENES = frozenset(("trailer", "trailer music", "tavern", "horror", "club", "pirate", "meditation", "carnival",

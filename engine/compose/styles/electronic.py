@@ -135,7 +135,7 @@ _g(name="jungle", aliases=("jungle", "ragga jungle", "old school jungle", "oldsc
             {"kick": "X.X.......X.....", "snare": "....X..o.X.XX..o", "ride": "x...x.x...x.x.x.",
              "ohat+": "......x.......x."},
             {"kick": "X..X......XX..X.", "snare": "....X.o.o..oX.o.", "ride": "xxx.x.xxx.x.xxx."}))
-_g(name="dubstep", aliases=("dubstep", "brostep", "riddim", "future bass", "deep dubstep", "dub step"),
+_g(name="dubstep", aliases=("dubstep", "orchestral dubstep", "brostep", "riddim", "future bass", "deep dubstep", "dub step"),
    bpm=(138, 142), kit=24, fill="snare", bass="wobble", chords="pad", form="edm", humanize_ms=1,
    family=EL, tone=0.2, reverb=0.3,
    parts=(_p("drums", D, 24), _p("bass", B, 38), _p("pad", PD, 95), _p("lead", L, 81, "sparse")),
@@ -192,7 +192,7 @@ _g(name="chiptune", aliases=("chiptune", "8-bit", "8 bit", "8bit", "16-bit", "16
              "tom_hi": "...x..x....x..x.", "tom_mid": "......x.......x."},
             {"kick": "X..X..X.X..X..X.", "snare": "....X.......X..x", "chat": "x.x.x.x.x.x.x.x.",
              "tom_hi": "...x.......x....", "tom_mid": ".......x.......x"}))
-_g(name="ambient", aliases=("ambient", "dungeon synth", "musique concrete", "tape music", "acousmatic", "electroacoustic", "gagaku", "court music", "lowercase", "microsound", "isolationism", "isolationist", "hauntology", "hauntological", "ghost box", "boards of canada", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
+_g(name="ambient", aliases=("ambient", "neoclassical piano", "neo-classical piano", "neoclassico", "neoclassica", "modern classical", "post-classical", "olafur arnalds", "nils frahm", "dungeon synth", "musique concrete", "tape music", "acousmatic", "electroacoustic", "gagaku", "court music", "lowercase", "microsound", "isolationism", "isolationist", "hauntology", "hauntological", "ghost box", "boards of canada", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
                             "sleep music", "spa music", "relaxing music", "gamelan", "healing music", "zen",
                             "space music", "yoga", "dark ambient", "ambient electronic",
                             "berlin school", "kosmische", "kosmische musik", "sequencer music", "psybient", "psychill", "psy chill", "psy-chill", "psy ambient", "psydub"),
@@ -205,7 +205,7 @@ _g(name="ambient", aliases=("ambient", "dungeon synth", "musique concrete", "tap
    grooves=(), intro_drums="none")
 
 # --- hip hop and downtempo -------------------------------------------------------------------------
-_g(name="lofi", aliases=("lofi", "lo-fi", "lo fi", "lofi hip hop", "lo-fi hip hop", "low fi",
+_g(name="lofi", aliases=("lofi", "jazz-hop", "lo-fi", "lo fi", "lofi hip hop", "lo-fi hip hop", "low fi",
                          "chillhop", "beats to study", "study beats", "jazzhop", "jazz hop", "chillout",
                          "chill out", "chill beats", "bedroom beats"),
    bpm=(70, 90), kit=8, fill="snare", bass="lofi", chords="lofi", form="song", swing=0.14,

@@ -62,7 +62,7 @@ _POP = {"major": ("I V vi IV", "vi IV I V", "I vi IV V", "IV I V vi", "I V vi ii
 
 # --- pop ------------------------------------------------------------------------------------------------
 _g(name="pop", family="pop",
-   aliases=("pop", "emotional ballad", "love ballad", "opm", "original pilipino music", "pinoy pop", "v-pop", "vpop", "ye-ye", "yeye", "ye ye",
+   aliases=("pop", "baroque pop", "chamber pop", "emotional ballad", "love ballad", "opm", "original pilipino music", "pinoy pop", "v-pop", "vpop", "ye-ye", "yeye", "ye ye",
             "mandopop", "cantopop", "indie pop",
             "city pop", "bubblegum", "bubblegum pop", "top 40", "chart pop", "radio pop",
             "mainstream pop", "teen pop", "pop song", "pop music", "pop ballad", "k-ballad", "korean ballad", "balladeu", "hanguk ballad", "k-pop ballad", "kpop ballad"),
@@ -177,7 +177,7 @@ _g(name="soul", chromatic_approach=True, family="soul",
              "chat": "x.x.x.xxx.x.x.xx", "tamb+": "..x...x...x...x."}))
 
 _g(name="r&b", chromatic_approach=True, family="soul",
-   aliases=("r&b", "rnb", "r and b", "r'n'b", "r n b", "r & b", "rhythm and blues", "contemporary r&b",
+   aliases=("r&b", "trap soul", "trap-soul", "rnb", "r and b", "r'n'b", "r n b", "r & b", "rhythm and blues", "contemporary r&b",
             "90s r&b", "alt r&b", "alternative r&b", "slow jam", "quiet storm", "trapsoul", "bedroom r&b"),
    bpm=(60, 80), kit=25, fill="roll", bass="long", chords="soul", form="song", swing=0.08, swing_unit=0.25,
    humanize_ms=6, vel_var=10, laid_back_ms=10, tone=-0.3, reverb=0.32, lead_density=0.4, intro_drums="hats",

@@ -164,7 +164,7 @@ _g(name="blues shuffle", chromatic_approach=True, aliases=("blues shuffle", "shu
             {"kick": "X.....x.X.....x.", "snare": "....X...o...X...", "chat": "X.x.X.x.X.x.X.x."}))
 
 # --- metal ------------------------------------------------------------------------------------------
-_g(name="metal", aliases=("metal", "neue deutsche harte", "ndh", "rammstein", "tanzmetall", "deathcore", "death core", "kawaii metal", "avant-garde metal", "glam metal", "hair metal", "pop metal", "sleaze metal", "viking metal", "post-metal", "post metal", "mathcore", "math metal", "math-core",
+_g(name="metal", aliases=("metal", "folk metal", "pagan metal", "neoclassical metal", "neo-classical metal", "neue deutsche harte", "ndh", "rammstein", "tanzmetall", "deathcore", "death core", "kawaii metal", "avant-garde metal", "glam metal", "hair metal", "pop metal", "sleaze metal", "viking metal", "post-metal", "post metal", "mathcore", "math metal", "math-core",
                           "industrial metal", "groove metal", "heavy metal", "nwobhm", "power metal", "speed metal", "classic metal",
                           "traditional metal", "metalcore", "djent", "nu metal", "nu-metal", "melodeath", "melodic death metal", "melodic death", "gothenburg metal", "gothenburg sound", "gothenburg melodeath"),
    riffs=True, bpm=(120, 160), kit=16, fill="toms", bass="pats", chords="chug", form="song", humanize_ms=3, vel_var=6,
