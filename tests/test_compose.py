@@ -1131,7 +1131,7 @@ def test_more_languages_said_no_and_keys():
     ("orchestral dubstep, 140 half-time. huge string ostinato, French horns, wobble bass drop", "dubstep"),
     ("baroque pop in waltz time, harpsichord, string quartet", "pop"),
     ("psychedelic cumbia / chicha: surf guitar lead, Farfisa organ", "cumbia"),
-    ("pianoforte neoclassico alla Ólafur Arnalds, in 3/4, 70 bpm, niente batteria", "ambient"),
+    ("pianoforte neoclassico alla Ólafur Arnalds, in 3/4, 70 bpm, niente batteria", "classical"),
     ("감성 K-pop 발라드, 6/8, 68 BPM, 키는 Eb. 피아노랑 스트링 위주로, 일렉기타는 빼주세요", "pop"),
     ("psychedelic rock jam", "rock"),
 ])
@@ -1158,3 +1158,36 @@ def test_producers_words_in_fusion_briefs():
     progs = {p.program for p in s.parts}
     assert s.key_root == 3 and s.meter == (6, 8) and 0 in progs and not progs & set(range(26, 32))
     assert "breakbeat" not in read_prompt("nu-disco façon Todd Terje / Breakbot, 118 BPM").drum_words
+
+
+@pytest.mark.parametrize("prompt,genre,absent,present", [
+    # Korean: 록 only as a word, 기타 as "other"/"etc." is no guitar, lists and 없음 leave out
+    ("잠들 수 있도록 잔잔한 피아노 음악", None, set(range(24, 32)), {0}),
+    ("기타 요청사항: 보컬 없이, 피아노", None, set(range(24, 32)) | {52, 53, 54, 85}, {0}),
+    ("피아노, 첼로, 기타 등 어쿠스틱 악기", None, set(range(24, 32)), {0, 42}),
+    ("보컬 없음, 피아노 발라드", None, {52, 53, 54, 85}, {0}),
+    ("드럼과 베이스는 빼주세요, 피아노", None, set(range(32, 40)), {0}),
+    ("일렉기타는 빼주세요, 록 음악", "rock", set(range(26, 32)), set()),
+    ("다장조 피아노", None, set(), {0}),
+    # psychedelic stays psychedelic rock unless a fusion is named
+    ("psychedelic, trippy, not country", "rock", set(), set()),
+    ("psychedelic guitar jam, jazz drums, fuzz", "rock", set(), set()),
+    # neoclassical is classical (a piano named stays)
+    ("neoclassical piano, sad, rainy", "classical", set(), {0}),
+    ("modern classical string quartet, dissonant", "classical", set(), {40, 42}),
+    ("quartetto d'archi e pianoforte", "classical", {48}, {0, 40}),
+    ("metal ballad with clean muted guitar intro", "metal", set(), {28}),
+])
+def test_fusion_round_words_do_not_overreach(prompt, genre, absent, present):
+    s = compose(prompt, 1)
+    progs = {p.program for p in s.parts if not p.is_drums}
+    assert (genre is None or s.genre == genre) and not progs & absent and present <= progs, (s.genre, progs)
+
+
+def test_grooves_and_numbers_said_no_to_stay_narrow():
+    assert "drums" in read_prompt("piano ballad no drums big strings").no_roles
+    assert not any(p.is_drums for p in compose("no trap drums, just piano", 1).parts)
+    assert "drums" not in read_prompt("no 4 on the floor beat, house").no_roles
+    assert read_prompt("radio jingle for 98 FM, upbeat pop").key_root is None
+    assert read_prompt("house track, bar 64 Am, bar 65 F").key_root is None
+    assert read_prompt("가단조, 첼로").key_root == 9 and read_prompt("가단조, 첼로").mode == "minor"

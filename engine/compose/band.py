@@ -567,7 +567,7 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
                           "pan": ps.pan, "octave": ps.octave, "named": False, "level": ps.level})
     for w in spec.instruments:
         prog, role, style = G.INSTRUMENTS[w]
-        alt = _IN_FAMILY.get((w, g.family))
+        alt = _IN_FAMILY.get((w, g.family)) if not re.search(r"\bclean\s+" + re.escape(w), spec.text) else None
         if isinstance(alt, str):
             prog, role, style = G.INSTRUMENTS[alt]
         elif alt is not None:

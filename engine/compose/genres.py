@@ -382,8 +382,8 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "clean gtr": (27, C, ""), "nylon string gtr": (24, C, ""), "nylon string guitar": (24, C, ""),
     "nylon-string guitar": (24, C, ""), "keyboard": (81, C, ""), "keyboard riff": (81, L, ""),
     "keyboard lead": (81, L, ""), "synth keyboard": (81, L, ""), "synth blip": (80, L, "sparse"),
-    "low strings": (42, PD, ""), "keman": (40, L, ""), "archi": (48, PD, ""),
-    "string ostinato": (48, C, "ostinato"), "strings ostinato": (48, C, "ostinato"),
+    "low strings": (42, PD, ""), "keman": (40, L, ""),
+    "string ostinato": (48, C, "ostinato"), "strings ostinato": (48, C, "ostinato"), "ostinato strings": (48, C, "ostinato"),
     "gayageum": (107, C, ""), "haegeum": (110, L, ""),
     # a cheap home keyboard (disco polo's "tani keyboard", a Casio) is its synth voices, not a piano
     **dict.fromkeys(("cheap keyboard", "tani keyboard", "casio keyboard", "home keyboard", "arranger keyboard",
@@ -479,7 +479,7 @@ for _w, _v in _gm_words().items():
 #: styles played as their nearest genre (an alias above) that bring their own instruments,
 #: for the roles the prompt does not name
 STYLE_INSTRUMENTS: dict[str, tuple[str, ...]] = {
-    "gamelan": ("bells",),
+    "gamelan": ("bells",), "orchestral dubstep": ("strings", "brass"),
 }
 
 #: drum words: word → (kit or None, extra lanes {lane: pattern}, groove or None)

@@ -241,19 +241,35 @@ _VOCAL_LATER_RE = re.compile(r"\b(?:leave|leaving|keep|keeping|with)\s+(?:some\s
 #: words that ask to leave something out after it (일렉기타는 빼주세요, 드럼 없이)
 _HANGUL = {"케이팝": "k-pop", "발라드": "ballad", "피아노": "piano", "스트링스": "strings", "스트링": "strings",
            "현악": "strings", "드럼": "drums", "일렉기타": "electric guitar", "일렉 기타": "electric guitar",
-           "어쿠스틱 기타": "acoustic guitar", "통기타": "acoustic guitar", "기타": "guitar", "베이스": "bass",
+           "어쿠스틱 기타": "acoustic guitar", "통기타": "acoustic guitar", "베이스": "bass",
            "신스": "synth", "신디": "synth", "패드": "pad", "브라스": "brass", "색소폰": "sax", "보컬": "vocals",
            "키는": "key", "메이저": "major", "마이너": "minor", "장조": "major", "단조": "minor", "감성": "emotional",
-           "힙합": "hip hop", "재즈": "jazz", "록": "rock", "오케스트라": "orchestral", "첼로": "cello",
-           "바이올린": "violin", "플루트": "flute", "가야금": "gayageum", "해금": "haegeum"}
-_HANGUL_RE = re.compile("|".join(sorted(map(re.escape, _HANGUL), key=len, reverse=True)))
-_HANGUL_WITHOUT_RE = re.compile(r"([a-z]+(?: +[a-z]+)?)\s*(?:은|는|을|를|이|가)?\s*(?:빼\s?주세요|빼줘|빼고|없이|없는|제외)")
+           "힙합": "hip hop", "재즈힙합": "jazz hip hop", "재즈": "jazz", "록음악": "rock", "록 음악": "rock",
+           "록밴드": "rock band", "록 밴드": "rock band", "록발라드": "rock ballad", "하드록": "hard rock",
+           "오케스트라": "orchestral", "첼로": "cello", "바이올린": "violin", "플루트": "flute", "가야금": "gayageum",
+           "해금": "haegeum", "키보드": "keyboard", "어쿠스틱기타": "acoustic guitar", "아이패드": "ipad",
+           "신스팝": "synthpop", "신스웨이브": "synthwave", "드럼 앤 베이스": "drum and bass", "드럼앤베이스": "drum and bass",
+           "로파이": "lofi", "시티팝": "city pop", "트로트": "enka"}
+#: 기타 is also "other" / "etc." (기타 등, 기타 악기, 기타 요청사항): a guitar only where it is none of those
+_HANGUL_RE = re.compile("|".join(sorted(map(re.escape, _HANGUL), key=len, reverse=True))
+                        + r"|기타(?!\s*(?:등|악기|요청|사항|의견|문의|작업|참고))")
+#: a list (X, Y / X와 Y / X랑 Y / X이나 Y) and the Korean words that leave it out after it
+_HANGUL_WITHOUT_RE = re.compile(r"((?:[a-z]+(?: [a-z]+)?)(?:\s*(?:,|와|과|랑|이랑|이나|나|및|and)\s*[a-z]+(?: [a-z]+)?)*)"
+                                r"\s*(?:은|는|을|를|이|가|도)?\s*(?:없음|없이|없는|빼\s?주세요|빼줘|빼고|제외|말고|"
+                                r"넣지\s?말아\s?주세요|넣지\s?마세요)")
+#: a key in Korean note names: 다 라 마 바 사 가 나 (C D E F G A B), 장조 major, 단조 minor
+_HANGUL_KEY_RE = re.compile(r"([다라마바사가나])\s?(올림|내림)?\s?(장조|단조)")
+_HANGUL_NOTES = {"다": "c", "라": "d", "마": "e", "바": "f", "사": "g", "가": "a", "나": "b"}
 
 
 def _korean(prompt: str) -> str:
-    """A prompt's Hangul music words in English, and "X는 빼주세요" as "no X"."""
-    text = _HANGUL_RE.sub(lambda m: f" {_HANGUL[m.group(0)]} ", prompt)
-    return _HANGUL_WITHOUT_RE.sub(lambda m: f" no {m.group(1).strip()}, ", text.lower())
+    """A prompt's Hangul music words in English, and "X와 Y는 빼주세요" as "no X, no Y"."""
+    text = _HANGUL_KEY_RE.sub(lambda m: f" in {_HANGUL_NOTES[m.group(1)]}{'#' if m.group(2) == '올림' else 'b' if m.group(2) else ''}"
+                              f" {'major' if m.group(3) == '장조' else 'minor'} ", prompt)
+    text = _HANGUL_RE.sub(lambda m: f" {_HANGUL.get(m.group(0), 'guitar')} ", text)
+    return _HANGUL_WITHOUT_RE.sub(
+        lambda m: " " + ", ".join("no " + i.strip() for i in re.split(r"\s*(?:,|와|과|랑|이랑|이나|나|및|and)\s*", m.group(1))
+                                  if i.strip()) + ", ", text.lower())
 
 
 def _normalise(prompt: str) -> str:
@@ -378,7 +394,7 @@ _CHORD_SYMBOL_RE = re.compile(r"^[a-g](?:#|♯|b|♭)?(?:m|maj7|maj|m7|7|9|6|dim
 
 
 #: a bare tempo right before a chord-name key ("122 Am,"): a number a tempo could be, no decibels
-_BARE_TEMPO_BEFORE = re.compile(r"(?<![\d.+-])(?:[5-9]\d|1\d\d|2[0-2]\d)\s+$")
+_BARE_TEMPO_BEFORE = re.compile(r"(?<!\bbar )(?<!\bbars )(?<![\d.+-])(?:[5-9]\d|1\d\d|2[0-2]\d)\s+$")
 
 
 def _key_match_counts(rx: re.Pattern, m: re.Match, text: str) -> bool:
@@ -393,7 +409,7 @@ def _key_match_counts(rx: re.Pattern, m: re.Match, text: str) -> bool:
     if rx is _KEY_RES[2] or rx is _KEY_RES[3]:
         prev = re.findall(r"[a-z0-9#♯♭+-]+", before)[-1:]
         nxt = re.findall(r"[a-z0-9#♯♭+-]+", after)[:1]
-        bare_tempo = rx is _KEY_RES[3] and bool(_BARE_TEMPO_BEFORE.search(before)) \
+        bare_tempo = rx is _KEY_RES[3] and bool(_BARE_TEMPO_BEFORE.search(before)) and m.group(0) != "fm" \
             and bool(re.match(r"\s*(?:[,;.!)]|$)", after))      # "afro house 122 Am, congas …"
         if any(_CHORD_SYMBOL_RE.match(t) for t in prev + nxt) or re.search(r"\d\s*$", before) and not bare_tempo \
                 or re.search(r"\b(?:chords?|progression|changes)\b[^.;]*$", before):
@@ -576,7 +592,7 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
         # guitar stay)
         roles = set() if moment else {_ROLE_WORDS[w] for i in _NEG_ITEM_SPLIT.split(said.strip()) if not _lane_item(i)
                                       and not (" " in _bare(i) and _bare(i) in INSTRUMENT_WORDS)
-                                      and not _GROOVE_KIND_RE.search(i)
+                                      and not (_GROOVE_KIND_RE.search(_bare(i)) and not _SOLO_AFTER_RE.match(spec.text, end))
                                       for w in i.split() if w in _ROLE_WORDS}
         left = set() if moment else _negated_programs(said)
         lanes = set() if moment else _negated_lanes(said)
@@ -681,8 +697,10 @@ _WITHOUT_RE = re.compile(r"\s+(?:" + _WITHOUT + r"|[a-z]{1,2})\b")  # "oute drum
 #: "vocal-like leads", "organ-ish pads": what a part must not sound like, not the part
 _LIKE_RE = re.compile(r"([a-z]+)-(?:like|ish|y)\s+[a-z]+")
 #: a kind of beat said no to is that groove, not the drums ("no blast beats", "no four on the floor")
-_GROOVE_KIND_RE = re.compile(r"\b(?:blast|four[- ]on[- ]the[- ]floor|half[- ]time|double[- ]time|double[- ]kick|d-beat|"
-                             r"one[- ]drop|breakbeats?|trap|boom[- ]bap|dembow|big)\s*(?:beats?|drums?|grooves?)?\b")
+_GROOVE_KIND_RE = re.compile(r"\b(?:(?:blast|half[- ]?time|double[- ]?time|double[- ]kick|d-beat|one[- ]drop|trap|boom[- ]bap|"
+                             r"dembow|big|808)\s*(?:beats?|drums?|grooves?|kit)|(?:four|4)[- ](?:on|to)[- ]the[- ]floor"
+                             r"(?:\s*(?:beats?|kick|drums?|grooves?))?|breakbeats?)$")
+_SOLO_AFTER_RE = re.compile(r"\s*[,;]?\s*(?:just|only)\b")
 _NEG_AFTER_RE = re.compile(r"(?:^|(?<=[.,;:!?]))\s*([a-z' -]{2,60}?)\s+(?:bilkul\s+)?"
                            r"(?:yok|olmasin|istemiyorum|istemiyoruz|nahi|nahin)\b")
 #: the words around such a list ("mujhe vocals nahi chahiye", "koi bhi drums nahi", "hiç vokal yok")
@@ -810,7 +828,7 @@ _SHARED_DANCES = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", 
                             # a ballad's kind, not its style: "emotional ballad, lofi beat" is lofi
                             "emotional ballad", "love ballad"))
 #: style words that are adjectives first ("a heroic polonaise" is a polonaise)
-_ADJECTIVES = frozenset(("heroic", "psychedelic"))
+_ADJECTIVES = frozenset(("heroic",))
 #: a scene or a use, the brief a media composer is given ("tavern scene … celtic jig", "horror game
 #: … doom metal", "football club … UK drill", "trailer … djent"): the style it names wins
 _SCENES = frozenset(("trailer", "trailer music", "tavern", "horror", "club", "pirate", "meditation", "carnival",

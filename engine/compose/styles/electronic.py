@@ -192,7 +192,7 @@ _g(name="chiptune", aliases=("chiptune", "8-bit", "8 bit", "8bit", "16-bit", "16
              "tom_hi": "...x..x....x..x.", "tom_mid": "......x.......x."},
             {"kick": "X..X..X.X..X..X.", "snare": "....X.......X..x", "chat": "x.x.x.x.x.x.x.x.",
              "tom_hi": "...x.......x....", "tom_mid": ".......x.......x"}))
-_g(name="ambient", aliases=("ambient", "neoclassical piano", "neo-classical piano", "neoclassico", "neoclassica", "modern classical", "post-classical", "olafur arnalds", "nils frahm", "dungeon synth", "musique concrete", "tape music", "acousmatic", "electroacoustic", "gagaku", "court music", "lowercase", "microsound", "isolationism", "isolationist", "hauntology", "hauntological", "ghost box", "boards of canada", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
+_g(name="ambient", aliases=("ambient", "dungeon synth", "musique concrete", "tape music", "acousmatic", "electroacoustic", "gagaku", "court music", "lowercase", "microsound", "isolationism", "isolationist", "hauntology", "hauntological", "ghost box", "boards of canada", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
                             "sleep music", "spa music", "relaxing music", "gamelan", "healing music", "zen",
                             "space music", "yoga", "dark ambient", "ambient electronic",
                             "berlin school", "kosmische", "kosmische musik", "sequencer music", "psybient", "psychill", "psy chill", "psy-chill", "psy ambient", "psydub"),
@@ -205,7 +205,7 @@ _g(name="ambient", aliases=("ambient", "neoclassical piano", "neo-classical pian
    grooves=(), intro_drums="none")
 
 # --- hip hop and downtempo -------------------------------------------------------------------------
-_g(name="lofi", aliases=("lofi", "jazz-hop", "lo-fi", "lo fi", "lofi hip hop", "lo-fi hip hop", "low fi",
+_g(name="lofi", aliases=("lofi", "jazz hip hop", "jazz hip-hop", "jazzy hip hop", "jazz-hop", "lo-fi", "lo fi", "lofi hip hop", "lo-fi hip hop", "low fi",
                          "chillhop", "beats to study", "study beats", "jazzhop", "jazz hop", "chillout",
                          "chill out", "chill beats", "bedroom beats"),
    bpm=(70, 90), kit=8, fill="snare", bass="lofi", chords="lofi", form="song", swing=0.14,

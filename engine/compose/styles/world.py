@@ -154,7 +154,7 @@ _g(name="merengue", family="latin",
 # cumbia: the bass on one and three (root, fifth), güiro long–short–short, the llamador on the
 # off-beats, the guitar's "chucu" on the and, the tune on accordion
 _g(name="cumbia", family="latin",
-   aliases=("cumbia", "colombian", "colombia", "vallenato", "cumbia villera", "cumbia sonidera", "chicha",
+   aliases=("cumbia", "psychedelic cumbia", "psych cumbia", "cumbia psicodelica", "colombian", "colombia", "vallenato", "cumbia villera", "cumbia sonidera", "chicha",
             "peruvian cumbia", "cumbia colombiana"),
    bpm=(86, 100), kit=0, fill="toms", form="song", humanize_ms=5, vel_var=8,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("guitar", C, 27), _p("accordion", L, 21),
