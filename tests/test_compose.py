@@ -1191,3 +1191,14 @@ def test_grooves_and_numbers_said_no_to_stay_narrow():
     assert read_prompt("radio jingle for 98 FM, upbeat pop").key_root is None
     assert read_prompt("house track, bar 64 Am, bar 65 F").key_root is None
     assert read_prompt("가단조, 첼로").key_root == 9 and read_prompt("가단조, 첼로").mode == "minor"
+
+
+def test_an_ensemble_and_a_talking_drum_named_in_another_style_play():
+    """"baroque pop … harpsichord, string quartet": the quartet plays its strings in the pop band
+    (a string quartet alone is still the classical quartet); a talking drum plays its toms."""
+    s = compose("baroque pop in waltz time, harpsichord, string quartet, oboe counter-melody", 1)
+    assert s.genre == "pop" and {6, 48, 68} <= {p.program for p in s.parts}
+    assert compose("string quartet in D minor", 1).genre == "classical"
+    s = compose("afro-dancehall riddim, plucky marimba lead, rimshots, shaker, talking drum fills", 1)
+    kit = next(k for k, p in enumerate(s.parts) if p.is_drums)
+    assert {n.pitch for i in range(2, 10) for n in s.bar(i)[0] if n.part == kit} & {48, 50, 47}

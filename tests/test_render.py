@@ -71,12 +71,15 @@ def test_swung_prompts_have_no_clicks(backends, renderer, prompt):
     ("dark techno with rumbling kick and acid bass", 7),
     ('Town theme for a cozy 16-bit style RPG, the village you come back to between dungeons. '
      'In 3, about 96 bpm, F major. Flute melody over pizzicato strings and harp, a little '
-     'celesta sparkle on the turnarounds. Has to loop cleanly. No drums.', 2)])
+     'celesta sparkle on the turnarounds. Has to loop cleanly. No drums.', 2),
+    ('dub techno (Basic Channel, Deepchord), 4/4, 122bpm — a single filtered chord stab '
+     'drowned in tape delay, sub bass, muffled kick, soft hats, no snare, no lead', 2)])
 def test_raw_oscillator_presets_do_not_click_on_a_quiet_mix(backends, prompt, seed):
     """GM's synth bass / saw / square presets are raw waves: in a breakdown (kick out, acid
     bass and arp on their own) every period of the bass read as a click (138 in 30 s) until
     their filter was closed a little (``fluid.EDGE_FILTER_CENTS``); a square pulse bass under
-    a drumless town theme clicked until its filter was closed further."""
+    a drumless town theme clicked until its filter was closed further, a sub bass out of a
+    near-silent dub techno bar until it swelled in (``fluid.SUB_ATTACK_CENTS``)."""
     x = take(backends["fluidsynth"], prompt, 30.0, seed=seed)
     bad = jumps(x)
     assert bad.size == 0, f"{bad.size} clicks, first at {bad[:5] / SR} s"

@@ -385,6 +385,8 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "low strings": (42, PD, ""), "keman": (40, L, ""),
     "string ostinato": (48, C, "ostinato"), "strings ostinato": (48, C, "ostinato"), "ostinato strings": (48, C, "ostinato"),
     "gayageum": (107, C, ""), "haegeum": (110, L, ""),
+    # an ensemble named beside another style ("baroque pop … harpsichord, string quartet") plays in it
+    "string quartet": (48, PD, ""), "string quartets": (48, PD, ""),
     # a cheap home keyboard (disco polo's "tani keyboard", a Casio) is its synth voices, not a piano
     **dict.fromkeys(("cheap keyboard", "tani keyboard", "casio keyboard", "home keyboard", "arranger keyboard",
                      "toy keyboard", "budget keyboard"), (81, L, "")),

@@ -31,7 +31,10 @@ for _w, _v in (("guira", {"guira": "x.oox.oox.oox.oo"}),
                ("shekere", {"shekere": "x.oox.oox.oox.oo"}), ("palmas", {"clap": "..x...x...x...x."}),
                ("tambora", {"tambora": "x..x.xx.x..x.xx."}),
                # West Africa's bell pattern (highlife, afrobeat): the agogo's timeline
-               ("bell pattern", {"agogo": "x.x.xx.x.x.x.x..", "agogo_lo": "......x.......x."})):
+               ("bell pattern", {"agogo": "x.x.xx.x.x.x.x..", "agogo_lo": "......x.......x."}),
+               # the talking drum (dùndún): its pitch bends up and down between two toms
+               ("talking drum", {"tom_hi": "..x.....x.x.....", "tom_mid": "...x.......x..x."}),
+               ("talking drums", {"tom_hi": "..x.....x.x.....", "tom_mid": "...x.......x..x."})):
     G.DRUM_WORDS.setdefault(_w, (None, _v, None))
 
 # --- Brazil --------------------------------------------------------------------------------------
