@@ -691,21 +691,22 @@ _NEG_KINDS.update(dict.fromkeys(("sintetizadores", "sintetizador", "sintetizzato
 #: "without" in other languages before an instrument ("sans synthés", "ohne Gitarren", "sin piano")
 _NEG_FOREIGN_WORDS_RE = re.compile(r"\b" + _WITHOUT + r"\s+(?=((?:[a-z'-]+\s+){0,2}[a-z'-]+))")
 _WITHOUT_RE = re.compile(r"\s+(?:" + _WITHOUT + r"|[a-z]{1,2})\b")  # "oute drums oute synth", "fara tobe si fara …"
-#: a negated instrument at one moment or in one role is no instrument left out: "no guitar solo",
-#: "no piano until the bridge", "no vocals in the intro", "no vocals at the start"
-#: a list said no to by a word after it (Turkish "yok", Hindi "nahi"), within its clause
 #: "vocal-like leads", "organ-ish pads": what a part must not sound like, not the part
 _LIKE_RE = re.compile(r"([a-z]+)-(?:like|ish|y)\s+[a-z]+")
 #: a kind of beat said no to is that groove, not the drums ("no blast beats", "no four on the floor")
 _GROOVE_KIND_RE = re.compile(r"\b(?:(?:blast|half[- ]?time|double[- ]?time|double[- ]kick|d-beat|one[- ]drop|trap|boom[- ]bap|"
                              r"dembow|big|808)\s*(?:beats?|drums?|grooves?|kit)|(?:four|4)[- ](?:on|to)[- ]the[- ]floor"
                              r"(?:\s*(?:beats?|kick|drums?|grooves?))?|breakbeats?)$")
+#: "no trap drums, just piano": the drums go after all (a piece for what follows "just")
 _SOLO_AFTER_RE = re.compile(r"\s*[,;]?\s*(?:just|only)\b")
+#: a list said no to by a word after it (Turkish "yok", Hindi "nahi"), within its clause
 _NEG_AFTER_RE = re.compile(r"(?:^|(?<=[.,;:!?]))\s*([a-z' -]{2,60}?)\s+(?:bilkul\s+)?"
                            r"(?:yok|olmasin|istemiyorum|istemiyoruz|nahi|nahin)\b")
 #: the words around such a list ("mujhe vocals nahi chahiye", "koi bhi drums nahi", "hiç vokal yok")
 _NEG_AFTER_FILLER = re.compile(r"\b(?:mujhe|hume|humein|koi|bhi|lekin|par|magar|ab|hic|hicbir|ama|fakat|ancak)\b")
 _NEG_AFTER_SPLIT = re.compile(r"\s*(?:,|\bve\b|\bveya\b|\bya da\b|\bile\b|\baur\b|\bya\b)\s*")
+#: a negated instrument at one moment or in one role is no instrument left out: "no guitar solo",
+#: "no piano until the bridge", "no vocals in the intro", "no vocals at the start"
 _NEG_MOMENT_RE = re.compile(r"\b(?:solos?|intro|outro|fills?|breaks?|breakdown|until|till|before|after|"
                             r"during|first|verses?|chorus|bridge)\b")
 _CLAUSE_MOMENT_RE = re.compile(r"\b(?:interlude|breakdown|build-?up|second half|first half|first \d+ bars)\b|"
