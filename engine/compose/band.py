@@ -165,7 +165,7 @@ class Band:
         #: a kit or groove word ("brushes", "breakbeat") or "drums" still brings the kit
         self.lanes_only = bool(lanes) and kit is None and groove is None and "drums" not in spec.only_roles \
             and not any(d["role"] == "drums" for d in specs)
-        hand = {ln: p for ln, p in lanes.items() if ln.rstrip("+") not in _KIT_LANES}
+        hand = {ln: p for ln, p in lanes.items() if ln.rstrip("+") not in G.KIT_LANES}
         if "drums" in spec.no_roles and hand and kit is None and not spec.no_percussion:
             # "darbuka and riq … no Western drum kit", "synth ve bateri yok" with a darbuka: the
             # percussionist plays what the prompt names, the kit stays out
@@ -567,7 +567,9 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
                           "pan": ps.pan, "octave": ps.octave, "named": False, "level": ps.level})
     for w in spec.instruments:
         prog, role, style = G.INSTRUMENTS[w]
-        alt = _IN_FAMILY.get((w, g.family)) if not re.search(r"\bclean\s+" + re.escape(w), spec.text) else None
+        alt = _IN_FAMILY.get((w, g.family))
+        if alt is not None and re.search(r"\bclean\s+" + re.escape(w), spec.text):
+            alt = None                        # "a clean muted guitar" stays clean in metal
         if isinstance(alt, str):
             prog, role, style = G.INSTRUMENTS[alt]
         elif alt is not None:
@@ -632,11 +634,7 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             slot = {"role": role, "pan": None, "octave": 0, "level": 0.0}
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
-    for kind in spec.pairs:
-        # a pair named by what tells them apart is the whole of that kind: the style's others go
-        kin = _GENERIC.get(kind)
-        if kin is not None and sum(d["named"] and d["program"] in kin for d in specs) >= 2:
-            specs = [d for d in specs if d["named"] or d["program"] not in kin or d["role"] in ("lead", "drums")]
+    specs = _pairs_alone(spec, specs)
     if spec.dance == "waltz" and g.name == "romantic piano":
         # a waltz for the piano: the left hand's oom-pah-pah (a low root, then the chord twice), not a
         # nocturne's broken chords, whose six eighths were heard as a 6/8 at two-thirds the pace
@@ -650,6 +648,16 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         for d in specs:
             if d["role"] == "lead" and not d["named"] and 56 <= d["program"] < 80:
                 d.update(name="piano", program=0)
+    return specs
+
+
+def _pairs_alone(spec: PromptSpec, specs: list[dict]) -> list[dict]:
+    """A pair named by what tells them apart ("two guitars (one clean, one overdriven)") is the whole
+    of that kind: the style's other parts of it go (its lead and drums stay)."""
+    for kind in spec.pairs:
+        kin = _GENERIC.get(kind)
+        if kin is not None and sum(d["named"] and d["program"] in kin for d in specs) >= 2:
+            specs = [d for d in specs if d["named"] or d["program"] not in kin or d["role"] in ("lead", "drums")]
     return specs
 
 
@@ -726,10 +734,6 @@ def _without(specs: list[dict], banned: set[int]) -> list[dict]:
     return out
 
 
-#: a drum kit's own lanes (the rest are a percussionist's: congas, shakers, bells, a darbuka's tones)
-_KIT_LANES = frozenset(("kick", "kick2", "kick_lo", "snare", "snare2", "esnare", "side", "rim", "chat", "ohat", "phat",
-                        "crash", "china", "chinese", "splash", "splash2", "ride", "ride2", "cymbal", "floor", "tom_hi",
-                        "tom_hi2", "tom_mid", "tom_lo", "tom_lo2", "swirl"))
 #: the sung programs: choir aahs, voice oohs, synth voice
 _VOICES = (52, 53, 54)
 

@@ -299,8 +299,8 @@ class Composer(Band):
                 start = 0.0
             vel = int(v * vscale + int(rand() * span) - vv + 0.5)
             if light:
-                vel = round(vel * (_LEAN_DOWN if t0 < 0.05 else _LEAN_MIDDLE if light[0] <= t0 < light[1] else 1.0))
-            if lilt and role != "lead" and abs(t0 / 1.5 - round(t0 / 1.5)) > 0.05:
+                vel = round(vel * (_LEAN_DOWN if t0 < _ON_BEAT else _LEAN_MIDDLE if light[0] <= t0 < light[1] else 1.0))
+            if lilt and role != "lead" and abs(t0 / self.beat - round(t0 / self.beat)) > _ON_BEAT:
                 vel = round(vel * _LILT_OFF)
             raw.append((j, p, start, end, 1 if vel < 1 else 127 if vel > 127 else vel, glide))
         raw.sort()
@@ -342,6 +342,8 @@ _LEAN_DOWN, _LEAN_MIDDLE = 1.12, 0.86
 #: 62 the lighter eighths only move the tracker from the eighths (×3) to twice the beat, 1.5 eighths
 #: apart — a tempo counted right and a meter no longer heard — so a 54–60 ballad keeps even eighths
 _LILT_BEATS, _LILT_OFF = (62.0, 76.0), 0.7
+#: how near a beat (in quarters) a note starts to count as on it
+_ON_BEAT = 0.05
 
 
 def compose(prompt: str, seed: int = 0, bpm: float | None = None, theme=None) -> Score:

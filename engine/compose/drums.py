@@ -14,9 +14,6 @@ from engine.compose.form import SECTION_BARS, Bar, section_kind
 from engine.compose.harmony import nearest
 
 _RINGING = frozenset((46, 49, 51, 52, 53, 55, 57, 59))   # open hat, crashes, rides, china, splash
-#: the lanes of a drum kit (a groove with none of them is hand percussion)
-_KIT_LANES = frozenset(("kick", "kick2", "kick_lo", "snare", "snare2", "rim", "side", "clap", "esnare", "chat", "ohat",
-                        "phat", "ride", "ride2", "bell", "crash", "china", "floor", "tom_lo", "tom_mid", "tom_hi"))
 _LEVEL = {"intro": 0.82, "A": 0.92, "B": 1.0, "drop": 1.05, "solo": 0.95, "break": 0.8, "outro": 0.88}
 _VEL = {"X": 112, "x": 92, "o": 52, "r": 84, "t": 80}
 #: lanes a hats-only bar leaves out
@@ -73,7 +70,7 @@ def _play_drums(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
     if band.lanes_only:
         return
     # a hand drummer's groove (tabla, congas alone): no kit's ghost snares or crashes around it
-    kit = any(ln.rstrip("+") in _KIT_LANES for ln in groove)
+    kit = any(ln.rstrip("+") in G.KIT_LANES for ln in groove)
     # groove details per bar: an extra ghost or a dropped hat, from the bar hash
     if kit and not hats_only and g.humanize_ms >= 5 and rng.random() < 0.5:
         st = rng.randrange(band.steps)

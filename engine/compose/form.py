@@ -288,7 +288,7 @@ def _voicings(plans: list[PartPlan], chords: list) -> dict:
 _POWER_STYLES = ("power", "chug", "tremolo")
 
 
-def _voice_part(pl: PartPlan, chords: list, n: int, keep: tuple[int, ...] | None, rooted: bool = False) -> list:
+def _voice_part(pl: PartPlan, chords: list, n: int, keep: tuple[int, ...] | None, rooted: bool) -> list:
     """One part's voicings, bar by bar, each led from the one before. ``rooted``: a distorted
     guitar before this one already holds the chord's root."""
     rootless = pl.style in ("comp", "soul", "lofi", "bossa")

@@ -478,6 +478,13 @@ def _gm_words() -> dict[str, tuple[int, str, str]]:
 for _w, _v in _gm_words().items():
     INSTRUMENTS.setdefault(_w, _v)
 
+#: the lanes of a drum kit: a groove with none of them is hand percussion, and a kit said no to
+#: ("no drum kit, darbuka and riq") leaves the other lanes playing (the high floor tom, ``tom_lo2``,
+#: is a polska's stamping foot, and ``tom_hi2`` a hand drum's: no kit lanes)
+KIT_LANES = frozenset(("kick", "kick2", "kick_lo", "snare", "snare2", "esnare", "side", "rim", "clap", "chat", "ohat",
+                       "phat", "ride", "ride2", "bell", "crash", "china", "chinese", "splash", "splash2", "cymbal",
+                       "floor", "tom_hi", "tom_mid", "tom_lo", "swirl"))
+
 #: styles played as their nearest genre (an alias above) that bring their own instruments,
 #: for the roles the prompt does not name
 STYLE_INSTRUMENTS: dict[str, tuple[str, ...]] = {

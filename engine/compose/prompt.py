@@ -159,7 +159,8 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     # words one or two edits from an instrument word ("harmonies" is no harmonica, "charanga" the
     # Cuban flute-and-violins band, not a charango; "guitarra" is Spanish for the guitar)
     "harmony harmonies harmonic harmonics harmonized harmonised harmonizing charanga charangas".split()) | frozenset(
-    # the drum kit in French and German ("batterie" is no samba "bateria"), a Spanish class
+    # the drum kit in French, German, Turkish and Italian ("batterie", "bateri", "batteria" are no samba
+    # "bateria"), a Spanish class ("clase" is no clave), an artist ("Breakbot" is no breakbeat)
     "batterie schlagzeug bateri batteria clase clases breakbot".split()) | frozenset(
     # "melody" in Spanish, Portuguese, Italian, French and German is no melodica
     "melodia melodias melodie melodies".split()) | frozenset(
@@ -199,8 +200,8 @@ _PAIR_SINGULAR = {"guitars": "guitar", "synths": "synth", "keyboards": "keyboard
 
 
 #: Japanese music words in katakana and kanji, as a DAW user in Japan types them (folding would strip
-#: their voicing marks: ポップ to ホッフ), longest first, and the words that say "without" after
-#: what they leave out (ボーカルなし, サックスソロも不要, ドラム抜き)
+#: their voicing marks: ポップ to ホッフ), and the words that say "without" after what they leave
+#: out (ボーカルなし, サックスソロも不要, ドラム抜き); the pattern tries the longest first
 _KANA = {"木琴": "xylophone", "鉄琴": "glockenspiel", "小太鼓": "snare drum", "大太鼓": "bass drum",
          "ライブハウス": "live venue", "ドラムンベース": "drum and bass", "キーボード": "keyboard", "ボサノヴァ": "bossa nova",
          "アンビエント": "ambient", "ディスコ": "disco", "マーチ": "march", "篠笛": "shinobue flute", "シティポップ": "city pop", "シティ・ポップ": "city pop", "エレクトリックピアノ": "electric piano",
@@ -221,10 +222,17 @@ _KANA_RE = re.compile("|".join(sorted(map(re.escape, _KANA), key=len, reverse=Tr
 _KANA_WITHOUT_RE = re.compile(r"([a-z]+(?: +[a-z]+)?)\s*(?:は|も|を)?\s*(?:なし|無し|不要|抜き)")
 
 
+_KANA_CHARS_RE = re.compile(r"[\u3040-\u30ff]")
+_HANGUL_CHARS_RE = re.compile(r"[\uac00-\ud7a3]")
+#: "BPM 124", "bpm: 124" — not after a tempo ("140 bpm 808 bass")
+_BPM_FIRST_RE = re.compile(r"(?<!\d)(?<!\d )\bbpm\s*[:=]?\s*(\d{2,3})\b")
+_EIGHTIES_RE = re.compile(r"(\d)\s+s\b")
+
+
 def _japanese(prompt: str) -> str:
     """A prompt's katakana and kanji music words in English, and "Xなし" as "no X"."""
     text = _KANA_RE.sub(lambda m: f" {_KANA[m.group(0)]} ", prompt)
-    text = re.sub(r"(\d)\s+s\b", r"\1s", text)                           # 80年代: "80s"
+    text = _EIGHTIES_RE.sub(r"\1s", text)                               # 80年代: "80s"
     return _KANA_WITHOUT_RE.sub(lambda m: f" no {m.group(1).strip()}, ", text.lower())
 
 
@@ -237,8 +245,8 @@ _VOCAL_LATER_RE = re.compile(r"\b(?:leave|leaving|keep|keeping|with)\s+(?:some\s
                              r"(?:added|recorded|laid|dubbed|done)\s+(?:[a-z]+\s+){0,4}?(?:later|afterwards|separately|in post)\b")
 
 
-#: Korean music words in Hangul (folding would break the syllables apart), longest first, and the
-#: words that ask to leave something out after it (일렉기타는 빼주세요, 드럼 없이)
+#: Korean music words in Hangul (folding would break the syllables apart), and the words that ask
+#: to leave something out after it (일렉기타는 빼주세요, 드럼 없이); the pattern tries the longest first
 _HANGUL = {"케이팝": "k-pop", "발라드": "ballad", "피아노": "piano", "스트링스": "strings", "스트링": "strings",
            "현악": "strings", "드럼": "drums", "일렉기타": "electric guitar", "일렉 기타": "electric guitar",
            "어쿠스틱 기타": "acoustic guitar", "통기타": "acoustic guitar", "베이스": "bass",
@@ -254,7 +262,9 @@ _HANGUL = {"케이팝": "k-pop", "발라드": "ballad", "피아노": "piano", "�
 _HANGUL_RE = re.compile("|".join(sorted(map(re.escape, _HANGUL), key=len, reverse=True))
                         + r"|기타(?!\s*(?:등|악기|요청|사항|의견|문의|작업|참고))")
 #: a list (X, Y / X와 Y / X랑 Y / X이나 Y) and the Korean words that leave it out after it
-_HANGUL_WITHOUT_RE = re.compile(r"((?:[a-z]+(?: [a-z]+)?)(?:\s*(?:,|와|과|랑|이랑|이나|나|및|and)\s*[a-z]+(?: [a-z]+)?)*)"
+_HANGUL_AND = r"\s*(?:,|와|과|랑|이랑|이나|나|및|and)\s*"
+_HANGUL_AND_RE = re.compile(_HANGUL_AND)
+_HANGUL_WITHOUT_RE = re.compile(r"((?:[a-z]+(?: [a-z]+)?)(?:" + _HANGUL_AND + r"[a-z]+(?: [a-z]+)?)*)"
                                 r"\s*(?:은|는|을|를|이|가|도)?\s*(?:없음|없이|없는|빼\s?주세요|빼줘|빼고|제외|말고|"
                                 r"넣지\s?말아\s?주세요|넣지\s?마세요)")
 #: a key in Korean note names: 다 라 마 바 사 가 나 (C D E F G A B), 장조 major, 단조 minor
@@ -268,18 +278,23 @@ def _korean(prompt: str) -> str:
                               f" {'major' if m.group(3) == '장조' else 'minor'} ", prompt)
     text = _HANGUL_RE.sub(lambda m: f" {_HANGUL.get(m.group(0), 'guitar')} ", text)
     return _HANGUL_WITHOUT_RE.sub(
-        lambda m: " " + ", ".join("no " + i.strip() for i in re.split(r"\s*(?:,|와|과|랑|이랑|이나|나|및|and)\s*", m.group(1))
+        lambda m: " " + ", ".join("no " + i.strip() for i in _HANGUL_AND_RE.split(m.group(1))
                                   if i.strip()) + ", ", text.lower())
 
 
+def _plain(prompt: str) -> str:
+    """The prompt in plain lower-case letters, one space between words."""
+    return " ".join(fold(prompt).replace("’", "'").split())
+
+
 def _normalise(prompt: str) -> str:
-    if re.search(r"[\u3040-\u30ff]", prompt):
+    if _KANA_CHARS_RE.search(prompt):
         prompt = _japanese(prompt)
-    if re.search(r"[\uac00-\ud7a3]", prompt):
+    if _HANGUL_CHARS_RE.search(prompt):
         prompt = _korean(prompt)
-    text = " ".join(fold(prompt).replace("’", "'").split())
+    text = _plain(prompt)
     text = _VOCAL_LATER_RE.sub("no vocals,", _VOICE_OVER_RE.sub("narration", text))
-    text = re.sub(r"(?<!\d)(?<!\d )\bbpm\s*[:=]?\s*(\d{2,3})\b", r"\1 bpm", text)    # "BPM112", "bpm: 124"
+    text = _BPM_FIRST_RE.sub(r"\1 bpm", text)                          # "BPM112", "bpm: 124"
     text = _PAIR_RE.sub(lambda m: f"{m.group(2)} {_PAIR_SINGULAR[m.group(1)]}, {m.group(3)} {_PAIR_SINGULAR[m.group(1)]}",
                         text)
     return _MODIFIER_SLIPS.sub(lambda m: "electric" if m.group(0)[1] in "lr" else "acoustic", text)
@@ -311,7 +326,7 @@ def read_prompt(prompt: str) -> PromptSpec:
     """What ``prompt`` says about tempo, key, mode, meter, genre, moods and instruments. ``[engine]``"""
     text = _normalise(prompt)
     spec = PromptSpec(text=text)
-    spec.pairs = {_PAIR_SINGULAR[m.group(1)] for m in _PAIR_RE.finditer(" ".join(fold(prompt).replace("’", "'").split()))}
+    spec.pairs = {_PAIR_SINGULAR[m.group(1)] for m in _PAIR_RE.finditer(_plain(prompt))}
     claim = _Claims(text)
     _read_tempo(spec, claim)
     _read_key(spec, claim)
@@ -409,9 +424,10 @@ def _key_match_counts(rx: re.Pattern, m: re.Match, text: str) -> bool:
     if rx is _KEY_RES[2] or rx is _KEY_RES[3]:
         prev = re.findall(r"[a-z0-9#♯♭+-]+", before)[-1:]
         nxt = re.findall(r"[a-z0-9#♯♭+-]+", after)[:1]
+        # (not "98 FM": a radio station, no F minor)
         bare_tempo = rx is _KEY_RES[3] and bool(_BARE_TEMPO_BEFORE.search(before)) and m.group(0) != "fm" \
             and bool(re.match(r"\s*(?:[,;.!)]|$)", after))      # "afro house 122 Am, congas …"
-        if any(_CHORD_SYMBOL_RE.match(t) for t in prev + nxt) or re.search(r"\d\s*$", before) and not bare_tempo \
+        if any(_CHORD_SYMBOL_RE.match(t) for t in prev + nxt) or (re.search(r"\d\s*$", before) and not bare_tempo) \
                 or re.search(r"\b(?:chords?|progression|changes)\b[^.;]*$", before):
             return False                          # one of a list of chords, or decibels
     if rx is _KEY_RES[3]:
@@ -466,11 +482,11 @@ _GROUPING_RE = re.compile(r"(?<![\d/-])([1-9](?:\s*\+\s*[1-9]){1,7}|[1-9](?:-[1-
 _IN_COUNT_RE = re.compile(r"\bin\s+(five|seven|nine|eleven|thirteen|fifteen)\b(?!-|\s+(?:string|strings|piece|pieces|"
                           r"days?|weeks?|years?|hours?|minutes?|seconds?|bars?|beats?|notes?|parts?|ways?|of)\b)"
                           r"|\bin\s+(5|7|9|11|13|15)(?=\s*(?:$|[,.;)]|\s(?:time|meter|feel)\b))")
-#: "in 3", "in a fast 2", "in two" where the phrase ends: a count of beats ("in 3 parts", "in 2
-#: minutes" go on, "in two" before a noun is no meter)
-#: another count in the same prompt ("verse in 4, chorus in 3"): a change of meter, which a take does not play
+#: "in 4" beside a count ("verse in 4, chorus in 3"): a change of meter, which a take does not play
 _IN_OTHER_RE = re.compile(r"\bin\s+(?:4|four)(?=\s*(?:$|[,.;)]))")
+#: where a count of beats ends its phrase ("in 3 parts", "in 2 minutes", "in 2:30" go on)
 _COUNT_END = r"(?=\s*(?:$|[,.;)]|:(?!\d))|\s(?:time|meter|feel)\b)"
+#: "in 3", "in a fast 2", "in two time" where the phrase ends, not after "count-"
 _IN_THREE_RE = re.compile(r"(?<!count-)(?<!count )\bin\s+(?:a\s+)?(?:fast\s+|quick\s+|slow\s+|lilting\s+)?3" + _COUNT_END)
 _IN_TWO_RE = re.compile(r"(?<!count-)(?<!count )\bin\s+(?:a\s+)?(?:(?:fast|quick|brisk|slow)\s+(?:2|two)|2)" + _COUNT_END +
                         r"|\bin\s+two\s+(?:time|feel)\b|\b(?:a|à) deux temps\b")
@@ -565,6 +581,19 @@ _LESNOTO = re.compile(r"\b(lesnoto|lesno oro)\b")
 _ROMAJI_RE = re.compile(r"\b(?:kudasai|onegai\w*|mitai|desu|tsukutte|shite|kyoku|ongaku|yoona|youna|fuu)\b")
 
 
+def _read_negations_after(spec: PromptSpec, claim: _Claims) -> None:
+    """Turkish and Hindi say "without" after the list: "synth ve bateri yok", "synth bilkul nahi"."""
+    for m in _NEG_AFTER_RE.finditer(spec.text):
+        items = [_NEG_AFTER_FILLER.sub("", i).strip() for i in _NEG_AFTER_SPLIT.split(m.group(1).strip())]
+        items = [i for i in items if i]
+        roles = {_FOREIGN_ROLES[i] for i in items if i in _FOREIGN_ROLES}
+        left = set().union(*(_negated_programs(i, foreign=True) for i in items if i not in _FOREIGN_ROLES))
+        if roles or left:
+            spec.no_roles |= roles
+            spec.no_programs |= left
+            claim(m)
+
+
 def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
     """"no drums", "without bass": the roles left out, and a style word after "no" is not the style
     ("no swing", "no trap") — except in a prompt in romaji, where "no" is the possessive ("showa no
@@ -622,16 +651,7 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
             spec.no_programs |= left
             # ("keine Vocals und keine Gitarre": the second "keine" is the first list's already)
             claim.span(m.start(), m.start(1) + len(said)) or claim.span(m.start(1), m.start(1) + len(said))
-    for m in _NEG_AFTER_RE.finditer(spec.text):
-        # Turkish says "without" after the list: "synth ve bateri yok"
-        items = [_NEG_AFTER_FILLER.sub("", i).strip() for i in _NEG_AFTER_SPLIT.split(m.group(1).strip())]
-        items = [i for i in items if i]
-        roles = {_FOREIGN_ROLES[i] for i in items if i in _FOREIGN_ROLES}
-        left = set().union(*(_negated_programs(i, foreign=True) for i in items if i not in _FOREIGN_ROLES))
-        if roles or left:
-            spec.no_roles |= roles
-            spec.no_programs |= left
-            claim(m)
+    _read_negations_after(spec, claim)
     for m in _LEAVE_OUT_RE.finditer(spec.text):
         said = next(g for g in m.groups() if g)
         if _NEG_WHEN_RE.match(spec.text, m.end()) or _NEG_MOMENT_RE.search(spec.text, m.end(), m.end() + 30):
@@ -839,13 +859,22 @@ _SCENES = frozenset(("trailer", "trailer music", "tavern", "horror", "club", "pi
 _YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES
 
 
-_SAID_NO_BEFORE = re.compile(r"\b(?:not|no|nor|never|without|instead of|rather than|except|but not|less|minus|avoid)\s+"
-                             r"(?:\w+\s+)?$")
+#: the words before a style that say no to it ("not metal", "rather than trap"), "avoid" among them or not
+_SAID_NO_RE = re.compile(r"\b(?:not|no|nor|never|without|instead of|rather than|except|but not|less|minus)\s+"
+                         r"(?:\w+\s+)?$")
+_SAID_NO_OR_AVOID_RE = re.compile(r"\b(?:not|no|nor|never|without|instead of|rather than|except|but not|less|minus|"
+                                  r"avoid)\s+(?:\w+\s+)?$")
 
 
-def _said_no(text: str, m: re.Match) -> bool:
-    """Whether the phrase ``m`` follows a "not", "no", "rather than" …"""
-    return bool(_SAID_NO_BEFORE.search(text[:m.start()]))
+def _said_no(text: str, m: re.Match, avoid: bool = True) -> bool:
+    """Whether the phrase ``m`` follows a "not", "no", "rather than" (and, with ``avoid``, "avoid") …"""
+    return bool((_SAID_NO_OR_AVOID_RE if avoid else _SAID_NO_RE).search(text[:m.start()]))
+
+
+#: the nouns a style word can colour ("rock drums", "gospel choir", "funky bassline")
+_PART_NOUN_RE = re.compile(r"(?:drums?|percussion|bass(?:lines?)?|vocals?|choirs?|strings|horns|brass|guitars?|keys|"
+                           r"synths?|pads?|leads?|riffs?|flutes?|trumpets?)\b")
+_SPACES_RE = re.compile(r"\s+")
 
 
 def _describes(text: str, m: re.Match) -> bool:
@@ -854,15 +883,12 @@ def _describes(text: str, m: re.Match) -> bool:
     beat" is still trap."""
     if text.startswith("-", m.end()) or _PART_NOUN_RE.fullmatch(m.group(0).rsplit(" ", 1)[-1]):
         return True                       # "soul-soothing"; a style word that is a band's part ("gospel choir")
-    gap = re.compile(r"\s+").match(text, m.end())
+    gap = _SPACES_RE.match(text, m.end())
     if gap is None:
         return False
     at = gap.end()
     return bool(_INSTR_RX.match(text, at) or _DRUM_RX.match(text, at) or _PART_NOUN_RE.match(text, at))
 
-
-_PART_NOUN_RE = re.compile(r"(?:drums?|percussion|bass(?:lines?)?|vocals?|choirs?|strings|horns|brass|guitars?|keys|"
-                           r"synths?|pads?|leads?|riffs?|flutes?|trumpets?)\b")
 
 
 def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
@@ -889,8 +915,7 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
         # indie rock") says it more exactly
         wider = next((m for m in found[1:] if len(m.group(0)) > len(found[0].group(0))
                       and _phrase_re(found[0].group(0)).search(m.group(0))
-                      and not re.search(r"\b(?:not|no|nor|never|without|instead of|rather than|except|but not|"
-                                        r"less|minus)\s+(?:\w+\s+)?$", spec.text[:m.start()])), None)
+                      and not _said_no(spec.text, m, avoid=False)), None)
         if wider is not None:
             found = [wider] + [m for m in found if m is not wider]
     for m in found:

@@ -361,7 +361,7 @@ class FluidInstrument:
                 lib.fluid_synth_set_gen(h, c, GEN_ATTENUATION, float(trim * 10.0))   # centibels
             if fc:
                 lib.fluid_synth_set_gen(h, ch, GEN_FILTERFC, fc)
-            if bank != 128 and p.role == "bass" and "sub" in p.name.split()[0]:
+            if bank != 128 and p.role == "bass" and p.name.startswith("sub"):   # "sub bass", "sub-bass", "subbass"
                 lib.fluid_synth_set_gen(h, ch, GEN_VOLENVATTACK, SUB_ATTACK_CENTS)
             if twin >= 0:
                 for gen, v in DECLICK_GENS:

@@ -1,8 +1,9 @@
 """styles.more: fado, bhangra, huayno, chacarera, bolero, ragtime, polska, soul jazz, big beat,
-electro, biguine, parang, zydeco, drum and chant, enka and slack key — the style library's entries for these idioms (folk, latin, jazz,
-electronic and caribbean families).
+electro, biguine, parang, zydeco, drum and chant, enka and slack key — the style library's entries
+for these idioms (folk, latin, jazz, electronic, caribbean and pop families).
 
-Pure data: each ``_g(...)`` registers a :class:`~engine.compose.genres.Genre` (its words, tempo
+Pure data: a few instrument words the shared table lacks (``setdefault``: an entry another module
+made wins), and each ``_g(...)`` registers a :class:`~engine.compose.genres.Genre` (its words, tempo
 range, meter, parts, grooves, bass and comping patterns, harmony, form and mix colour) in
 :data:`~engine.compose.genres.GENRES`. See :mod:`engine.compose.genres` for the pattern notation.
 
@@ -55,6 +56,11 @@ What each one is built on (the idiom a player of it would name first):
   tune with a fiddle answering, the frottoir (rubboard: the güiro's scrape) in 16ths or the
   "chanka-chank", the kick on every beat with its double-clutch pickup, an electric guitar's chop
   off the beat and the bass on the beats; the cajun two-step's ti-fer (triangle) in eighths.
+- **enka** (Japan, 64–96): a slow ballad's soft kit with the shuffled "mood kayō" shaker, strings,
+  the koto's and a guitar's arpeggios, the shakuhachi's tune; minor.
+- **slack key** (kī hōʻalu, Hawaii, 72–96): open-tuned steel-string guitars — one carrying the
+  tune, one fingerpicked with the thumb on every beat — a ukulele, a light bass, a lap steel's
+  swells; no drums; major, the "Hawaiian vamp" (II7–V7–I) closing its phrases.
 
 Where GM has no drum of the idiom's own, the nearest keys stand in: the bombo's head is the low
 bass drum (``kick_lo``, GM 35), the stick on its wooden rim the side stick (``rim``, GM 37), the
@@ -447,13 +453,12 @@ _g(name="enka", family="pop",
              "floor": "..............x."}))
 
 # --- Hawaiian slack key ------------------------------------------------------------------------------------
-G.INSTRUMENTS.setdefault("lap steel", (26, PD, "swell"))
-G.INSTRUMENTS.setdefault("lap steel guitar", (26, PD, "swell"))
-G.INSTRUMENTS.setdefault("slack key guitar", (25, L, "melody"))
-G.INSTRUMENTS.setdefault("slack-key guitar", (25, L, "melody"))
-# kī hōʻalu (slack key): an open-tuned steel-string guitar alone — the thumb's alternating bass under
-# the tune on the high strings, a second guitar or a ukulele strumming, a lap steel's swells; no
-# drums; major, unhurried, the "Hawaiian vamp" (II7–V7–I) closing its phrases
+for _w, _v in {"lap steel": (26, PD, "swell"), "lap steel guitar": (26, PD, "swell"),
+               "slack key guitar": (25, L, "melody"), "slack-key guitar": (25, L, "melody")}.items():
+    G.INSTRUMENTS.setdefault(_w, _v)
+# kī hōʻalu (slack key): led by an open-tuned steel-string guitar — the tune on its high strings, a
+# second guitar fingerpicking, a ukulele strumming, a lap steel's swells; no drums; major,
+# unhurried, the "Hawaiian vamp" (II7–V7–I) closing its phrases
 _g(name="slack key", family="folk",
    aliases=("slack key", "slack-key", "slack key guitar", "slack-key guitar", "ki hoalu", "kiho'alu", "ki ho'alu",
             "hawaiian", "hawaiian guitar", "hawaiian music", "hapa haole", "hula", "mele hula"),
@@ -466,6 +471,6 @@ _g(name="slack key", family="folk",
                  "mixolydian": ("I bVII IV I",)},
    modes=("major", "major", "major", "mixolydian"),
    bass_pats=("R.......5.......", "R.......R...5..."),
-   # the thumb on one and three, the fingers between; the ukulele's down-up strum
+   # the thumb on every beat, the fingers on the ands; the ukulele's down-up strum
    comp_pats=("b.t.b.t.b.t.b.t.", "b..tb.t.b..tb.t.", "s...s.u..us.s.u."),
    grooves=())

@@ -24,6 +24,7 @@ from engine.compose.genres import BOSSA, A, B, C, D, L, PD, _g, _p
 for _w, _v in (("cavaquinho", (25, C, "")), ("vihuela", (24, C, "")), ("guitarron", (32, B, "")),
                ("requinto", (25, A, "arp16"))):
     G.INSTRUMENTS.setdefault(_w, _v)
+_TALKING_DRUM = {"tom_hi": "..x.....x.x.....", "tom_mid": "...x.......x..x."}
 G.LANES.setdefault("guira", 69)          # the güira (a metal scraper): the cabasa is its GM neighbour
 G.LANES.setdefault("shekere", 69)        # the shekere (a beaded gourd): the cabasa too
 G.LANES.setdefault("tambora", 47)        # the merengue tambora's drum head: a mid tom
@@ -33,8 +34,7 @@ for _w, _v in (("guira", {"guira": "x.oox.oox.oox.oo"}),
                # West Africa's bell pattern (highlife, afrobeat): the agogo's timeline
                ("bell pattern", {"agogo": "x.x.xx.x.x.x.x..", "agogo_lo": "......x.......x."}),
                # the talking drum (dùndún): its pitch bends up and down between two toms
-               ("talking drum", {"tom_hi": "..x.....x.x.....", "tom_mid": "...x.......x..x."}),
-               ("talking drums", {"tom_hi": "..x.....x.x.....", "tom_mid": "...x.......x..x."})):
+               ("talking drum", _TALKING_DRUM), ("talking drums", _TALKING_DRUM)):
     G.DRUM_WORDS.setdefault(_w, (None, _v, None))
 
 # --- Brazil --------------------------------------------------------------------------------------
