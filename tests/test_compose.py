@@ -1202,3 +1202,49 @@ def test_an_ensemble_and_a_talking_drum_named_in_another_style_play():
     s = compose("afro-dancehall riddim, plucky marimba lead, rimshots, shaker, talking drum fills", 1)
     kit = next(k for k, p in enumerate(s.parts) if p.is_drums)
     assert {n.pitch for i in range(2, 10) for n in s.bar(i)[0] if n.part == kit} & {48, 50, 47}
+
+
+# --- set P's readings ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("prompt,genre", [
+    ("acid jazz groove a la Jamiroquai, slap bass, clavinet, congas, 112bpm", "funk"),
+    ("glitch idm in the vein of Autechre, skittering beats, music box melody, 95 bpm", "electro"),
+    ("classic honky tonk shuffle, crying pedal steel, telecaster, barroom piano", "country"),
+    # a feel after a style word that is no shared dance stays that style's
+    ("texas shuffle in E, strat", "blues shuffle"),
+    ("shuffle in A with harmonica", "blues shuffle"),
+])
+def test_set_p_style_words(prompt, genre):
+    assert compose(prompt, 1).genre == genre
+
+
+def test_set_p_instrument_words():
+    """A piano accordion is one accordion; a doubled letter is a slip ("guitarrs" are guitars, not a
+    nylon guitarra); a flatpicked guitar in bluegrass is its guitar while the mandolin is named too;
+    a clean lead in metal a clean electric guitar; a makam named is its mode."""
+    progs = [p.program for p in compose("zydeco two-step, piano accordion and rubboard, fiddle", 1).parts if not p.is_drums]
+    assert 21 in progs and 0 not in progs
+    spec = read_prompt("shoegaze, wall of fuzzy guitarrs, dreamy vocals")
+    assert "guitars" in spec.instruments and "guitarra" not in spec.instruments
+    s = compose("shoegaze in a slow 6/8 sway, wall of fuzzy guitarrs", 1)
+    assert 24 not in {p.program for p in s.parts} and {29, 30} & {p.program for p in s.parts}
+    s = compose("bluegrass breakdown in A, banjo rolls, flatpicked guitar, fiddle, mandolin chop, upright bass", 1)
+    names = [p.name for p in s.parts]
+    assert names.count("mandolin") == 1 and "guitar" in names, names
+    s = compose("djent riff in 5/4, palm-muted chugs, atmospheric clean lead on top, 130 bpm", 1)
+    assert 27 in {p.program for p in s.parts if p.role == "lead"}
+    assert read_prompt("Turkish karsilama in 9/8, oud and clarinet, Hicaz makam").mode == "freygish"
+    assert read_prompt("longa in nahawand, oud").mode == "minor"
+
+
+def test_a_gentle_film_cue_has_no_war_drums():
+    """"whimsical … film score waltz … gentle": piano, celesta, oboe and pizzicato strings, no kit,
+    taiko or timpani; an epic cue keeps them, and a gentle one keeps a taiko it names."""
+    gentle = compose("whimsical Ghibli-esque film score waltz, solo piano + celesta + oboe, pizzicato strings, "
+                     "F major, gentle tempo", 1)
+    progs = {p.program for p in gentle.parts}
+    assert not any(p.is_drums for p in gentle.parts) and not progs & {116, 47} and {0, 8, 68, 45} <= progs
+    epic = compose("epic trailer cue, hybrid orchestra, taiko hits, C minor", 1)
+    assert 116 in {p.program for p in epic.parts}
+    named = compose("gentle film score, soft taiko pulse, strings", 1)
+    assert 116 in {p.program for p in named.parts}

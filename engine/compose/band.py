@@ -584,8 +584,11 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             # the style's own part of the kind: "organ" in a hymn is its church organ, "guitars" in
             # metal its distortion, a "guitar solo" in a power ballad its overdriven lead
             lead = w in spec.as_lead or w in _LEAD_GUITARS        # "lead guitar": the style's lead
-            own = next((d for d in specs if not d["named"] and d["program"] in kin
-                        and (d["role"] == "lead" if lead else d["role"] != "drums")), None)
+            # the part called by the word first: bluegrass's "guitar", not its mandolin (a
+            # steel-string too), which the word "mandolin" then names
+            own = min((d for d in specs if not d["named"] and d["program"] in kin
+                       and (d["role"] == "lead" if lead else d["role"] != "drums")),
+                      key=lambda d: w.rstrip("s") not in d["name"], default=None)
             if own is not None:
                 own["named"] = True
                 continue
@@ -746,6 +749,10 @@ def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
     specs = [d for d in specs if d["role"] not in spec.no_roles or d["named"]]
     if spec.no_percussion:
         specs = [d for d in specs if d["role"] != "perc" or d["named"]]   # "no drums at all": no taiko either
+    if g.name == "cinematic" and sum(G.MOODS[m][2] for m in spec.moods) <= -0.2 and not spec.drum_words:
+        # a gentle cue ("whimsical … gentle", "tender", "calm"): a film score without its war
+        # drums — no kit, taiko or timpani unless named
+        specs = [d for d in specs if d["named"] or d["role"] not in ("perc", "drums")]
     if spec.no_programs:
         specs = _without(specs, spec.no_programs)
     if spec.a_cappella:

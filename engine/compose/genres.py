@@ -65,6 +65,11 @@ MODES = {
 }
 MODE_ALIASES = {"maj": "major", "ionian": "major", "min": "minor", "aeolian": "minor", "m": "minor",
                 "harmonic minor": "minor", "natural minor": "minor"}
+#: Turkish makams and Arabic maqams by the mode nearest their scale in twelve notes (a makam named
+#: in a prompt is its mode): hicaz/hijaz is the phrygian dominant (freygish), nihavend/nahawand the
+#: minor, kürdi the phrygian, bayati the phrygian too (its neutral second, rounded down)
+MAQAM_MODES = {"hicaz": "freygish", "hijaz": "freygish", "hicazkar": "freygish", "hijaz kar": "freygish",
+               "nihavend": "minor", "nahawand": "minor", "kurdi": "phrygian", "bayati": "phrygian"}
 #: ragas by the mode nearest their thaat's scale (a raga's name in a prompt is its mode)
 RAGA_MODES = {"yaman": "lydian", "yaman kalyan": "lydian", "kalyan": "lydian", "bilawal": "major",
               "khamaj": "mixolydian", "kafi": "dorian", "bhairavi": "phrygian", "asavari": "minor", "todi": "phrygian",
@@ -74,6 +79,7 @@ RAGA_MODES = {"yaman": "lydian", "yaman kalyan": "lydian", "kalyan": "lydian", "
               "kharaharapriya": "dorian", "abhogi": "dorian", "bhimpalasi": "dorian", "natabhairavi": "minor",
               "hindolam": "minor", "malkauns": "minor", "hanumatodi": "phrygian"}
 MODE_ALIASES.update(RAGA_MODES)
+MODE_ALIASES.update(MAQAM_MODES)
 #: which progression family a mode reads its chords from
 MODE_FAMILY = {"major": "major", "lydian": "lydian", "mixolydian": "mixolydian", "minor": "minor",
                "dorian": "dorian", "phrygian": "phrygian", "locrian": "phrygian"}
@@ -240,7 +246,7 @@ MOODS = {  # word → (mode or None, tempo factor, intensity delta)
     "warm": (None, 1.0, -0.1), "tense": ("phrygian", 1.0, 0.1), "romantic": ("major", 0.94, -0.1),
     "groovy": ("mixolydian", 1.0, 0.1), "angry": ("phrygian", 1.08, 0.4), "hopeful": ("major", 1.0, 0.1),
     "nostalgic": (None, 0.95, -0.1), "ballad": (None, 0.72, -0.2), "gentle": (None, 0.9, -0.3),
-    "soft": (None, 0.95, -0.3), "intense": (None, 1.05, 0.3), "heavy": (None, 1.0, 0.3), "gloomy": ("minor", 0.9, -0.1), "triumphant": ("major", 1.02, 0.3),
+    "soft": (None, 0.95, -0.3), "whimsical": (None, 1.0, -0.2), "tender": (None, 0.9, -0.3), "delicate": (None, 0.95, -0.3), "intense": (None, 1.05, 0.3), "heavy": (None, 1.0, 0.3), "gloomy": ("minor", 0.9, -0.1), "triumphant": ("major", 1.02, 0.3),
 }
 
 # --- instrument words → GM programs ----------------------------------------------------------------
@@ -731,4 +737,8 @@ INSTRUMENTS.update({w: v for w, v in {
     "juno": (90, PD, ""), "juno chords": (90, C, ""), "juno-106": (90, PD, ""), "juno pad": (90, PD, ""),
     "stacked harmonies": (52, PD, ""), "vocal harmonies": (52, PD, ""), "stacked vocals": (52, PD, ""),
     "chanteur": (53, L, ""), "chanteuse": (53, L, ""), "choeur": (52, PD, ""),
+    # set P's: a piano accordion is one accordion (it was an accordion and a piano); a "clean
+    # lead" over djent's chugs is a clean electric guitar, not a synth lead
+    "piano accordion": (21, C, ""), "piano-accordion": (21, C, ""),
+    "clean lead": (27, L, ""), "clean leads": (27, L, ""), "clean guitar lead": (27, L, ""), "clean lead guitar": (27, L, ""),
 }.items() if w not in INSTRUMENTS})

@@ -469,7 +469,7 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
         spec.mode = m.group(3)
     if spec.mode is None:
         for w in ("harmonic minor", "phrygian dominant", "freygish", "dorian", "phrygian", "lydian", "mixolydian",
-                  "locrian", "aeolian", "ionian", "minor", "major", *G.RAGA_MODES):
+                  "locrian", "aeolian", "ionian", "minor", "major", *G.RAGA_MODES, *G.MAQAM_MODES):
             if _phrase_re(w).search(text):
                 spec.mode = G.MODE_ALIASES.get(w, w)
                 break
@@ -848,6 +848,8 @@ _SHARED_DANCES = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", 
                             "bateria", "parang",
                             # a ballad's kind, not its style: "emotional ballad, lofi beat" is lofi
                             "emotional ballad", "love ballad"))
+#: style words that name a feel as well as a style ("shuffle"): after a shared dance, its feel
+_FEELS = frozenset(("shuffle",))
 #: style words that are adjectives first ("a heroic polonaise" is a polonaise)
 _ADJECTIVES = frozenset(("heroic",))
 #: a scene or a use, the brief a media composer is given ("tavern scene … celtic jig", "horror game
@@ -909,7 +911,10 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
         # a place (or a dance many styles share) names the style only when no style word
         # follows: "bulgarian kopanitsa" is a kopanitsa, "cuban son" a son, "irish reel" a reel,
         # a "two-step like clifton chenier" zydeco
-        found = [m for m in found if m.group(0) not in _YIELDING] + [m for m in found if m.group(0) in _YIELDING]
+        # — a feel after a dance is that dance's ("a honky tonk shuffle" is honky tonk)
+        dance = found[0].group(0) in _SHARED_DANCES
+        found = [m for m in found if m.group(0) not in _YIELDING and not (dance and m.group(0) in _FEELS)] + \
+            [m for m in found if m.group(0) in _YIELDING or (dance and m.group(0) in _FEELS)]
     if len(found) > 1:
         # a later phrase that holds the first ("Waltz for Debby … a jazz waltz in 3/4", "rock …
         # indie rock") says it more exactly
@@ -1049,12 +1054,19 @@ def _short_slip(w: str, k: str) -> bool:
 def _nearest_spelling(w: str, by_initial: dict[str, tuple[str, ...]]) -> tuple[int, str] | None:
     """``(edits, word)``: the word of ``by_initial`` (words by their first letter) nearest ``w``,
     within one edit (two for words of 8 letters or more; a short word's changed letter a slip of the
-    finger, :func:`_short_slip`) and with its first letter; a tie goes to the word of ``w``'s
-    length. ``None`` when there is none that near."""
+    finger, :func:`_short_slip`) and with its first letter; a tie goes to the word ``w`` is with
+    one letter doubled by a slip ("guitarrs" are guitars, not a guitarra), then to the word of
+    ``w``'s length. ``None`` when there is none that near."""
     limit = 2 if len(w) >= 8 else 1
-    best = min(((edit_distance(w, k, limit), abs(len(k) - len(w)), k) for k in by_initial.get(w[0], ())
-                if abs(len(k) - len(w)) <= limit and _short_slip(w, k)), default=None)
-    return (best[0], best[2]) if best and best[0] <= limit else None
+    best = min(((edit_distance(w, k, limit), not _doubled(w, k), abs(len(k) - len(w)), k)
+                for k in by_initial.get(w[0], ()) if abs(len(k) - len(w)) <= limit and _short_slip(w, k)),
+               default=None)
+    return (best[0], best[3]) if best and best[0] <= limit else None
+
+
+def _doubled(w: str, k: str) -> bool:
+    """Whether ``w`` is ``k`` with one of its letters typed twice ("guitarrs", "basss")."""
+    return len(w) == len(k) + 1 and any(w[i] == w[i - 1] and w[:i] + w[i + 1:] == k for i in range(1, len(w)))
 
 
 #: single-word instrument and drum words ("instrument" | "drum": a word of both tables is a drum

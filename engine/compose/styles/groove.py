@@ -144,7 +144,9 @@ _g(name="funk", chromatic_approach=True, family="soul",
    aliases=("funk", "blaxploitation",
             "psychedelic soul", "psych soul", "minneapolis sound", "funky", "go-go", "p-funk", "boogaloo", "jazz funk", "jazz-funk", "70s funk", "slap funk",
             "funk groove", "minneapolis funk", "new orleans funk",
-            "jazz fusion", "jazz rock", "jazz-rock", "fusion jazz", "80s synth funk"),
+            "jazz fusion", "jazz rock", "jazz-rock", "fusion jazz", "80s synth funk",
+            # acid jazz (Jamiroquai, Incognito, Brand New Heavies): a funk band with a jazz horn
+            "acid jazz", "acid-jazz", "jamiroquai", "incognito"),
    bpm=(94, 112), kit=0, fill="snare", bass="funk", chords="funk16", form="song", swing=0.06, swing_unit=0.25,
    humanize_ms=6, vel_var=14, tone=0.3, reverb=0.15,
    # the fingered electric bass of James Brown's, the Meters' and Motown's players; slap (36) when asked

@@ -268,7 +268,9 @@ _g(name="big beat", family="electronic",
 # --- electro ------------------------------------------------------------------------------------------------
 _g(name="electro", family="electronic",
    aliases=("electro", "electroclash", "electro-clash", "ghettotech", "ghetto tech", "ghetto-tech", "ghetto house", "booty house", "detroit electro", "electro funk", "electro-funk", "electrofunk", "old school electro",
-            "miami bass", "booty bass", "planet rock", "drexciya", "cybotron", "electro breaks"),
+            "miami bass", "booty bass", "planet rock", "drexciya", "cybotron", "electro breaks",
+            # IDM and glitch grew out of electro's broken machine beats (Autechre, Aphex Twin)
+            "idm", "intelligent dance music", "braindance", "glitch", "glitchy idm", "autechre", "aphex twin"),
    bpm=(112, 132), kit=25, fill="roll", bass="pats", chords="pats", form="edm", humanize_ms=1, vel_var=8,
    tone=0.25, reverb=0.18, lead_density=0.35, intro_drums="all", cadence_v=False,
    parts=(_p("drums", D, 25), _p("synth bass", B, 38), _p("arp", A, 81, "arp16", level=0.5),
