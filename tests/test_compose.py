@@ -1248,3 +1248,15 @@ def test_a_gentle_film_cue_has_no_war_drums():
     assert 116 in {p.program for p in epic.parts}
     named = compose("gentle film score, soft taiko pulse, strings", 1)
     assert 116 in {p.program for p in named.parts}
+
+
+@pytest.mark.parametrize("prompt", ["oriental metal, distorted guitars doubling a hijaz riff, 10/8",
+                                    "arabic trap beat, 145, oud playing hijaz phrases, darbuka",
+                                    "Turkish karsilama in 9/8, oud and clarinet, Hicaz makam"])
+def test_a_hijaz_asked_for_is_played(prompt):
+    """The mode a prompt asks for is the one its notes are in, in a style that has no progressions
+    of its own for it (metal, trap): the flat second and the major third, never the minor third."""
+    s = compose(prompt, 1)
+    assert s.mode == "freygish"
+    degrees = {(n.pitch - s.key_root) % 12 for b in range(16) for n in s.bar(b)[0] if not s.parts[n.part].is_drums}
+    assert {1, 4} <= degrees and 3 not in degrees and 2 not in degrees, sorted(degrees)

@@ -29,6 +29,9 @@ G.MODE_ALIASES.setdefault("phrygian dominant", "freygish")
 
 #: freygish chords: the major I, the bII a semitone above, the minor iv and the minor vii
 FREYGISH = ("I II I I", "I iv I II", "I vii I I", "I I iv II", "I II vii I")
+#: … and any style's, when a prompt asks for the mode (a "hijaz riff" in metal, a "hicaz makam" in
+#: trap): the minor progressions a style without freygish ones fell back to played no freygish at all
+G.PROGRESSIONS.setdefault("freygish", FREYGISH)
 
 # --- rock -------------------------------------------------------------------------------------------
 _g(name="rock", aliases=("rock", "slowcore", "sadcore", "madchester", "baggy", "zamrock", "zam rock", "zambian rock", "psych rock", "heartland rock", "heartland", "glam rock", "glam rok", "glitter rock", "glam",
