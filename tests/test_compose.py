@@ -1244,6 +1244,11 @@ def test_a_gentle_film_cue_has_no_war_drums():
                      "F major, gentle tempo", 1)
     progs = {p.program for p in gentle.parts}
     assert not any(p.is_drums for p in gentle.parts) and not progs & {116, 47} and {0, 8, 68, 45} <= progs
+    # the waltz's piano plays its oom-pah-pah on the three beats, not even eighths (heard as 6/8)
+    piano = next(i for i, p in enumerate(gentle.parts) if p.program == 0)
+    bpb = gentle.beats_per_bar
+    offs = [n.start - b * bpb for b in range(2, 10) for n in gentle.bar(b)[0] if n.part == piano]
+    assert {round(x) for x in offs} == {0, 1, 2} and all(abs(x - round(x)) < 0.1 for x in offs), offs
     epic = compose("epic trailer cue, hybrid orchestra, taiko hits, C minor", 1)
     assert 116 in {p.program for p in epic.parts}
     named = compose("gentle film score, soft taiko pulse, strings", 1)

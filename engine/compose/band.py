@@ -638,11 +638,13 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
     specs = _pairs_alone(spec, specs)
-    if spec.dance == "waltz" and g.name == "romantic piano":
+    if spec.dance == "waltz" and g.name in ("romantic piano", "cinematic"):
         # a waltz for the piano: the left hand's oom-pah-pah (a low root, then the chord twice), not a
         # nocturne's broken chords, whose six eighths were heard as a 6/8 at two-thirds the pace
+        # (a film score's waltz on a named piano too: its even eighths blurred the three beats)
         for d in specs:
-            if d["role"] == "arp" and d["program"] == 0 and not d["named"]:
+            if d["program"] == 0 and (d["role"] == "arp" and not d["named"] or
+                                      d["role"] == "chords" and g.name == "cinematic"):
                 d.update(role="chords", style="waltz")
     if g.family == "jazz" and _TRIO_RE.search(spec.text) and 0 not in spec.no_programs \
             and not re.search(r"\b(?:guitars?|manouche|gypsy|organ)\b", spec.text) \
