@@ -1265,3 +1265,21 @@ def test_a_hijaz_asked_for_is_played(prompt):
     assert s.mode == "freygish"
     degrees = {(n.pitch - s.key_root) % 12 for b in range(16) for n in s.bar(b)[0] if not s.parts[n.part].is_drums}
     assert {1, 4} <= degrees and 3 not in degrees and 2 not in degrees, sorted(degrees)
+
+
+@pytest.mark.parametrize("prompt,meter", [
+    ("a baroque harpsichord minuet in G major", (3, 4)),
+    ("baroque chaconne in D minor, solo violin", (3, 4)),
+    ("passacaglia for organ", (3, 4)),
+    ("bach style gigue for harpsichord", (6, 8)),
+    ("baroque allemande for harpsichord", (4, 4)),
+])
+def test_a_suites_dance_named_beside_another_style_word_keeps_its_meter(prompt, meter):
+    """"a baroque … minuet": the style word comes first, the dance still says the meter."""
+    assert compose(prompt, 1).meter == meter
+
+
+def test_balafon_and_metallophones_play_mallets():
+    progs = {p.program for p in compose("west african kora and balafon, gentle, 100 bpm", 1).parts}
+    assert {46, 12} <= progs
+    assert 11 in {p.program for p in compose("balinese gamelan, metallophones and gongs, slow", 1).parts}

@@ -522,8 +522,12 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             spec.meter = (6, 8)
         elif re.search(r"\b(slip|hop)[ -]?jigs?\b", text):
             spec.meter = (9, 8)                          # the slip jig's three dotted quarters
-        elif re.search(r"\b(polonaises?|polacca|pasillos?|mazurkas?|mazouks?|landler|laendler)\b", text):
-            spec.meter = (3, 4)                          # dances in three: the polonaise, pasillo, mazurka, Ländler
+        elif re.search(r"\b(polonaises?|polacca|pasillos?|mazurkas?|mazouks?|landler|laendler|minuets?|menuets?|"
+                       r"minuetto|chaconnes?|ciaccona|passacaglias?|courantes?|corrente)\b", text):
+            spec.meter = (3, 4)                          # dances in three: the polonaise, pasillo, mazurka, Ländler,
+                                                         # and the baroque suite's minuet, chaconne, passacaglia, courante
+        elif re.search(r"\bgigues?\b", text):
+            spec.meter = (6, 8)                          # the suite's gigue: a jig's lilting six
         elif re.search(r"\b(sirtaki|syrtaki|hasapiko|hasaposerviko)\b", text):
             spec.meter = (2, 4)                          # the Greek dances in two (the sirtaki's slow start, its quick end)
         elif re.search(r"\b(sardanas?|sardanes)\b", text):
