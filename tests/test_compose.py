@@ -1283,3 +1283,16 @@ def test_balafon_and_metallophones_play_mallets():
     progs = {p.program for p in compose("west african kora and balafon, gentle, 100 bpm", 1).parts}
     assert {46, 12} <= progs
     assert 11 in {p.program for p in compose("balinese gamelan, metallophones and gongs, slow", 1).parts}
+
+
+@pytest.mark.parametrize("prompt,genre,progs", [
+    ("garage punk, 3 chords, fast, snotty", "punk", set()),
+    ("canción de cuna con guitarra, muy suave", "lullaby", set()),
+    ("ninna nanna con pianoforte", "lullaby", {0}),
+    ("musique de film triste, piano et violoncelle, lent", "cinematic", {0, 42}),
+    ("Colonna sonora malinconica, pianoforte e violoncello", "cinematic", {0, 42}),
+    ("Walzer für Streichquartett in D-Dur", "waltz", {48}),
+])
+def test_words_of_the_probes_after_set_p(prompt, genre, progs):
+    s = compose(prompt, 1)
+    assert s.genre == genre and progs <= {p.program for p in s.parts if not p.is_drums}, s.describe()

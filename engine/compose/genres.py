@@ -740,6 +740,10 @@ INSTRUMENTS.update({w: v for w, v in {
     # set P's: a piano accordion is one accordion (it was an accordion and a piano); a "clean
     # lead" over djent's chugs is a clean electric guitar, not a synth lead
     "piano accordion": (21, C, ""), "piano-accordion": (21, C, ""),
+    # probes after set P: cellos and string quartets in French, Italian, German, Spanish, Portuguese
+    "violoncelle": (42, B, ""), "violoncelles": (42, B, ""), "violoncello": (42, B, ""), "violoncelli": (42, B, ""),
+    "streichquartett": (48, PD, ""), "streicher": (48, PD, ""), "quatuor a cordes": (48, PD, ""),
+    "cuarteto de cuerdas": (48, PD, ""), "quarteto de cordas": (48, PD, ""),
     "balafon": (12, A, "arp8"), "balafons": (12, A, "arp8"), "balaphon": (12, A, "arp8"),   # West Africa's marimba
     "metallophone": (11, L, ""), "metallophones": (11, L, ""),
     "clean lead": (27, L, ""), "clean leads": (27, L, ""), "clean guitar lead": (27, L, ""), "clean lead guitar": (27, L, ""),

@@ -123,7 +123,10 @@ _g(name="hymn", aliases=("hymn", "madrigal", "madrigals", "madrigale", "madrigal
 _g(name="cinematic", aliases=("cinematic", "epic", "orchestral", "film score", "film music", "movie score",
                               "movie soundtrack", "soundtrack", "trailer", "trailer music", "heroic", "horror",
                               "boss battle", "battle", "adventure", "fantasy", "hans zimmer", "zimmer",
-                              "john williams", "epic orchestral", "score music"),
+                              "john williams", "epic orchestral", "score music",
+                              # in French, German, Spanish, Italian, Portuguese
+                              "musique de film", "filmmusik", "musica de pelicula", "musica de cine",
+                              "colonna sonora", "trilha sonora", "banda sonora"),
    bpm=(72, 104), kit=0, fill="toms", bass="long", chords="ostinato", form="edm", humanize_ms=6, vel_var=8,
    parts=(_p("drums", D, 0), _p("strings", C, 48, "ostinato"), _p("low strings", B, 42),
           _p("horns", PD, 60, "swell"), _p("violins", L, 48, "melody"), _p("taiko", P, 116),
@@ -188,7 +191,9 @@ _g(name="waltz", aliases=("waltz", "valse", "vals", "mazurka", "viennese waltz",
 
 _g(name="lullaby", aliases=("lullaby", "lullabies", "berceuse", "cradle song", "nursery rhyme",
                             "nursery", "bedtime", "bedtime song", "wiegenlied", "rock-a-bye",
-                            "music for babies", "baby sleep"),
+                            "music for babies", "baby sleep",
+                            # Spanish, Portuguese, Italian
+                            "cancion de cuna", "canciones de cuna", "cantiga de ninar", "ninna nanna", "ninnananna"),
    bpm=(58, 70), meter=(6, 8), kit=0, fill="none", bass="long", chords="block", form="calm", humanize_ms=10,
    vel_var=6, parts=(_p("music box", A, 10, "arp8", level=0.3), _p("celesta", L, 8, "melody"),
                      _p("harp", B, 46), _p("soft strings", PD, 49, "pad", level=0.32)),

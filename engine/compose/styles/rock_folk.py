@@ -53,7 +53,7 @@ _g(name="rock", aliases=("rock", "slowcore", "sadcore", "madchester", "baggy", "
             {"kick": "X.x.....X.x..x..", "snare": "....X.......X...", "chat": "x.xxx.x.x.xxx.x.",
              "ohat+": "......x.......x."}))
 _g(name="punk", aliases=("punk", "punk rock", "pop punk", "pop-punk", "hardcore punk", "hardcore", "skate punk",
-                         "garage rock", "d-beat", "crust punk"),
+                         "garage rock", "garage punk", "d-beat", "crust punk"),
    bpm=(160, 200), kit=8, fill="snare", bass="drive8", chords="power", form="song", humanize_ms=4, vel_var=6,
    family="rock", tone=0.6, reverb=0.1, intro_drums="all", lead_density=0.45,
    parts=(_p("drums", D, 8), _p("bass", B, 34), _p("distorted guitar", C, 30, "power"),
