@@ -1296,3 +1296,71 @@ def test_balafon_and_metallophones_play_mallets():
 def test_words_of_the_probes_after_set_p(prompt, genre, progs):
     s = compose(prompt, 1)
     assert s.genre == genre and progs <= {p.program for p in s.parts if not p.is_drums}, s.describe()
+
+
+# --- the review of set P's round, and set Q's readings ------------------------------------------------
+
+@pytest.mark.parametrize("prompt,genre", [
+    # a texture word yields to the style named with it; alone it is IDM (electro)
+    ("glitch effects on a lofi beat, rhodes, vinyl", "lofi"),
+    ("cyberpunk glitch synthwave, neon", "synthwave"),
+    ("trailer music with glitch hits, braams", "cinematic"),
+    ("Aphex Twin Selected Ambient Works vibe, soft pads, no drums", "ambient"),
+    ("idm", "electro"),
+    # a style said no to gives way
+    ("glitch-free, polished pop production with piano", "pop"),
+    ("not idm, a warm deep house groove", "deep house"),
+    ("not acid jazz, a straight bebop quartet", "bebop"),
+    ("incognito mode lofi beat to study to", "lofi"),
+    # a shuffle is honky tonk's only after honky tonk (not after a ballad, nor one said no to)
+    ("love ballad, texas shuffle", "blues shuffle"),
+    ("not honky tonk, a texas shuffle with a stratocaster", "blues shuffle"),
+    ("piano accordion and double bass", "polka"),
+    # set Q
+    ("somthing like take five, alto sax n piano, chill", "cool jazz"),
+    ("Musique mandingue de griot, 6/8 doux, kora et balafon, djembé discret, en Fa majeur, sans basse", "mande"),
+    ("chinese guzheng and erhu duet, pentatonic, slow, like a wuxia drama opening, no drums", "cinematic"),
+])
+def test_review_and_set_q_style_words(prompt, genre):
+    assert compose(prompt, 1).genre == genre
+
+
+def test_review_and_set_q_parts():
+    progs = lambda s: {p.program for p in s.parts if not p.is_drums}
+    drums = lambda s: any(p.is_drums for p in s.parts)
+    assert 27 not in progs(compose("synth pop with clean lead vocals and a drum machine", 1))
+    assert 27 not in progs(compose("trance with a clean lead synth", 1))
+    assert 27 in progs(compose("djent riff, atmospheric clean lead on top", 1))
+    for p in ("calm orchestral underscore with drums", "soft and gentle trailer music that builds to a massive climax"):
+        assert drums(compose(p, 1)), p
+    for p in ("cinematic piano, not a waltz, in 4/4", "epic orchestral, piano, definitely not a waltz"):
+        assert compose(p, 1).meter == (4, 4), p
+    # set Q: a walking bass "in 2" is its feel; "pas de batterie", "senza percussioni"; a ride's
+    # bell is no tubular bell; the cencerro a cowbell; "guitarras" in doom metal its distortion;
+    # "no band" leaves the named instruments alone; the piano that "leads the head" no synth lead
+    s = compose("Jazz ballad, 64 bpm, Db major. Quartet: piano leads the head, upright bass walks in 2, "
+                "brushes on the snare, muted trumpet answers each piano phrase.", 1)
+    assert s.meter == (4, 4) and not progs(s) & set(range(80, 88)), s.describe()
+    assert not drums(compose("Jazz manouche à 200 bpm, en la mineur, guitare, violon, contrebasse, pas de batterie.", 1))
+    s = compose("Colonna sonora malinconica, lento, in Mi minore: pianoforte e violoncello, senza percussioni", 1)
+    assert not drums(s) and not progs(s) & {47, 116}
+    s = compose("Djent, 130 bpm, F# minor. Palm-muted 8-string guitar, bass doubles the kick, ride bell on quarters.", 1)
+    assert 14 not in progs(s)
+    assert "cencerro" in read_prompt("salsa dura, congas, timbales y cencerro").drum_words
+    assert 24 not in progs(compose("doom metal bem lento e arrastado, guitarras afinadas bem grave, um órgão", 1))
+    s = compose("old delta blues on a porch, slide guitar n harmonica, no band just raw", 1)
+    assert progs(s) <= set(range(24, 32)) | {22}, s.describe()
+    assert compose("Flamenco por bulerías, guitarra flamenca, palmas y cajón", 1).meter == (12, 8)
+    assert compose("somthing like take five, alto sax n piano", 1).meter == (5, 4)
+
+
+def test_mande_is_the_griots_music():
+    """Kora (harp) and ngoni (banjo) over the djembe and dundun in a lilting 6/8, a balafon's
+    patterns; a named kora and balafon play, "sans basse" leaves out the bass."""
+    s = compose("mandinka kora music", 1)
+    assert s.genre == "mande" and s.meter == (6, 8) and {46, 12, 105} <= {p.program for p in s.parts}
+    assert s.beat == 1.5 and 76 <= s.beat_bpm <= 100
+    s = compose("Musique mandingue de griot, 6/8 doux, kora et balafon, djembé discret, en Fa majeur, sans basse", 1)
+    assert s.key_root == 5 and not any(p.role == "bass" for p in s.parts)
+    for b in range(2, 10):
+        assert any(s.parts[n.part].is_drums for n in s.bar(b)[0])

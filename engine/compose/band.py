@@ -26,7 +26,7 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 "sax": "jazz", "saxophone": "jazz", "upright bass": "jazz", "trumpet": "jazz", "vibes": "jazz",
                 "nylon guitar": "bossa nova", "808": "trap", "808 bass": "trap", "distorted guitar": "rock",
                 "rhodes": "lofi", "taiko": "cinematic", "spanish guitar": "flamenco", "bandoneon": "tango",
-                "banjo": "bluegrass", "accordion": "polka", "bagpipes": "celtic", "bagpipe": "celtic",
+                "banjo": "bluegrass", "accordion": "polka", "piano accordion": "polka", "piano-accordion": "polka", "bagpipes": "celtic", "bagpipe": "celtic",
                 "steel drums": "calypso", "steel pan": "calypso", "square lead": "chiptune", "tuba": "polka", "choir": "cinematic", "harp": "ambient",
                 "slap bass": "funk", "clavinet": "funk", "funk guitar": "funk", "disco guitar": "disco",
                 "jazz guitar": "jazz", "nyckelharpa": "polska", "portuguese guitar": "fado", "tumbi": "bhangra",
@@ -42,6 +42,10 @@ _GENERIC = {"organ": range(16, 24), "guitar": _GUITARS, "guitars": _GUITARS, "st
             "horns": range(56, 64), "brass": range(56, 64), "brass section": range(56, 64), "sax": range(64, 68),
             "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8), "keyboard": (*range(0, 8), *range(80, 96)),
             "downtuned guitar": (29, 30), "downtuned guitars": (29, 30),
+            # the guitar in other languages is the style's own ("guitarras" in doom metal are its
+            # distortion), else the word's (a nylon guitarra)
+            **dict.fromkeys(("guitarra", "guitarras", "guitare", "guitares", "chitarra", "chitarre", "gitarre",
+                             "gitarren", "gitar", "gitarr"), _GUITARS),
             **dict.fromkeys(("rhythm guitar", "rhythm guitars", "rythm guitar", "rythm guitars", "lead guitars",
                              *_LEAD_GUITARS, "kitara", "kitaraa", "kitarat", "kitaroita"), _GUITARS),
             **dict.fromkeys(("kosketinsoitin", "kosketinsoittimet"), (*range(0, 8), *range(80, 96))),
@@ -545,7 +549,11 @@ _IN_FAMILY = {("horns", "classical"): "french horn", ("horn", "classical"): "fre
               # palm-muted guitars in metal are its distortion, muted (not GM's clean muted guitar)
               ("muted guitar", "metal"): "distorted guitar", ("muted guitars", "metal"): "distorted guitar",
               ("organ", "classical"): 19, ("tambura", "balkan"): 105, ("tamburas", "balkan"): 105,
-              ("tamboura", "balkan"): 105}
+              ("tamboura", "balkan"): 105,
+              # a "clean lead" over rock's and metal's guitars is a clean electric guitar
+              **{(w, fam): 27 for w in ("clean lead", "clean leads") for fam in ("rock", "metal")},
+              # rock's slide guitar is its overdriven electric (Duane Allman's, not Son House's)
+              **{(w, "rock"): 29 for w in ("slide guitar", "slide guitars")}}
 #: the bass slapped: "slap funk", "slapped bass", "slappin'"
 _SLAP_RE = re.compile(r"\bslap(?:ped|ping|pin'?)?\b")
 
@@ -638,7 +646,7 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
     specs = _pairs_alone(spec, specs)
-    if spec.dance == "waltz" and g.name in ("romantic piano", "cinematic"):
+    if spec.dance == "waltz" and g.name in ("romantic piano", "cinematic") and spec.meter in (None, (3, 4)):
         # a waltz for the piano: the left hand's oom-pah-pah (a low root, then the chord twice), not a
         # nocturne's broken chords, whose six eighths were heard as a 6/8 at two-thirds the pace
         # (a film score's waltz on a named piano too: its even eighths blurred the three beats)
@@ -739,6 +747,11 @@ def _without(specs: list[dict], banned: set[int]) -> list[dict]:
     return out
 
 
+#: a gentle cue that still asks for drums or a build: "… with drums", "war drums", "percussion
+#: building", "trailer … builds to a climax"
+_DRUMS_WANTED_RE = re.compile(r"\b(?:drums?|drum kit|percussion|heartbeat|pulse|trailer|climax|builds?|building|crescendo)\b")
+
+
 #: the sung programs: choir aahs, voice oohs, synth voice
 _VOICES = (52, 53, 54)
 
@@ -751,7 +764,8 @@ def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
     specs = [d for d in specs if d["role"] not in spec.no_roles or d["named"]]
     if spec.no_percussion:
         specs = [d for d in specs if d["role"] != "perc" or d["named"]]   # "no drums at all": no taiko either
-    if g.name == "cinematic" and sum(G.MOODS[m][2] for m in spec.moods) <= -0.2 and not spec.drum_words:
+    if g.name == "cinematic" and sum(G.MOODS[m][2] for m in spec.moods) <= -0.2 and not spec.drum_words \
+            and not _DRUMS_WANTED_RE.search(spec.text):
         # a gentle cue ("whimsical … gentle", "tender", "calm"): a film score without its war
         # drums — no kit, taiko or timpani unless named
         specs = [d for d in specs if d["named"] or d["role"] not in ("perc", "drums")]

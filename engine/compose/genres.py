@@ -643,6 +643,11 @@ DRUM_WORDS.update({w: v for w, v in {
     **{w: (24, {}, None) for w in ("linndrum", "linn drum", "linn drums", "oberheim dmx", "automat perkusyjny",
                                    "trummaskin", "boite a rythmes", "caja de ritmos", "bateria eletronica")},
 }.items() if w not in DRUM_WORDS})
+# set Q's: the Spanish cowbell; the ride's bell (GM 53), not a tubular bell
+DRUM_WORDS.update({w: v for w, v in {
+    "cencerro": DRUM_WORDS["cowbell"], "cencerros": DRUM_WORDS["cowbell"],
+    **{w: (None, {"bell": "x...x...x...x..."}, None) for w in ("ride bell", "bell of the ride", "ride cymbal bell")},
+}.items() if w not in DRUM_WORDS})
 # plurals ("surdos", "rimshots", "agogo bells" …) where the table has only the singular
 DRUM_WORDS.update({w + "s": v for w, v in list(DRUM_WORDS.items())
                    if not w.endswith(("s", "ed", "ing", "h", "i", "floor")) and w + "s" not in DRUM_WORDS
@@ -738,13 +743,16 @@ INSTRUMENTS.update({w: v for w, v in {
     "stacked harmonies": (52, PD, ""), "vocal harmonies": (52, PD, ""), "stacked vocals": (52, PD, ""),
     "chanteur": (53, L, ""), "chanteuse": (53, L, ""), "choeur": (52, PD, ""),
     # set P's: a piano accordion is one accordion (it was an accordion and a piano); a "clean
-    # lead" over djent's chugs is a clean electric guitar, not a synth lead
+    # lead" is a lead (over djent's chugs a clean electric guitar: band's _IN_FAMILY)
     "piano accordion": (21, C, ""), "piano-accordion": (21, C, ""),
     # probes after set P: cellos and string quartets in French, Italian, German, Spanish, Portuguese
     "violoncelle": (42, B, ""), "violoncelles": (42, B, ""), "violoncello": (42, B, ""), "violoncelli": (42, B, ""),
     "streichquartett": (48, PD, ""), "streicher": (48, PD, ""), "quatuor a cordes": (48, PD, ""),
     "cuarteto de cuerdas": (48, PD, ""), "quarteto de cordas": (48, PD, ""),
+    # a slide guitar is the bottleneck on a steel-string (a delta bluesman's); electric when said
+    "slide guitar": (25, L, ""), "slide guitars": (25, L, ""), "bottleneck guitar": (25, L, ""),
+    "electric slide guitar": (29, L, ""), "electric slide": (29, L, ""),
     "balafon": (12, A, "arp8"), "balafons": (12, A, "arp8"), "balaphon": (12, A, "arp8"),   # West Africa's marimba
     "metallophone": (11, L, ""), "metallophones": (11, L, ""),
-    "clean lead": (27, L, ""), "clean leads": (27, L, ""), "clean guitar lead": (27, L, ""), "clean lead guitar": (27, L, ""),
+    "clean lead": (81, L, ""), "clean leads": (81, L, ""), "clean guitar lead": (27, L, ""), "clean lead guitar": (27, L, ""),
 }.items() if w not in INSTRUMENTS})

@@ -95,12 +95,14 @@ _FOREIGN_ROLES = {"bateria": "drums", "batterie": "drums", "schlagzeug": "drums"
                   "trommer": "drums", "trummor": "drums", "slagwerk": "drums", "batteria": "drums",
                   "drums": "drums", "bajo": "bass", "bass": "bass", "basso": "bass", "baixo": "bass",
                   "basse": "bass", "bas": "bass", "tobe": "drums", "tobelor": "drums", "drum": "drums",
-                  "drumuri": "drums", "rummut": "drums", "bateri": "drums", "ngoma": "drums", "davul": "drums"}
+                  "drumuri": "drums", "rummut": "drums", "bateri": "drums", "ngoma": "drums", "davul": "drums",
+                  "percussioni": "drums", "percussione": "drums", "percusiones": "drums", "percussoes": "drums",
+                  "percussions": "drums"}
 #: "without" in other languages: German, French, Spanish, Italian, Portuguese, Dutch, Polish and
 #: Czech, the Scandinavian languages, Catalan ("sense", not "a sense of", "makes sense"), Dutch and
 #: German "no" ("geen", "kein"), Indonesian ("tanpa"), Greek ("oute", "xoris"), Finnish ("ilman") —
 #: not Romanian "fără" (Italian "farà", "will do") nor Swahili "bila" (Malay "when")
-_WITHOUT = (r"(?:ohne|sans|sin|senza|niente|sem|zonder|bez|utan|uden|uten|(?<!makes )(?<!make )(?<!sixth )(?<!common )"
+_WITHOUT = (r"(?:ohne|sans|sin|senza|niente|sem|zonder|bez|utan|uden|uten|pas\s+de|pas\s+d'|(?<!makes )(?<!make )(?<!sixth )(?<!common )"
             r"(?<!a )(?<!the )sense(?!\s+of\b)|geen|kein|keine|keinen|ingen|inga|tanpa|oute|xoris|ilman)")
 _NEG_FOREIGN_RE = re.compile(r"\b" + _WITHOUT + r"\s+"
                              r"(?:(?:la|el|le|il|a|o|de|die|das|den)\s+)?(" + "|".join(_FOREIGN_ROLES) + r")\b")
@@ -141,7 +143,10 @@ def _plurals(table: dict) -> dict:
 
 
 INSTRUMENT_WORDS = _plurals(G.INSTRUMENTS)
-_INSTR_RX = _alternation(INSTRUMENT_WORDS)
+#: "clean lead vocals" sing; "the piano leads the head", "a sax leads off": verbs, not a synth lead
+_INSTR_RX = _alternation(INSTRUMENT_WORDS, {"clean lead": r"\s+vocal", "clean leads": r"\s+vocal",
+                                            "lead": r"\s+(?:the|a|an|into|us|off)\b",
+                                            "leads": r"\s+(?:the|a|an|into|us|off)\b"})
 #: candombe's "piano drum" is no drum in a "piano drum and bass" (a piano over drum and bass)
 _DRUM_RX = _alternation(G.DRUM_WORDS, {"piano drum": r"s?\s*(?:and|n|&|'n')\s*bass",
                                        # "the cello kicks in", "kick back", "kick-ass": verbs, not a drum
@@ -488,7 +493,8 @@ _IN_OTHER_RE = re.compile(r"\bin\s+(?:4|four)(?=\s*(?:$|[,.;)]))")
 _COUNT_END = r"(?=\s*(?:$|[,.;)]|:(?!\d))|\s(?:time|meter|feel)\b)"
 #: "in 3", "in a fast 2", "in two time" where the phrase ends, not after "count-"
 _IN_THREE_RE = re.compile(r"(?<!count-)(?<!count )\bin\s+(?:a\s+)?(?:fast\s+|quick\s+|slow\s+|lilting\s+)?3" + _COUNT_END)
-_IN_TWO_RE = re.compile(r"(?<!count-)(?<!count )\bin\s+(?:a\s+)?(?:(?:fast|quick|brisk|slow)\s+(?:2|two)|2)" + _COUNT_END +
+_IN_TWO_RE = re.compile(r"(?<!count-)(?<!count )(?<!walks )(?<!walk )(?<!walking )(?<!bass )(?<!bass plays )"
+                        r"\bin\s+(?:a\s+)?(?:(?:fast|quick|brisk|slow)\s+(?:2|two)|2)" + _COUNT_END +
                         r"|\bin\s+two\s+(?:time|feel)\b|\b(?:a|à) deux temps\b")
 _COUNT = {"five": 5, "seven": 7, "nine": 9, "eleven": 11, "thirteen": 13, "fifteen": 15}
 
@@ -514,7 +520,8 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             break
     if spec.meter is None:
         if re.search(r"\b(waltz|valse|vals|valzer|walzer|three four|three-four|triple meter|triple time|in three|"
-                     r"(?:a|à) trois temps)\b", text) or _IN_THREE_RE.search(text) and not _IN_OTHER_RE.search(text):
+                     r"(?:a|à) trois temps)\b", text) and not _NO_WALTZ_RE.search(text) \
+                or _IN_THREE_RE.search(text) and not _IN_OTHER_RE.search(text):
             spec.meter = (3, 4)
         elif _IN_TWO_RE.search(text) and not _IN_OTHER_RE.search(text):
             spec.meter = (2, 4)                          # "a breakdown in a fast 2": two beats to the bar
@@ -526,6 +533,11 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
                        r"minuetto|chaconnes?|ciaccona|passacaglias?|courantes?|corrente)\b", text):
             spec.meter = (3, 4)                          # dances in three: the polonaise, pasillo, mazurka, Ländler,
                                                          # and the baroque suite's minuet, chaconne, passacaglia, courante
+        elif re.search(r"\btake (?:5|five)\b", text):
+            spec.meter = (5, 4)                          # "something like Take Five": Brubeck's five
+        elif re.search(r"\b(?:bulerias?|soleares|solea|soleas|alegrias|siguiriyas?|seguiriyas?|guajiras?)\b"
+                       r"|\bcompas de (?:12|doce)\b", text):
+            spec.meter = (12, 8)                         # flamenco's twelve-beat compás
         elif re.search(r"\bgigues?\b", text):
             spec.meter = (6, 8)                          # the suite's gigue: a jig's lilting six
         elif re.search(r"\b(sirtaki|syrtaki|hasapiko|hasaposerviko)\b", text):
@@ -565,13 +577,14 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             and not _NO_BALLAD_RE.search(text):
         spec.dance = "ballad"
     elif re.search(r"\b(?:waltz|waltzes|valse|vals|valzer|walzer)\b", text) and not re.search(
-            r"\b(?:nocturnes?|lento|lent|slow|adagio|largo|ballads?)\b", text):
+            r"\b(?:nocturnes?|lento|lent|slow|adagio|largo|ballads?)\b", text) and not _NO_WALTZ_RE.search(text):
         spec.dance = "waltz"
     if re.search(r"\bscherz(?:o|i|os)\b", text):
         spec.meter = spec.meter or (3, 4)                # the scherzo: a fast three, one beat to the bar
         spec.dance = "scherzo"
 
 
+_NO_WALTZ_RE = re.compile(r"\b(?:not|no|never|without)\s+(?:an?\s+|the\s+)?(?:waltz|waltzes|valse|vals)\b")
 _NO_BALLAD_RE = re.compile(r"\b(?:not|no|never)\s+(?:an?\s+)?ballads?\b")
 _SARABANDE = re.compile(r"\b(sarabandes?|sarabandas?|zarabandas?)\b")
 #: the siciliana as the dance ("a siciliana", "a baroque siciliano", "sicilienne"), not the adjective
@@ -752,7 +765,10 @@ _PIANOLESS_RE = re.compile(r"\bpiano-?less\b")
 #: "no drums at all", "no percussion", "without any percussion": not the orchestra's drums either
 #: (a "no drums, big percussion hits" keeps its taiko)
 _NO_PERCUSSION_RE = re.compile(r"\b(?:no|without)\s+(?:any\s+)?(?:drums?|percussion)\s+(?:at\s+all|whatsoever)\b|"
-                               r"\b(?:no|without)\s+(?:any\s+)?percussion\b")
+                               r"\b(?:no|without)\s+(?:any\s+)?percussion\b|"
+                               # "senza percussioni", "sin percusión", "sans percussions", "sem percussão"
+                               r"\b(?:senza|sin|sans|sem|ohne|pas\s+de)\s+(?:la\s+|le\s+|les\s+|a\s+)?"
+                               r"(?:percussion[ei]?|percusion(?:es)?|percussions|percussao|percussoes|perkussion)\b")
 #: "keep the piano out of it", "leave out the strings", "leave the synths out", "skip the sax",
 #: "drop the guitars", "synth-free"
 _LEAVE_OUT_RE = re.compile(
@@ -852,8 +868,14 @@ _SHARED_DANCES = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", 
                             "bateria", "parang",
                             # a ballad's kind, not its style: "emotional ballad, lofi beat" is lofi
                             "emotional ballad", "love ballad"))
-#: style words that name a feel as well as a style ("shuffle"): after a shared dance, its feel
+#: style words that name a feel as well as a style ("shuffle"): after a dance of its own, its feel
+#: ("a honky tonk shuffle"; after "love ballad", not said no to, a "texas shuffle" is still the blues)
 _FEELS = frozenset(("shuffle",))
+_FEEL_HOSTS = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", "honkytonk"))
+#: words for a sound, not a style, where a style is named too: "glitch effects on a lofi beat",
+#: "aphex twin ambient", "trailer music with glitch hits" (alone they are IDM: electro)
+_TEXTURES = frozenset(("glitch", "glitchy", "glitchy idm", "idm", "braindance", "aphex twin", "autechre",
+                       "intelligent dance music"))
 #: style words that are adjectives first ("a heroic polonaise" is a polonaise)
 _ADJECTIVES = frozenset(("heroic",))
 #: a scene or a use, the brief a media composer is given ("tavern scene … celtic jig", "horror game
@@ -862,7 +884,7 @@ _SCENES = frozenset(("trailer", "trailer music", "tavern", "horror", "club", "pi
                      "adventure", "battle", "boss battle", "epic", "fantasy", "sleep", "yoga", "video game",
                      "retro game", "cowboy", "oom-pah"))
 #: the style words that yield to another style word in the prompt
-_YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES
+_YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES | _TEXTURES
 
 
 #: the words before a style that say no to it ("not metal", "rather than trap"), "avoid" among them or not
@@ -903,6 +925,12 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
     found = [m for m in _GENRE_RX.finditer(spec.text)
              if not any(a <= m.start() and m.end() <= b and b - a > m.end() - m.start() for a, b in longer)
              and not any(claim.taken[m.start():m.end()])]     # "rock organ", "jazz guitar" name an instrument
+    if len(found) > 1 and (_said_no(spec.text, found[0]) or spec.text.startswith(("-free", " free"), found[0].end())):
+        # a style said no to gives way to the one asked for ("not idm, a warm deep house groove",
+        # "glitch-free pop")
+        asked = [m for m in found[1:] if not _said_no(spec.text, m)]
+        if asked:
+            found = asked + [m for m in found if m not in asked]
     if len(found) > 1 and found[0].group(0) in _SCENES:
         # a scene gives way only to a style the brief asks for: not one it says no to ("epic boss
         # battle, not metal") nor one that colours an instrument ("a trailer with a gospel choir",
@@ -916,7 +944,7 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
         # follows: "bulgarian kopanitsa" is a kopanitsa, "cuban son" a son, "irish reel" a reel,
         # a "two-step like clifton chenier" zydeco
         # — a feel after a dance is that dance's ("a honky tonk shuffle" is honky tonk)
-        dance = found[0].group(0) in _SHARED_DANCES
+        dance = found[0].group(0) in _FEEL_HOSTS and not _said_no(spec.text, found[0])
         found = [m for m in found if m.group(0) not in _YIELDING and not (dance and m.group(0) in _FEELS)] + \
             [m for m in found if m.group(0) in _YIELDING or (dance and m.group(0) in _FEELS)]
     if len(found) > 1:
@@ -1252,6 +1280,8 @@ _A_CAPPELLA_RE = re.compile(r"\b(a ?cc?app?ella|madrigals?|madrigale|madrigali|u
                             r"without (?:any )?instruments)\b")
 
 
+#: no band behind the named instruments: "no band just raw", "without a backing band"
+_NO_BAND_RE = re.compile(r"\b(?:no|without(?:\s+a|\s+any)?)\s+(?:backing\s+)?band\b(?!\s*(?:name|names|logo|merch))")
 #: what ends a phrase saying who plays ("…, Db, slow", "… only." "… alone — ")
 _PHRASE_END = r"\s*(?=$|[,.;!:)\u2014\u2013]|\s-\s)"
 
@@ -1277,7 +1307,7 @@ def _read_solo(spec: PromptSpec, words: set[str]) -> None:
     solo = bool(re.search(r"\b(solo|only|alone|just)\b", spec.text)) and spec.genre is None
     # with a style named, only an instrument said to play alone: "solo piano only", "piano only",
     # "just the piano" (a boogie-woogie for piano alone) — not a "flute solo" in a band
-    solo = solo or any(_alone(spec.text, w) for w in spec.instruments)
+    solo = solo or any(_alone(spec.text, w) for w in spec.instruments) or bool(_NO_BAND_RE.search(spec.text))
     spec.solo = solo and bool(spec.instruments)
     if solo:
         spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words} - spec.no_roles   # not "no drums … just piano"

@@ -126,7 +126,10 @@ _g(name="cinematic", aliases=("cinematic", "epic", "orchestral", "film score", "
                               "john williams", "epic orchestral", "score music",
                               # in French, German, Spanish, Italian, Portuguese
                               "musique de film", "filmmusik", "musica de pelicula", "musica de cine",
-                              "colonna sonora", "trilha sonora", "banda sonora"),
+                              "colonna sonora", "trilha sonora", "banda sonora",
+                              # a Chinese drama's score: an orchestra under the named erhu, guzheng, dizi
+                              "wuxia", "xianxia", "guofeng", "chinese traditional", "traditional chinese",
+                              "chinese folk", "guoyue"),
    bpm=(72, 104), kit=0, fill="toms", bass="long", chords="ostinato", form="edm", humanize_ms=6, vel_var=8,
    parts=(_p("drums", D, 0), _p("strings", C, 48, "ostinato"), _p("low strings", B, 42),
           _p("horns", PD, 60, "swell"), _p("violins", L, 48, "melody"), _p("taiko", P, 116),

@@ -145,8 +145,9 @@ _g(name="funk", chromatic_approach=True, family="soul",
             "psychedelic soul", "psych soul", "minneapolis sound", "funky", "go-go", "p-funk", "boogaloo", "jazz funk", "jazz-funk", "70s funk", "slap funk",
             "funk groove", "minneapolis funk", "new orleans funk",
             "jazz fusion", "jazz rock", "jazz-rock", "fusion jazz", "80s synth funk",
-            # acid jazz (Jamiroquai, Incognito, Brand New Heavies): a funk band with a jazz horn
-            "acid jazz", "acid-jazz", "jamiroquai", "incognito"),
+            # acid jazz (Jamiroquai, Brand New Heavies): a funk band with a jazz horn ("incognito",
+            # the band's name, is an English word first)
+            "acid jazz", "acid-jazz", "jamiroquai"),
    bpm=(94, 112), kit=0, fill="snare", bass="funk", chords="funk16", form="song", swing=0.06, swing_unit=0.25,
    humanize_ms=6, vel_var=14, tone=0.3, reverb=0.15,
    # the fingered electric bass of James Brown's, the Meters' and Motown's players; slap (36) when asked
@@ -376,7 +377,7 @@ _g(name="bebop", chromatic_approach=True, family="jazz",
 
 _g(name="cool jazz", chromatic_approach=True, family="jazz",
    aliases=("cool jazz", "west coast jazz", "west-coast jazz", "birth of the cool", "chamber jazz", "cool school",
-            "brush jazz"),
+            "brush jazz", "take five", "take 5", "brubeck", "dave brubeck", "paul desmond"),
    bpm=(110, 140), kit=40, fill="jazz", bass="walking", chords="comp", form="jazz", swing=0.26, swing_unit=0.5,
    humanize_ms=8, vel_var=9, tone=-0.5, reverb=0.3, lead_density=0.4, intro_drums="all",
    parts=(_p("drums", D, 40), _p("upright bass", B, 32), _p("piano", C, 0), _p("muted trumpet", L, 59, "melody")),

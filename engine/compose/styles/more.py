@@ -1,6 +1,6 @@
 """styles.more: fado, bhangra, huayno, chacarera, bolero, ragtime, polska, soul jazz, big beat,
-electro, biguine, parang, zydeco, drum and chant, enka and slack key — the style library's entries
-for these idioms (folk, latin, jazz, electronic, caribbean and pop families).
+electro, biguine, parang, zydeco, drum and chant, enka, slack key and mande — the style library's
+entries for these idioms (folk, latin, jazz, electronic, caribbean, pop and african families).
 
 Pure data: a few instrument words the shared table lacks (``setdefault``: an entry another module
 made wins), and each ``_g(...)`` registers a :class:`~engine.compose.genres.Genre` (its words, tempo
@@ -61,6 +61,10 @@ What each one is built on (the idiom a player of it would name first):
 - **slack key** (kī hōʻalu, Hawaii, 72–96): open-tuned steel-string guitars — one carrying the
   tune, one fingerpicked with the thumb on every beat — a ukulele, a light bass, a lap steel's
   swells; no drums; major, the "Hawaiian vamp" (II7–V7–I) closing its phrases.
+- **mande** (the griots of Mali, Guinea, Senegal and the Gambia, 6/8, 76–100 a dotted quarter):
+  the kora's interlocking ostinato (GM's harp) under a ngoni's tune (GM's banjo, the lute it
+  grew into), a balafon's patterns, a soft bass; the djembe's accompaniment over the dundun's two
+  low strokes and the bell's 12/8 figure; major or lydian (the sauta tuning), I–IV–V and I–bVII.
 
 Where GM has no drum of the idiom's own, the nearest keys stand in: the bombo's head is the low
 bass drum (``kick_lo``, GM 35), the stick on its wooden rim the side stick (``rim``, GM 37), the
@@ -476,3 +480,29 @@ _g(name="slack key", family="folk",
    # the thumb on every beat, the fingers on the ands; the ukulele's down-up strum
    comp_pats=("b.t.b.t.b.t.b.t.", "b..tb.t.b..tb.t.", "s...s.u..us.s.u."),
    grooves=())
+
+# --- Mande: kora, balafon and ngoni ---------------------------------------------------------------------------
+for _w, _v in {"ngoni": (105, L, "melody"), "n'goni": (105, L, "melody"), "koni": (105, L, "melody"),
+               "kamale ngoni": (105, L, "melody")}.items():
+    G.INSTRUMENTS.setdefault(_w, _v)
+for _w in ("dunun", "dundun", "doundoun", "dunun drums", "sangban"):
+    G.DRUM_WORDS.setdefault(_w, (None, {"kick_lo": "X.......X.......", "conga_lo": "....x.......x..."}, None))
+# the griot's music: the kora's ostinato and the ngoni's tune over the djembe and the dunun, in a
+# lilting six; major or lydian, the tonic and the chord a tone below it
+_g(name="mande", family="african",
+   aliases=("mande", "manding", "mandingue", "mandinka", "mandinga", "malinke", "griot", "griots", "jeli", "djeli",
+            "kora music", "musique mandingue", "wassoulou", "toumani diabate", "sona jobarteh", "ballake sissoko",
+            "mory kante", "salif keita", "bambara", "malian music", "musique malienne", "west african folk"),
+   bpm=(76, 100), meter=(6, 8), kit=0, fill="none", bass="pats", chords="pats", form="calm", humanize_ms=6,
+   vel_var=10, tone=0.05, reverb=0.25, lead_density=0.6, intro_drums="all", intro_bars=2,
+   parts=(_p("drums", D, 0, level=0.6), _p("kora", A, 46, "harp", pan=-0.25),
+          _p("balafon", A, 12, "arp8", pan=0.4, level=0.55), _p("bass", B, 32, level=0.45),
+          _p("ngoni", L, 105, "melody", pan=0.15)),
+   progressions={"major": ("I I IV I", "I IV I V", "I IV V IV", "I I bVII I"),
+                 "lydian": ("I II I I", "I II I IV"), "minor": ("i i VII i", "i iv VII i")},
+   modes=("major", "major", "lydian", "minor"),
+   bass_pats=("R.....5.....", "R.....R...5.", "R...5.R....."),
+   # the dundun's two low strokes, the djembe's tones and slaps, the bell's 12/8 figure
+   grooves=({"kick_lo": "X.....x..x..", "conga": "..xx.x..xx.x", "conga_lo": "x.....x.....", "cowbell": "x.x.xx.x.x.x"},
+            {"kick_lo": "X.......x.x.", "conga": "x.xx..x.xx..", "conga_mute": "...x.....x..", "shaker": "x.xx.xx.xx.x"},
+            {"kick_lo": "X.....X...x.", "conga": ".xx.xx.xx.x.", "conga_lo": "x.....x.....", "agogo": "x.x.xx.x.x.x"}))
