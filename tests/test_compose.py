@@ -1364,3 +1364,12 @@ def test_mande_is_the_griots_music():
     assert s.key_root == 5 and not any(p.role == "bass" for p in s.parts)
     for b in range(2, 10):
         assert any(s.parts[n.part].is_drums for n in s.bar(b)[0])
+
+
+def test_a_slide_guitar_in_rock_is_its_guitar_and_triple_is_no_tiple():
+    """"harmonized slide guitars … a triple guitar solo" in southern rock: the style's overdriven
+    guitar plays (named), no tiple; a slide guitar in rock is no extra acoustic one."""
+    s = compose("southern rock jam like allman brothers, harmonized slide guitars, honky tonk piano, hammond, "
+                "long jam that builds into a triple guitar solo", 1)
+    assert 29 in {p.program for p in s.parts if p.role == "chords"} and "tiple" not in [p.name for p in s.parts]
+    assert 25 not in {p.program for p in compose("southern rock with slide guitar, 110 bpm", 1).parts}

@@ -552,8 +552,8 @@ _IN_FAMILY = {("horns", "classical"): "french horn", ("horn", "classical"): "fre
               ("tamboura", "balkan"): 105,
               # a "clean lead" over rock's and metal's guitars is a clean electric guitar
               **{(w, fam): 27 for w in ("clean lead", "clean leads") for fam in ("rock", "metal")},
-              # rock's slide guitar is its overdriven electric (Duane Allman's, not Son House's)
-              **{(w, "rock"): 29 for w in ("slide guitar", "slide guitars")}}
+              # rock's slide guitar is its own guitar (Duane Allman's overdriven, not Son House's)
+              ("slide guitar", "rock"): "guitar", ("slide guitars", "rock"): "guitars"}
 #: the bass slapped: "slap funk", "slapped bass", "slappin'"
 _SLAP_RE = re.compile(r"\bslap(?:ped|ping|pin'?)?\b")
 
@@ -587,7 +587,7 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         if same is not None and w not in spec.as_lead:
             same["named"] = True              # the style's own part by that name ("low strings" in a trailer)
             continue
-        kin = _GENERIC.get(w)
+        kin = _GENERIC.get(w) or (_GENERIC.get(alt) if isinstance(alt, str) else None)
         if kin is not None:
             # the style's own part of the kind: "organ" in a hymn is its church organ, "guitars" in
             # metal its distortion, a "guitar solo" in a power ballad its overdriven lead

@@ -164,6 +164,8 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     # words one or two edits from an instrument word ("harmonies" is no harmonica, "charanga" the
     # Cuban flute-and-violins band, not a charango; "guitarra" is Spanish for the guitar)
     "harmony harmonies harmonic harmonics harmonized harmonised harmonizing charanga charangas".split()) | frozenset(
+    # a "triple guitar solo" is three guitars, no tiple
+    "triple triples tripled".split()) | frozenset(
     # the drum kit in French, German, Turkish and Italian ("batterie", "bateri", "batteria" are no samba
     # "bateria"), a Spanish class ("clase" is no clave), an artist ("Breakbot" is no breakbeat)
     "batterie schlagzeug bateri batteria clase clases breakbot".split()) | frozenset(
