@@ -1373,3 +1373,14 @@ def test_a_slide_guitar_in_rock_is_its_guitar_and_triple_is_no_tiple():
                 "long jam that builds into a triple guitar solo", 1)
     assert 29 in {p.program for p in s.parts if p.role == "chords"} and "tiple" not in [p.name for p in s.parts]
     assert 25 not in {p.program for p in compose("southern rock with slide guitar, 110 bpm", 1).parts}
+
+
+def test_a_duo_alone_has_one_tune_and_one_accompanist():
+    """"slide guitar n harmonica, no band": the guitar comps (its bass and chords) under the
+    harmonica's tune — not both on the tune in unison, with silence between the phrases."""
+    s = compose("old delta blues on a porch, slide guitar n harmonica, foot stomp, no band just raw", 1)
+    roles = {p.name: p.role for p in s.parts if not p.is_drums}
+    assert roles == {"slide guitar": "chords", "harmonica": "lead"}, roles
+    guitar = next(i for i, p in enumerate(s.parts) if p.name == "slide guitar")
+    bars_with_guitar = sum(any(n.part == guitar for n in s.bar(b)[0]) for b in range(2, 10))
+    assert bars_with_guitar == 8

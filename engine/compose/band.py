@@ -646,6 +646,13 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
     specs = _pairs_alone(spec, specs)
+    if spec.solo and not any(d["role"] in ("chords", "pad", "arp") for d in specs):
+        # a duo alone ("slide guitar n harmonica, no band"): the guitar, piano or harp accompanies
+        # the other's tune, as its player would — not both on the tune in unison with holes between
+        leads = [d for d in specs if d["role"] == "lead"]
+        hands = next((d for d in leads if d["program"] in _BOTH_HANDS), None)
+        if hands is not None and len(leads) >= 2:
+            hands.update(role="chords", style="")
     if spec.dance == "waltz" and g.name in ("romantic piano", "cinematic") and spec.meter in (None, (3, 4)):
         # a waltz for the piano: the left hand's oom-pah-pah (a low root, then the chord twice), not a
         # nocturne's broken chords, whose six eighths were heard as a 6/8 at two-thirds the pace
