@@ -833,7 +833,7 @@ def test_a_solo_instrument_is_never_silent_for_a_whole_bar(prompt):
 
 
 @pytest.mark.parametrize("prompt,style", [("Forró pé de serra", "forro"), ("norteño polka", "polka"),
-                                          ("reggaetón", "reggaeton"), ("karşılama in 9/8", "daychovo"),
+                                          ("reggaetón", "reggaeton"), ("karşılama in 9/8", "karsilama"),
                                           ("funk carioca, tamborzão", "reggaeton"), ("a Händel suite", "baroque")])
 def test_accents_are_read_as_plain_letters(prompt, style):
     """A word typed with its accents or without them is one word: "forró" and "forro", "cajón"
@@ -992,10 +992,10 @@ def test_a_meter_said_as_a_count_of_beats(prompt, meter):
 
 def test_words_said_no_to_after_the_list_and_keys_in_solfege_with_english_modes():
     """Turkish and Hindi put "without" after what they leave out ("synth ve bateri yok", "synth
-    bilkul nahi"); Turkish names a key "Mi minör"; "roman havası" is the Balkans' 9/8."""
+    bilkul nahi"); Turkish names a key "Mi minör"; "roman havası" is the Thracian Roma's 9/8 karşılama."""
     s = compose("İstanbul'da bir düğün sahnesi: 9/8 roman havası, 138 BPM, Mi minör. Klarnet solo önde, "
                 "keman cevap versin, darbuka ve def ritmi tutsun. Synth ve bateri yok.", 1)
-    assert s.genre == "daychovo" and s.meter == (9, 8) and (s.key_root, s.mode) == (4, "minor")
+    assert s.genre == "karsilama" and s.meter == (9, 8) and (s.key_root, s.mode) == (4, "minor")
     progs = {p.program for p in s.parts}
     assert {71, 40} <= progs and not progs & set(range(80, 104))
     kit = [p for p in s.parts if p.is_drums]
@@ -1384,3 +1384,17 @@ def test_a_duo_alone_has_one_tune_and_one_accompanist():
     guitar = next(i for i, p in enumerate(s.parts) if p.name == "slide guitar")
     bars_with_guitar = sum(any(n.part == guitar for n in s.bar(b)[0]) for b in range(2, 10))
     assert bars_with_guitar == 8
+
+
+def test_a_turkish_karsilama_is_no_balkan_brass_band():
+    """The Thracian karşılama: clarinet, violin, kanun and ud over the darbuka in 9/8 (2+2+2+3) —
+    no tuba, accordion or trumpet (the daychovo's brass band); its düm on the bar's first beat."""
+    s = compose("Turkish karsilama in 9/8, oud and clarinet trading the melody, darbuka, kanun flourishes, Hicaz makam", 1)
+    progs = {p.program for p in s.parts if not p.is_drums}
+    assert s.genre == "karsilama" and s.meter == (9, 8) and s.groups == (2, 2, 2, 3) and s.mode == "freygish"
+    assert {71, 107, 24} <= progs and not progs & {58, 21, 56}
+    drums = next(i for i, p in enumerate(s.parts) if p.is_drums)
+    bpb = s.beats_per_bar
+    for b in range(2, 10):
+        assert any(n.part == drums and n.pitch == 64 and abs(n.start - b * bpb) < 0.1 for n in s.bar(b)[0]), b
+    assert compose("daychovo brass band", 1).genre == "daychovo"

@@ -12,7 +12,7 @@ from engine.compose import genres as G
 
 MINE = ("rock", "punk", "grunge", "progressive rock", "surf rock", "blues", "blues shuffle", "metal", "thrash",
         "black metal", "doom", "country", "bluegrass", "folk", "celtic", "reel", "sea shanty", "polka", "klezmer", "balkan",
-        "daychovo", "kopanitsa")
+        "daychovo", "karsilama", "kopanitsa")
 
 
 # --- helpers --------------------------------------------------------------------------------------

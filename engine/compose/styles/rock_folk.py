@@ -346,7 +346,7 @@ _BALKAN_PARTS = (_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _
                  _p("trumpet", L, 56, "melody", pan=-0.45))
 _BALKAN_PROG = {"minor": ("i iv V i", "i VII III V", "i iv i V"), "freygish": ("I II I I", "I iv II I"),
                 "major": ("I V I V", "I IV V I")}
-_g(name="balkan", aliases=("balkan", "sirtaki", "syrtaki", "hasapiko", "hasaposerviko", "greek folk", "greek dance", "zeybek", "zeybegi", "aydin zeybegi", "turkish folk", "turkish", "sevdah", "sevdalinka", "sevdalinke", "bosnian", "rebetiko", "rebetico", "rembetiko", "zeibekiko", "zeybekiko",
+_g(name="balkan", aliases=("balkan", "sirtaki", "syrtaki", "hasapiko", "hasaposerviko", "greek folk", "greek dance", "zeybek", "zeybegi", "aydin zeybegi", "turkish folk", "turkish", "turku", "turkuler", "halk muzigi", "turk halk muzigi", "sevdah", "sevdalinka", "sevdalinke", "bosnian", "rebetiko", "rebetico", "rembetiko", "zeibekiko", "zeybekiko",
                            "balkan brass", "rachenitsa", "ruchenitsa", "kalamatiano", "kalamatianos",
                            "bulgarian", "bulgarian folk",
                            "macedonian", "serbian brass", "gypsy brass", "romani brass", "balkan folk", "lesnoto", "lesno oro", "macedonian oro"),
@@ -359,7 +359,7 @@ _g(name="balkan", aliases=("balkan", "sirtaki", "syrtaki", "hasapiko", "hasapose
    grooves=({"kick": "X...X...X.....", "rim": "..x...x...x.x."},                       # tapan: beater, switch
             {"kick": "X.......X.....", "rim": "x.x.X.x.x.x.x.", "floor": "........x.x..."},
             {"kick": "X...x...X...x.", "snare": "..o...o...o...", "chat": "x.x.x.x.x.x.x."}))
-_g(name="daychovo", aliases=("daychovo", "daichovo", "cocek", "karsilama", "roman havasi", "roman havasi dance"),
+_g(name="daychovo", aliases=("daychovo", "daichovo", "cocek"),
    bpm=(150, 190), meter=(9, 8), groups={(9, 8): (2, 2, 2, 3)}, kit=0, fill="snare", bass="pats", chords="pats",
    form="song", humanize_ms=4, vel_var=8, family="balkan", tone=0.3, reverb=0.2, intro_drums="all",
    lead_density=0.8, parts=_BALKAN_PARTS, progressions=_BALKAN_PROG, modes=("minor", "freygish"),
@@ -367,6 +367,26 @@ _g(name="daychovo", aliases=("daychovo", "daichovo", "cocek", "karsilama", "roma
    comp_pats=("X...x...x...X.....", "..x...x...x...x.x."),
    grooves=({"kick": "X...x...X...X.....", "rim": "..x...x...x...x.x."},
             {"kick": "X.......X...X.....", "rim": "x.x.x.X.x.x.x.x.x.", "floor": "............x.x..."}))
+# the Thracian Roma's karşılama (Turkey's "face to face" dance, 9/8 as 2+2+2+3): the clarinet's
+# tune and a violin answering, the kanun's runs, the ud strumming, a light bass; the darbuka's düm
+# (low) and tek (high) with the def's jingles; hicaz (freygish), nihavend (minor) or kürdi (phrygian)
+_g(name="karsilama", aliases=("karsilama", "karsilamas", "karsilamasi", "roman havasi", "roman havasi dance",
+                              "turkish roman", "turkish romani", "turkish gypsy", "trakya", "thracian", "fasil",
+                              "turkish wedding", "dugun havasi"),
+   bpm=(140, 180), meter=(9, 8), groups={(9, 8): (2, 2, 2, 3)}, kit=0, fill="none", bass="pats", chords="pats",
+   form="song", humanize_ms=5, vel_var=10, family="balkan", tone=0.2, reverb=0.22, intro_drums="all",
+   lead_density=0.8,
+   parts=(_p("drums", D, 0), _p("bass", B, 32, level=0.5), _p("ud", C, 24, pan=0.3),
+          _p("kanun", A, 107, "harp", pan=-0.35, level=0.6), _p("clarinet", L, 71, "melody"),
+          _p("violin", L, 40, "sparse", pan=0.45)),
+   progressions={"freygish": ("I II I I", "I iv II I", "I I vii I"), "minor": ("i iv V i", "i VII i V"),
+                 "phrygian": ("i II i i", "i iv II i")},
+   modes=("freygish", "freygish", "minor", "phrygian"),
+   bass_pats=("R.......5...R.....", "R...R...5...5.R..."),
+   comp_pats=("X...x...X...x.x...", "X.x.x.x.X.x.x.x.x."),
+   # the darbuka's düm on the first and third steps, tek between and on the long group's end
+   grooves=({"conga_lo": "X.......X.........", "conga": "....x.......x...x.", "tamb": "x...x...x...x.x.x."},
+            {"conga_lo": "X...o...X.....o...", "conga": "..x.x.x...x.x.x.x.", "kick_lo": "X.......x........."}))
 _g(name="kopanitsa", aliases=("kopanitsa", "kopanica", "gankino", "gankino horo"),
    bpm=(150, 190), meter=(11, 8), groups={(11, 8): (2, 2, 3, 2, 2)}, kit=0, fill="snare", bass="pats",
    chords="pats", form="song", humanize_ms=4, vel_var=8, family="balkan", tone=0.3, reverb=0.2,
