@@ -1291,11 +1291,13 @@ def test_balafon_and_metallophones_play_mallets():
     ("ninna nanna con pianoforte", "lullaby", {0}),
     ("musique de film triste, piano et violoncelle, lent", "cinematic", {0, 42}),
     ("Colonna sonora malinconica, pianoforte e violoncello", "cinematic", {0, 42}),
-    ("Walzer für Streichquartett in D-Dur", "waltz", {48}),
+    ("Walzer für Streichquartett in D-Dur", "classical", {48}),       # the quartet's, in three
 ])
 def test_words_of_the_probes_after_set_p(prompt, genre, progs):
     s = compose(prompt, 1)
     assert s.genre == genre and progs <= {p.program for p in s.parts if not p.is_drums}, s.describe()
+    if "Walzer" in prompt:
+        assert s.meter == (3, 4)
 
 
 # --- the review of set P's round, and set Q's readings ------------------------------------------------
@@ -1398,3 +1400,44 @@ def test_a_turkish_karsilama_is_no_balkan_brass_band():
     for b in range(2, 10):
         assert any(n.part == drums and n.pitch == 64 and abs(n.start - b * bpb) < 0.1 for n in s.bar(b)[0]), b
     assert compose("daychovo brass band", 1).genre == "daychovo"
+
+
+@pytest.mark.parametrize("prompt,genre,meter", [
+    # the second review: everyday phrases are no style or meter words
+    ("take five minutes to relax, ambient pads", "ambient", (4, 4)),
+    ("take 5 and relax with some bossa nova", "bossa nova", (4, 4)),
+    ("lofi beat to take five to", "lofi", (4, 4)),
+    ("corrente elettrica, techno", "techno", (4, 4)),
+    ("jazz free form improvisation, ambient textures", "jazz", None),
+    ("lofi free flowing beat with jazz chords", "lofi", None),
+    # a region's colour or a medium yields to the style named with it
+    ("chinese traditional instruments over a lofi hip hop beat", "lofi", None),
+    ("wuxia-inspired trap beat", "trap", None),
+    ("chinese folk rock with distorted guitar", "rock", None),
+    ("banda sonora de tango", "tango", None),
+    ("trilha sonora de novela com bossa nova", "bossa nova", None),
+    ("griot storytelling over hip hop beat", "boom bap", None),
+    ("malian music meets house", "house", None),
+    ("mandinka kora music", "mande", (6, 8)),
+    ("a love song for barbara", None, None),
+    ("quarteto de cordas", "classical", None),
+])
+def test_second_review_words(prompt, genre, meter):
+    s = compose(prompt, 1)
+    assert (genre is None or s.genre == genre) and (meter is None or s.meter == meter), s.describe()
+    assert s.genre != "mande" or "kora" in prompt
+
+
+def test_second_review_parts():
+    drums_or_war_drums = lambda s: any(p.is_drums or p.program in (47, 116) for p in s.parts)
+    for p in ("gentle orchestral piece, no drums", "calm cinematic piano without drums",
+              "chinese guzheng and erhu duet, pentatonic, slow, like a wuxia drama opening, no drums",
+              "epic orchestral, no drums, strings and choir"):
+        assert not drums_or_war_drums(compose(p, 1)), p
+    assert any(p.role == "perc" for p in compose("trailer, no drums, big percussion hits", 1).parts)
+    progs = {p.program for p in compose("metal with clean lead vocals and harsh screams", 1).parts}
+    assert 53 in progs and 81 not in progs
+    assert "dunun" not in read_prompt("Trakya karşılaması, düğün havası, klarnet").drum_words
+    assert "sangban" not in read_prompt("shangaan electro, frantic 180 bpm").drum_words
+    s = compose("a duo for cello and piano", 1)
+    assert {(p.program, p.role) for p in s.parts} == {(42, "lead"), (0, "chords")}, s.describe()

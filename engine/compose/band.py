@@ -26,7 +26,9 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 "sax": "jazz", "saxophone": "jazz", "upright bass": "jazz", "trumpet": "jazz", "vibes": "jazz",
                 "nylon guitar": "bossa nova", "808": "trap", "808 bass": "trap", "distorted guitar": "rock",
                 "rhodes": "lofi", "taiko": "cinematic", "spanish guitar": "flamenco", "bandoneon": "tango",
-                "banjo": "bluegrass", "accordion": "polka", "piano accordion": "polka", "piano-accordion": "polka", "bagpipes": "celtic", "bagpipe": "celtic",
+                "violoncelle": "classical", "violoncello": "classical", "violoncelli": "classical",
+                "quarteto de cordas": "classical", "quatuor a cordes": "classical", "cuarteto de cuerdas": "classical",
+                "streichquartett": "classical", "banjo": "bluegrass", "accordion": "polka", "piano accordion": "polka", "piano-accordion": "polka", "bagpipes": "celtic", "bagpipe": "celtic",
                 "steel drums": "calypso", "steel pan": "calypso", "square lead": "chiptune", "tuba": "polka", "choir": "cinematic", "harp": "ambient",
                 "slap bass": "funk", "clavinet": "funk", "funk guitar": "funk", "disco guitar": "disco",
                 "jazz guitar": "jazz", "nyckelharpa": "polska", "portuguese guitar": "fado", "tumbi": "bhangra",
@@ -646,6 +648,14 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
     specs = _pairs_alone(spec, specs)
+    if spec.solo and not any(d["role"] == "lead" for d in specs):
+        # a duo with no tune ("a duo for cello and piano"): the melody instrument beside the one
+        # that plays its own harmony sings it (the cello, not a bass line under the piano)
+        if any(d["program"] in _BOTH_HANDS for d in specs):
+            sing = next((d for d in specs if d["role"] in ("bass", "pad") and d["program"] not in _BOTH_HANDS
+                         and d["named"] and d["program"] not in range(32, 40)), None)
+            if sing is not None:
+                sing.update(role="lead", style="melody")
     if spec.solo and not any(d["role"] in ("chords", "pad", "arp") for d in specs):
         # a duo alone ("slide guitar n harmonica, no band"): the guitar, piano or harp accompanies
         # the other's tune, as its player would — not both on the tune in unison with holes between
@@ -754,9 +764,9 @@ def _without(specs: list[dict], banned: set[int]) -> list[dict]:
     return out
 
 
-#: a gentle cue that still asks for drums or a build: "… with drums", "war drums", "percussion
-#: building", "trailer … builds to a climax"
-_DRUMS_WANTED_RE = re.compile(r"\b(?:drums?|drum kit|percussion|heartbeat|pulse|trailer|climax|builds?|building|crescendo)\b")
+#: a gentle cue that still asks for drums or a climax: "… with drums", "war drums", "percussion",
+#: "trailer … builds to a climax" (not said no to: "gentle orchestral piece, no drums")
+_DRUMS_WANTED_RE = re.compile(r"\b(?:drums?|drum kit|percussion|heartbeat|trailer|climax|crescendo)\b")
 
 
 #: the sung programs: choir aahs, voice oohs, synth voice
@@ -771,8 +781,12 @@ def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
     specs = [d for d in specs if d["role"] not in spec.no_roles or d["named"]]
     if spec.no_percussion:
         specs = [d for d in specs if d["role"] != "perc" or d["named"]]   # "no drums at all": no taiko either
+    elif "drums" in spec.no_roles and not re.search(r"\bpercussion\b", spec.text):
+        # "no drums" in a film score: no taiko or timpani either (drums, to whoever asks) — unless
+        # percussion is asked for ("trailer, no drums, big percussion hits")
+        specs = [d for d in specs if not (d["role"] == "perc" and d["program"] in (47, 116) and not d["named"])]
     if g.name == "cinematic" and sum(G.MOODS[m][2] for m in spec.moods) <= -0.2 and not spec.drum_words \
-            and not _DRUMS_WANTED_RE.search(spec.text):
+            and not ("drums" not in spec.no_roles and _DRUMS_WANTED_RE.search(spec.text)):
         # a gentle cue ("whimsical … gentle", "tender", "calm"): a film score without its war
         # drums — no kit, taiko or timpani unless named
         specs = [d for d in specs if d["named"] or d["role"] not in ("perc", "drums")]

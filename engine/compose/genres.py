@@ -754,5 +754,6 @@ INSTRUMENTS.update({w: v for w, v in {
     "electric slide guitar": (29, L, ""), "electric slide": (29, L, ""),
     "balafon": (12, A, "arp8"), "balafons": (12, A, "arp8"), "balaphon": (12, A, "arp8"),   # West Africa's marimba
     "metallophone": (11, L, ""), "metallophones": (11, L, ""),
+    "lead vocals": (53, L, ""), "lead vocal": (53, L, ""),
     "clean lead": (81, L, ""), "clean leads": (81, L, ""), "clean guitar lead": (27, L, ""), "clean lead guitar": (27, L, ""),
 }.items() if w not in INSTRUMENTS})

@@ -164,8 +164,9 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     # words one or two edits from an instrument word ("harmonies" is no harmonica, "charanga" the
     # Cuban flute-and-violins band, not a charango; "guitarra" is Spanish for the guitar)
     "harmony harmonies harmonic harmonics harmonized harmonised harmonizing charanga charangas".split()) | frozenset(
-    # a "triple guitar solo" is three guitars, no tiple
-    "triple triples tripled".split()) | frozenset(
+    # a "triple guitar solo" is three guitars, no tiple; a Turkish "düğün" (wedding) no dunun drum,
+    # "shangaan" electro no sangban
+    "triple triples tripled dugun dugunu shangaan".split()) | frozenset(
     # the drum kit in French, German, Turkish and Italian ("batterie", "bateri", "batteria" are no samba
     # "bateria"), a Spanish class ("clase" is no clave), an artist ("Breakbot" is no breakbeat)
     "batterie schlagzeug bateri batteria clase clases breakbot".split()) | frozenset(
@@ -532,12 +533,13 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
         elif re.search(r"\b(slip|hop)[ -]?jigs?\b", text):
             spec.meter = (9, 8)                          # the slip jig's three dotted quarters
         elif re.search(r"\b(polonaises?|polacca|pasillos?|mazurkas?|mazouks?|landler|laendler|minuets?|menuets?|"
-                       r"minuetto|chaconnes?|ciaccona|passacaglias?|courantes?|corrente)\b", text):
+                       r"minuetto|chaconnes?|ciaccona|passacaglias?|courantes?)\b", text):
             spec.meter = (3, 4)                          # dances in three: the polonaise, pasillo, mazurka, Ländler,
                                                          # and the baroque suite's minuet, chaconne, passacaglia, courante
-        elif re.search(r"\btake (?:5|five)\b", text):
-            spec.meter = (5, 4)                          # "something like Take Five": Brubeck's five
-        elif re.search(r"\b(?:bulerias?|soleares|solea|soleas|alegrias|siguiriyas?|seguiriyas?|guajiras?)\b"
+        elif re.search(r"\blike take (?:5|five)\b|\btake (?:5|five) (?:style|vibe|feel)\b|\bbrubeck\b", text):
+            spec.meter = (5, 4)                          # "something like Take Five": Brubeck's five (not
+                                                         # "take five minutes", "a beat to take five to")
+        elif re.search(r"\b(?:bulerias?|soleares|solea|soleas|siguiriyas?|seguiriyas?)\b"
                        r"|\bcompas de (?:12|doce)\b", text):
             spec.meter = (12, 8)                         # flamenco's twelve-beat compás
         elif re.search(r"\bgigues?\b", text):
@@ -886,7 +888,15 @@ _SCENES = frozenset(("trailer", "trailer music", "tavern", "horror", "club", "pi
                      "adventure", "battle", "boss battle", "epic", "fantasy", "sleep", "yoga", "video game",
                      "retro game", "cowboy", "oom-pah"))
 #: the style words that yield to another style word in the prompt
-_YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES | _TEXTURES
+#: words for a region's colour or a brief's medium that name a style only alone: "chinese traditional
+#: instruments over a lofi beat" is lofi, "banda sonora de tango" a tango, "griot storytelling over a
+#: hip hop beat" boom bap — alone, a film score and the griots' mande
+_FLAVOURS = frozenset(("wuxia", "xianxia", "guofeng", "chinese traditional", "traditional chinese", "chinese folk",
+                       "guoyue", "musique de film", "filmmusik", "musica de pelicula", "musica de cine",
+                       "colonna sonora", "trilha sonora", "banda sonora", "griot", "griots", "jeli", "djeli",
+                       "malian music", "musique malienne", "west african folk", "mande", "manding", "mandingue",
+                       "mandinka", "mandinga", "malinke", "musique mandingue", "wassoulou"))
+_YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES | _TEXTURES | _FLAVOURS
 
 
 #: the words before a style that say no to it ("not metal", "rather than trap"), "avoid" among them or not
@@ -927,7 +937,7 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
     found = [m for m in _GENRE_RX.finditer(spec.text)
              if not any(a <= m.start() and m.end() <= b and b - a > m.end() - m.start() for a, b in longer)
              and not any(claim.taken[m.start():m.end()])]     # "rock organ", "jazz guitar" name an instrument
-    if len(found) > 1 and (_said_no(spec.text, found[0]) or spec.text.startswith(("-free", " free"), found[0].end())):
+    if len(found) > 1 and (_said_no(spec.text, found[0]) or spec.text.startswith("-free", found[0].end())):
         # a style said no to gives way to the one asked for ("not idm, a warm deep house groove",
         # "glitch-free pop")
         asked = [m for m in found[1:] if not _said_no(spec.text, m)]
@@ -1284,6 +1294,8 @@ _A_CAPPELLA_RE = re.compile(r"\b(a ?cc?app?ella|madrigals?|madrigale|madrigali|u
 
 #: no band behind the named instruments: "no band just raw", "without a backing band"
 _NO_BAND_RE = re.compile(r"\b(?:no|without(?:\s+a|\s+any)?)\s+(?:backing\s+)?band\b(?!\s*(?:name|names|logo|merch))")
+#: a duo of the two instruments named: "a duo for cello and piano", "guzheng and erhu duet"
+_DUO_RE = re.compile(r"\b(?:duo|duos|duet|duets|dueto|duetto|duett)\b")
 #: what ends a phrase saying who plays ("…, Db, slow", "… only." "… alone — ")
 _PHRASE_END = r"\s*(?=$|[,.;!:)\u2014\u2013]|\s-\s)"
 
@@ -1309,7 +1321,8 @@ def _read_solo(spec: PromptSpec, words: set[str]) -> None:
     solo = bool(re.search(r"\b(solo|only|alone|just)\b", spec.text)) and spec.genre is None
     # with a style named, only an instrument said to play alone: "solo piano only", "piano only",
     # "just the piano" (a boogie-woogie for piano alone) — not a "flute solo" in a band
-    solo = solo or any(_alone(spec.text, w) for w in spec.instruments) or bool(_NO_BAND_RE.search(spec.text))
+    solo = solo or any(_alone(spec.text, w) for w in spec.instruments) or bool(_NO_BAND_RE.search(spec.text)) \
+        or (len(set(spec.instruments)) == 2 and bool(_DUO_RE.search(spec.text)))
     spec.solo = solo and bool(spec.instruments)
     if solo:
         spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words} - spec.no_roles   # not "no drums … just piano"

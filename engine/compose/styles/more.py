@@ -492,7 +492,7 @@ for _w in ("dunun", "dundun", "doundoun", "dunun drums", "sangban"):
 _g(name="mande", family="african",
    aliases=("mande", "manding", "mandingue", "mandinka", "mandinga", "malinke", "griot", "griots", "jeli", "djeli",
             "kora music", "musique mandingue", "wassoulou", "toumani diabate", "sona jobarteh", "ballake sissoko",
-            "mory kante", "salif keita", "bambara", "malian music", "musique malienne", "west african folk"),
+            "mory kante", "salif keita", "malian music", "musique malienne", "west african folk"),
    bpm=(76, 100), meter=(6, 8), kit=0, fill="none", bass="pats", chords="pats", form="calm", humanize_ms=6,
    vel_var=10, tone=0.05, reverb=0.25, lead_density=0.6, intro_drums="all", intro_bars=2,
    parts=(_p("drums", D, 0, level=0.6), _p("kora", A, 46, "harp", pan=-0.25),
