@@ -1441,3 +1441,11 @@ def test_second_review_parts():
     assert "sangban" not in read_prompt("shangaan electro, frantic 180 bpm").drum_words
     s = compose("a duo for cello and piano", 1)
     assert {(p.program, p.role) for p in s.parts} == {(42, "lead"), (0, "chords")}, s.describe()
+
+
+def test_a_piano_ballad_said_just_piano_is_no_duo():
+    """"Just grand piano … strings sneak in … the drums enter at the bridge": the strings stay a pad
+    (only a duo's solo instrument — a cello, a sax, a violin — takes the tune beside the piano)."""
+    s = compose("Emotional piano ballad, 6/8, 68 bpm, Db major. Just grand piano through the first verse and "
+                "chorus, strings sneak in on verse two, the drums only enter at the bridge", 1)
+    assert {(p.program, p.role) for p in s.parts if not p.is_drums} == {(0, "chords"), (48, "pad")}, s.describe()

@@ -648,12 +648,13 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
     specs = _pairs_alone(spec, specs)
-    if spec.solo and not any(d["role"] == "lead" for d in specs):
+    duo = spec.solo and len([d for d in specs if d["role"] != "drums"]) == 2
+    if duo and not any(d["role"] == "lead" for d in specs):
         # a duo with no tune ("a duo for cello and piano"): the melody instrument beside the one
         # that plays its own harmony sings it (the cello, not a bass line under the piano)
         if any(d["program"] in _BOTH_HANDS for d in specs):
-            sing = next((d for d in specs if d["role"] in ("bass", "pad") and d["program"] not in _BOTH_HANDS
-                         and d["named"] and d["program"] not in range(32, 40)), None)
+            sing = next((d for d in specs if d["role"] in ("bass", "pad") and d["program"] in _SINGERS
+                         and d["named"]), None)
             if sing is not None:
                 sing.update(role="lead", style="melody")
     if spec.solo and not any(d["role"] in ("chords", "pad", "arp") for d in specs):
@@ -819,6 +820,12 @@ def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
             not (spec.only_roles and spec.only_roles <= {"drums", "bass"}):
         specs.append(_part("pad", "pad", 89, named=False))
     return specs
+
+
+#: instruments that carry a tune alone beside a piano or guitar: the solo strings (violin, viola,
+#: cello), brass, reeds and pipes, harmonica and bandoneon, the fiddles and reeds of other lands —
+#: not a string section nor a bass
+_SINGERS = frozenset((40, 41, 42, 22, 23, *range(56, 80), 109, 110, 111))
 
 
 #: melody instruments whose singing range lies below the default lead's: (lo, hi, centre)
