@@ -1449,3 +1449,13 @@ def test_a_piano_ballad_said_just_piano_is_no_duo():
     s = compose("Emotional piano ballad, 6/8, 68 bpm, Db major. Just grand piano through the first verse and "
                 "chorus, strings sneak in on verse two, the drums only enter at the bridge", 1)
     assert {(p.program, p.role) for p in s.parts if not p.is_drums} == {(0, "chords"), (48, "pad")}, s.describe()
+
+
+@pytest.mark.parametrize("prompt,want", [
+    ("solo cello", {(42, "lead")}),
+    ("guitar and piano, no band", {(25, "lead"), (0, "chords")}),
+    ("mandolin and guitar, no band, bluegrass", {(25, "lead"), (25, "chords")}),
+])
+def test_alone_or_in_a_duo_someone_carries_the_tune(prompt, want):
+    s = compose(prompt, 1)
+    assert {(p.program, p.role) for p in s.parts if not p.is_drums} == want, s.describe()

@@ -648,15 +648,18 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
     specs = _pairs_alone(spec, specs)
-    duo = spec.solo and len([d for d in specs if d["role"] != "drums"]) == 2
-    if duo and not any(d["role"] == "lead" for d in specs):
-        # a duo with no tune ("a duo for cello and piano"): the melody instrument beside the one
-        # that plays its own harmony sings it (the cello, not a bass line under the piano)
-        if any(d["program"] in _BOTH_HANDS for d in specs):
-            sing = next((d for d in specs if d["role"] in ("bass", "pad") and d["program"] in _SINGERS
-                         and d["named"]), None)
-            if sing is not None:
-                sing.update(role="lead", style="melody")
+    players = [d for d in specs if d["role"] != "drums"]
+    if spec.solo and len(players) <= 2 and not any(d["role"] == "lead" for d in specs):
+        # alone or a duo with no tune: the melody instrument sings it ("solo cello", "a duo for cello
+        # and piano": the cello, not a bass line under the piano or a pad); two that both accompany
+        # ("guitar and piano, no band"): the one named first takes the tune, the other comps
+        sing = next((d for d in players if d["role"] in ("bass", "pad") and d["program"] in _SINGERS
+                     and d["named"]), None)
+        if sing is not None and (len(players) == 1 or any(d["program"] in _BOTH_HANDS for d in players)):
+            sing.update(role="lead", style="melody")
+        elif len(players) == 2 and all(d["role"] in ("chords", "arp") and d["named"] for d in players):
+            first = min(players, key=lambda d: spec.instruments.index(d["name"]) if d["name"] in spec.instruments else 99)
+            first.update(role="lead", style="melody")
     if spec.solo and not any(d["role"] in ("chords", "pad", "arp") for d in specs):
         # a duo alone ("slide guitar n harmonica, no band"): the guitar, piano or harp accompanies
         # the other's tune, as its player would — not both on the tune in unison with holes between
