@@ -148,3 +148,18 @@ def test_a_dark_tone_renders_darker_than_a_bright_one_at_the_same_loudness(pool)
         assert abs(lufs - TARGET_LUFS) <= 1.0, got
     sc = dataclasses.replace(base, tone=-1.0, _cache={})
     assert np.array_equal(play(pool, sc, 3.0), play(pool, dataclasses.replace(sc, _cache={}), 3.0))
+
+
+@pytest.mark.parametrize("program", [24, 25, 46, 105])
+def test_a_fast_strum_on_plucked_strings_does_not_start_loud(pool, program):
+    """Sixteenth-note strums on a nylon or steel guitar, a harp, a banjo: each short note rings on
+    past its length, which the calibrated starting gain counts (``perform.RINGING``) — counted as
+    long as written, the first seconds played 4–6 LU over the target before the follower caught up
+    (a bluegrass breakdown, a festejo, a griot's kora)."""
+    chord = (52, 55, 59, 64)
+    parts = [Part("guitar", "chords", program, 0, reverb=0.1)]
+    score = Score("strum", 0, 120.0, (4, 4), 4, "minor", "test", parts,
+                  make_bar=lambda i: ([Note(0, i * 4 + k * 0.25, 0.1, p, 90) for k in range(16) for p in chord], []))
+    y = play(pool, score, 3.0)
+    pyln = pytest.importorskip("pyloudnorm")
+    assert pyln.Meter(SR).integrated_loudness(y.astype(np.float64)) <= TARGET_LUFS + 2.5

@@ -55,6 +55,13 @@ def k_weighting_power(n: int, sr: int) -> np.ndarray:
     return (np.abs(shelf * hp) ** 2).astype(np.float64)
 
 
+#: acoustic plucked strings (nylon and steel guitars, the acoustic bass, banjo, sitar, shamisen,
+#: koto, harp, dulcimer, pizzicato) ring on after a short note: a strummed 16th or a banjo roll
+#: sounds for at least RING_S seconds (an electric guitar's or bass's note is as long as it is held)
+RINGING = frozenset((24, 25, 32, 15, 45, 46, 104, 105, 106, 107))
+RING_S = 0.3
+
+
 def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], bars: int = 4) -> float | None:
     """The score's loudness guessed from its notes (first ``bars`` bars) and calibrated parts.
 
@@ -75,7 +82,10 @@ def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], b
         if hit_energy[n.part] > 0:
             energy += hit_energy[n.part] * v
         else:
-            energy += note_ms[n.part] * v * min(n.dur * sec_per_beat, 3.0)
+            held = n.dur * sec_per_beat
+            if p.program in RINGING:
+                held = max(held, RING_S)       # a plucked string sounds on past a short note
+            energy += note_ms[n.part] * v * min(held, 3.0)
     if energy <= 0:
         return None
     return -0.691 + 10 * math.log10(energy / (span_beats * sec_per_beat))
