@@ -28,7 +28,8 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 "rhodes": "lofi", "taiko": "cinematic", "spanish guitar": "flamenco", "bandoneon": "tango",
                 "violoncelle": "classical", "violoncello": "classical", "violoncelli": "classical",
                 "quarteto de cordas": "classical", "quatuor a cordes": "classical", "cuarteto de cuerdas": "classical",
-                "streichquartett": "classical", "banjo": "bluegrass", "accordion": "polka", "piano accordion": "polka", "piano-accordion": "polka", "bagpipes": "celtic", "bagpipe": "celtic",
+                "streichquartett": "classical", "banjo": "bluegrass", "accordion": "polka",
+                "piano accordion": "polka", "piano-accordion": "polka", "bagpipes": "celtic", "bagpipe": "celtic",
                 "steel drums": "calypso", "steel pan": "calypso", "square lead": "chiptune", "tuba": "polka", "choir": "cinematic", "harp": "ambient",
                 "slap bass": "funk", "clavinet": "funk", "funk guitar": "funk", "disco guitar": "disco",
                 "jazz guitar": "jazz", "nyckelharpa": "polska", "portuguese guitar": "fado", "tumbi": "bhangra",
@@ -648,25 +649,8 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
     specs = _pairs_alone(spec, specs)
-    players = [d for d in specs if d["role"] != "drums"]
-    if spec.solo and len(players) <= 2 and not any(d["role"] == "lead" for d in specs):
-        # alone or a duo with no tune: the melody instrument sings it ("solo cello", "a duo for cello
-        # and piano": the cello, not a bass line under the piano or a pad); two that both accompany
-        # ("guitar and piano, no band"): the one named first takes the tune, the other comps
-        sing = next((d for d in players if d["role"] in ("bass", "pad") and d["program"] in _SINGERS
-                     and d["named"]), None)
-        if sing is not None and (len(players) == 1 or any(d["program"] in _BOTH_HANDS for d in players)):
-            sing.update(role="lead", style="melody")
-        elif len(players) == 2 and all(d["role"] in ("chords", "arp") and d["named"] for d in players):
-            first = min(players, key=lambda d: spec.instruments.index(d["name"]) if d["name"] in spec.instruments else 99)
-            first.update(role="lead", style="melody")
-    if spec.solo and not any(d["role"] in ("chords", "pad", "arp") for d in specs):
-        # a duo alone ("slide guitar n harmonica, no band"): the guitar, piano or harp accompanies
-        # the other's tune, as its player would — not both on the tune in unison with holes between
-        leads = [d for d in specs if d["role"] == "lead"]
-        hands = next((d for d in leads if d["program"] in _BOTH_HANDS), None)
-        if hands is not None and len(leads) >= 2:
-            hands.update(role="chords", style="")
+    if spec.solo:
+        _one_tune(spec, specs)
     if spec.dance == "waltz" and g.name in ("romantic piano", "cinematic") and spec.meter in (None, (3, 4)):
         # a waltz for the piano: the left hand's oom-pah-pah (a low root, then the chord twice), not a
         # nocturne's broken chords, whose six eighths were heard as a 6/8 at two-thirds the pace
@@ -693,6 +677,30 @@ def _pairs_alone(spec: PromptSpec, specs: list[dict]) -> list[dict]:
         if kin is not None and sum(d["named"] and d["program"] in kin for d in specs) >= 2:
             specs = [d for d in specs if d["named"] or d["program"] not in kin or d["role"] in ("lead", "drums")]
     return specs
+
+
+def _one_tune(spec: PromptSpec, specs: list[dict]) -> None:
+    """Instruments played alone share one tune and its accompaniment, as their players would.
+
+    With no tune, the melody instrument sings it ("solo cello", "a duo for cello and piano": the
+    cello, not a bass line under the piano or a pad); of two that both accompany ("guitar and
+    piano, no band") the one named first. With two tunes and nothing under them ("slide guitar n
+    harmonica, no band"), the guitar, piano or harp accompanies the other's — not both on the tune
+    in unison with silence between the phrases."""
+    players = [d for d in specs if d["role"] != "drums"]
+    leads = [d for d in players if d["role"] == "lead"]
+    if not leads and len(players) <= 2:
+        sing = next((d for d in players if d["role"] in ("bass", "pad") and d["program"] in _SINGERS
+                     and d["named"]), None)
+        if sing is not None and (len(players) == 1 or any(d["program"] in _BOTH_HANDS for d in players)):
+            sing.update(role="lead", style="melody")
+        elif len(players) == 2 and all(d["role"] in ("chords", "arp") and d["named"] for d in players):
+            first = min(players, key=lambda d: spec.instruments.index(d["name"]) if d["name"] in spec.instruments else 99)
+            first.update(role="lead", style="melody")
+    elif len(leads) >= 2 and not any(d["role"] in ("chords", "pad", "arp") for d in players):
+        hands = next((d for d in leads if d["program"] in _BOTH_HANDS), None)
+        if hands is not None:
+            hands.update(role="chords", style="")
 
 
 #: a jazz trio by name ("jazz trio ballad", "piano trio, brushes"), not an "organ trio" or a "trio with sax"
@@ -768,6 +776,8 @@ def _without(specs: list[dict], banned: set[int]) -> list[dict]:
     return out
 
 
+#: the orchestra's drums: timpani and taiko
+_WAR_DRUMS = (47, 116)
 #: a gentle cue that still asks for drums or a climax: "… with drums", "war drums", "percussion",
 #: "trailer … builds to a climax" (not said no to: "gentle orchestral piece, no drums")
 _DRUMS_WANTED_RE = re.compile(r"\b(?:drums?|drum kit|percussion|heartbeat|trailer|climax|crescendo)\b")
@@ -788,9 +798,9 @@ def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
     elif "drums" in spec.no_roles and not re.search(r"\bpercussion\b", spec.text):
         # "no drums" in a film score: no taiko or timpani either (drums, to whoever asks) — unless
         # percussion is asked for ("trailer, no drums, big percussion hits")
-        specs = [d for d in specs if not (d["role"] == "perc" and d["program"] in (47, 116) and not d["named"])]
+        specs = [d for d in specs if not (d["role"] == "perc" and d["program"] in _WAR_DRUMS and not d["named"])]
     if g.name == "cinematic" and sum(G.MOODS[m][2] for m in spec.moods) <= -0.2 and not spec.drum_words \
-            and not ("drums" not in spec.no_roles and _DRUMS_WANTED_RE.search(spec.text)):
+            and ("drums" in spec.no_roles or not _DRUMS_WANTED_RE.search(spec.text)):
         # a gentle cue ("whimsical … gentle", "tender", "calm"): a film score without its war
         # drums — no kit, taiko or timpani unless named
         specs = [d for d in specs if d["named"] or d["role"] not in ("perc", "drums")]

@@ -88,6 +88,9 @@ _NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero|avoid|avoiding)\s+(?:the\s
 #: one more drum of a list said no to: "… and snare", "…/snare", ", cymbals"
 _LANE_MORE_RE = re.compile(r"\s*(?:,|and|or|&|/|\+)\s*(?:the\s+|any\s+)?([a-z][a-z -]*?)(?=$|[,.;/]|\s+(?:and|or|with|in|at|"
                            r"but|no|just|only|except|then)\b)")
+#: "percussion" in French, Spanish, Italian and Portuguese (a prompt is read without its accents)
+_PERCUSSION_WORDS = ("percussion", "percussions", "percusion", "percusiones", "percussione", "percussioni",
+                     "percussao", "percussoes")
 #: "without" in other languages, read only right before a role word ("sin bateria", "ohne Schlagzeug",
 #: "bez perkusji"): "sin city", "sans serif" are no negations
 _FOREIGN_ROLES = {"bateria": "drums", "batterie": "drums", "schlagzeug": "drums", "perkusji": "drums",
@@ -96,8 +99,7 @@ _FOREIGN_ROLES = {"bateria": "drums", "batterie": "drums", "schlagzeug": "drums"
                   "drums": "drums", "bajo": "bass", "bass": "bass", "basso": "bass", "baixo": "bass",
                   "basse": "bass", "bas": "bass", "tobe": "drums", "tobelor": "drums", "drum": "drums",
                   "drumuri": "drums", "rummut": "drums", "bateri": "drums", "ngoma": "drums", "davul": "drums",
-                  "percussioni": "drums", "percussione": "drums", "percusiones": "drums", "percussoes": "drums",
-                  "percussions": "drums"}
+                  **dict.fromkeys(_PERCUSSION_WORDS, "drums")}
 #: "without" in other languages: German, French, Spanish, Italian, Portuguese, Dutch, Polish and
 #: Czech, the Scandinavian languages, Catalan ("sense", not "a sense of", "makes sense"), Dutch and
 #: German "no" ("geen", "kein"), Indonesian ("tanpa"), Greek ("oute", "xoris"), Finnish ("ilman") —
@@ -772,7 +774,7 @@ _NO_PERCUSSION_RE = re.compile(r"\b(?:no|without)\s+(?:any\s+)?(?:drums?|percuss
                                r"\b(?:no|without)\s+(?:any\s+)?percussion\b|"
                                # "senza percussioni", "sin percusión", "sans percussions", "sem percussão"
                                r"\b(?:senza|sin|sans|sem|ohne|pas\s+de)\s+(?:la\s+|le\s+|les\s+|a\s+)?"
-                               r"(?:percussion[ei]?|percusion(?:es)?|percussions|percussao|percussoes|perkussion)\b")
+                               r"(?:" + "|".join((*_PERCUSSION_WORDS, "perkussion")) + r")\b")
 #: "keep the piano out of it", "leave out the strings", "leave the synths out", "skip the sax",
 #: "drop the guitars", "synth-free"
 _LEAVE_OUT_RE = re.compile(
@@ -887,7 +889,6 @@ _ADJECTIVES = frozenset(("heroic",))
 _SCENES = frozenset(("trailer", "trailer music", "tavern", "horror", "club", "pirate", "meditation", "carnival",
                      "adventure", "battle", "boss battle", "epic", "fantasy", "sleep", "yoga", "video game",
                      "retro game", "cowboy", "oom-pah"))
-#: the style words that yield to another style word in the prompt
 #: words for a region's colour or a brief's medium that name a style only alone: "chinese traditional
 #: instruments over a lofi beat" is lofi, "banda sonora de tango" a tango, "griot storytelling over a
 #: hip hop beat" boom bap — alone, a film score and the griots' mande
@@ -896,6 +897,7 @@ _FLAVOURS = frozenset(("wuxia", "xianxia", "guofeng", "chinese traditional", "tr
                        "colonna sonora", "trilha sonora", "banda sonora", "griot", "griots", "jeli", "djeli",
                        "malian music", "musique malienne", "west african folk", "mande", "manding", "mandingue",
                        "mandinka", "mandinga", "malinke", "musique mandingue", "wassoulou"))
+#: the style words that yield to another style word in the prompt
 _YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES | _TEXTURES | _FLAVOURS
 
 

@@ -66,7 +66,8 @@ def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], b
     """The score's loudness guessed from its notes (first ``bars`` bars) and calibrated parts.
 
     ``note_ms[i]``: K-weighted mean square of part ``i`` holding one note at velocity 100
-    (melodic parts; sounding time capped at 3 s); ``hit_energy[i]``: K-weighted energy
+    (melodic parts; sounding time capped at 3 s, and at least :data:`RING_S` for a plucked
+    string of :data:`RINGING`); ``hit_energy[i]``: K-weighted energy
     (mean square × seconds) of one drum hit at velocity 100. Levels scale as ``level²`` and
     velocity as ``(vel/100)³`` (close to FluidSynth's default velocity curve); reverb and
     chorus sends add their share. ``None`` if
