@@ -1459,3 +1459,55 @@ def test_a_piano_ballad_said_just_piano_is_no_duo():
 def test_alone_or_in_a_duo_someone_carries_the_tune(prompt, want):
     s = compose(prompt, 1)
     assert {(p.program, p.role) for p in s.parts if not p.is_drums} == want, s.describe()
+
+
+@pytest.mark.parametrize("prompt,style", [
+    ("oud and darbuka", "arabic"), ("a taksim on the ud", "arabic"), ("E hicaz on the oud", "arabic"),
+    ("riq and qanun", "arabic"), ("kora and djembe", "mande"), ("sitar and tabla, slow", "raga"),
+    ("talking drum groove", "afrobeat"), ("bouzouki tune", "balkan"), ("bodhran and uilleann pipes", "celtic"),
+    ("surdo and cuica", "samba"), ("solo acoustic guitar", "folk"), ("acoustic guitar and 808s", "trap"),
+    ("metal riff with an oud", "metal"), ("sitar over a house beat", "house"),
+])
+def test_a_folk_instrument_or_a_makam_names_its_music_when_no_style_is_named(prompt, style):
+    """An oud, a kora, a sitar, a darbuka or a makam's name alone says where the music is from (an
+    oud solo had been a house track, a taksim rock); a style named beside them still wins, and an
+    acoustic guitar names folk only where no drum word names another style."""
+    assert composer_of(compose(prompt, 1)).g.name == style
+
+
+@pytest.mark.parametrize("prompt,root,mode", [
+    ("D hijaz, 90 bpm", 2, "freygish"), ("E hicaz on the oud", 4, "freygish"), ("maqam hijaz on D", 2, "freygish"),
+    ("hijaz on A, oud", 9, "freygish"), ("bayati on Eb", 3, "phrygian"), ("dorian on a, funk", 9, "dorian"),
+    ("a hijaz riff, metal", None, "freygish"), ("hijaz on a kanun", None, "freygish"),
+])
+def test_a_note_beside_a_makam_is_its_tonic(prompt, root, mode):
+    """"D hijaz", "hijaz on D": the tonic; "a hijaz riff" and "hijaz on a kanun" name none."""
+    spec = read_prompt(prompt)
+    assert (spec.key_root, spec.mode) == (root, mode)
+
+
+@pytest.mark.parametrize("prompt,programs", [
+    ("solo acoustic guitar", {25}), ("bossa nova, solo nylon guitar", {24}), ("solo piano, jazz ballad", {0}),
+    ("flamenco guitar alone", {24}), ("jazz ballad for solo guitar", {26}), ("just a ukulele", {24}),
+    ("upright bass and piano, no band", {32, 0}), ("organ only", {16}),
+])
+def test_an_instrument_alone_plays_its_own_tune_over_its_own_chords(prompt, programs):
+    """A guitarist, pianist or organist alone carries the tune over their own chords (and, alone,
+    their own bass) — it had strummed or comped chords for 30 s with no tune. The tune sits
+    above the chords and keeps going."""
+    s = compose(prompt, 1)
+    assert {p.program for p in s.parts} == programs and not any(p.is_drums for p in s.parts), s.describe()
+    lead = [k for k, p in enumerate(s.parts) if p.role == "lead"]
+    comp = [k for k, p in enumerate(s.parts) if p.role in ("chords", "arp", "pad")]
+    assert len(lead) == 1 and comp, s.describe()
+    notes = [(i, n) for i in range(16) for n in s.bar(i)[0]]
+    tune = [n for _, n in notes if n.part == lead[0]]
+    under = [n for _, n in notes if n.part in comp]
+    assert len({i for i, n in notes if n.part == lead[0]}) >= 8, s.describe()
+    assert sorted(n.pitch for n in tune)[len(tune) // 2] > sorted(n.pitch for n in under)[len(under) // 2]
+
+
+@pytest.mark.parametrize("prompt", ["solo sax over a funk band", "a solo piano intro then the band, jazz",
+                                    "jazz ballad, solo piano, brushes", "a jazz ballad with a piano solo"])
+def test_a_solo_in_a_band_keeps_the_band(prompt):
+    assert any(p.is_drums for p in compose(prompt, 1).parts)

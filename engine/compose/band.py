@@ -33,7 +33,39 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 "steel drums": "calypso", "steel pan": "calypso", "square lead": "chiptune", "tuba": "polka", "choir": "cinematic", "harp": "ambient",
                 "slap bass": "funk", "clavinet": "funk", "funk guitar": "funk", "disco guitar": "disco",
                 "jazz guitar": "jazz", "nyckelharpa": "polska", "portuguese guitar": "fado", "tumbi": "bhangra",
-                "charango": "huayno", "quena": "huayno", "organ": "soul", "sitar": "ambient", "koto": "ambient"}
+                "charango": "huayno", "quena": "huayno", "organ": "soul", "koto": "ambient",
+                # a folk instrument alone names its music: the Levant's and Anatolia's lutes, zither and
+                # reed flute, India's, the griots', the Balkans' and Greece's, the Andes', Ireland's
+                **{w: "arabic" for w in ("oud", "ud", "qanun", "kanun", "ney", "nay", "buzuq", "mijwiz", "mizmar",
+                                         "arghul", "zurna", "saz", "baglama", "keman")},
+                **{w: "raga" for w in ("sitar", "sarod", "veena", "sarangi", "bansuri", "tanpura", "tambura",
+                                       "shehnai", "shanai")},
+                **{w: "mande" for w in ("kora", "ngoni", "n'goni", "balafon", "balafons", "balaphon")},
+                **{w: "balkan" for w in ("bouzouki", "laouto", "laout", "lyra", "cretan lyra", "gaida", "kaval",
+                                         "gadulka", "gusle")},
+                **{w: "huayno" for w in ("zampona", "siku")}, "uilleann pipes": "celtic", "mbira": "afrobeat",
+                "sanfona": "forro", "algoza": "bhangra"}
+#: drum words that name a genre when the prompt names none (after the instruments: "oud and
+#: darbuka" is the oud's)
+_DRUM_GENRE_HINTS = {"808s": "trap", "brushes": "jazz", "brush": "jazz", "breakbeat": "drum and bass",
+                     "amen": "drum and bass", "beatbox": "boom bap", "beatboxing": "boom bap",
+                     "darbuka": "arabic", "riq": "arabic", "davul": "arabic", "frame drum": "arabic",
+                     "bendir": "arabic", "tabla": "raga", "djembe": "mande", "dunun": "mande", "dundun": "mande",
+                     "talking drum": "afrobeat", "talking drums": "afrobeat", "bodhran": "celtic",
+                     "surdo": "samba", "tamborim": "samba", "cuica": "samba", "zabumba": "forro",
+                     "dhol": "bhangra", "dholak": "bhangra", "timbales": "salsa", "steel drums": "calypso"}
+#: instruments that name a genre only where no drum or mode word names another ("acoustic guitar
+#: and 808s" is a trap beat's, "solo acoustic guitar" a folk song's)
+_WEAK_GENRE_HINTS = {"acoustic guitar": "folk", "ukulele": "folk", "acoustic guitars": "folk", "steel string guitar": "folk",
+                     "steel-string guitar": "folk", "twelve string guitar": "folk", "twelve-string acoustic": "folk",
+                     "twelve string acoustic": "folk"}
+#: a maqam or makam named (hijaz, "taksim on the oud"): the Arab and Turkish art music's; a raga's
+#: name: India's
+_MODE_GENRE_RES = ((re.compile(r"\b(?:maqam|maqams|maqamat|makam|makams|taksim|taqsim|taqasim|"
+                               + "|".join(re.escape(w) for w in sorted(G.MAQAM_MODES, key=len, reverse=True))
+                               + r")\b"), "arabic"),
+                   (re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(G.RAGA_MODES, key=len, reverse=True))
+                               + r")\b"), "raga"))
 
 
 #: generic instrument words and the GM programs that are a kind of them: a style's own part of that
@@ -403,11 +435,14 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     for w in spec.instruments:
         if w in _GENRE_HINTS and _GENRE_HINTS[w] in G.GENRES:
             return _GENRE_HINTS[w], f"the instrument {w!r}"
-    for words, name in ((("808s",), "trap"), (("brushes", "brush"), "jazz"), (("breakbeat", "amen"), "drum and bass"),
-                        (("beatbox", "beatboxing"), "boom bap")):
-        w = next((x for x in words if x in spec.drum_words), None)
-        if w and name in G.GENRES:
-            return name, f"the drum word {w!r}"
+    for w in spec.drum_words:
+        if _DRUM_GENRE_HINTS.get(w) in G.GENRES:
+            return _DRUM_GENRE_HINTS[w], f"the drum word {w!r}"
+    for rx, name in _MODE_GENRE_RES:
+        if (m := rx.search(spec.text)) and name in G.GENRES:
+            return name, f"the word {m.group(0)!r}"
+    if (w := next((w for w in spec.instruments if w in _WEAK_GENRE_HINTS), None)) and _WEAK_GENRE_HINTS[w] in G.GENRES:
+        return _WEAK_GENRE_HINTS[w], f"the instrument {w!r}"
     if spec.meter == (3, 4):
         return "waltz", "the meter 3/4"
     for m in spec.moods:
@@ -545,6 +580,9 @@ def _part(name: str, role: str, program: int, style: str = "", named: bool = Tru
 
 
 _BOTH_HANDS = frozenset((*range(0, 8), *range(16, 21), 24, 25, 46))
+#: instruments whose player carries a tune over their own chords when alone: those of both hands,
+#: the jazz and clean electric guitars (chord melody), banjo, shamisen, koto
+_CHORD_MELODY = _BOTH_HANDS | {26, 27, 105, 106, 107}
 #: a word that names another instrument in a family of styles (another word's part, or another
 #: program in the word's own part): in a concert style the horns are French horns holding chords
 #: and an organ is the pipe organ (19); in the Balkans the tambura is plucked (105), not India's drone
@@ -556,7 +594,9 @@ _IN_FAMILY = {("horns", "classical"): "french horn", ("horn", "classical"): "fre
               # a "clean lead" over rock's and metal's guitars is a clean electric guitar
               **{(w, fam): 27 for w in ("clean lead", "clean leads") for fam in ("rock", "metal")},
               # rock's slide guitar is its own guitar (Duane Allman's overdriven, not Son House's)
-              ("slide guitar", "rock"): "guitar", ("slide guitars", "rock"): "guitars"}
+              ("slide guitar", "rock"): "guitar", ("slide guitars", "rock"): "guitars",
+              # a guitar in jazz is the archtop's (GM's jazz guitar), not a steel-string strummer's
+              ("guitar", "jazz"): "jazz guitar", ("guitars", "jazz"): "jazz guitar"}
 #: the bass slapped: "slap funk", "slapped bass", "slappin'"
 _SLAP_RE = re.compile(r"\bslap(?:ped|ping|pin'?)?\b")
 
@@ -697,6 +737,18 @@ def _one_tune(spec: PromptSpec, specs: list[dict]) -> None:
         elif len(players) == 2 and all(d["role"] in ("chords", "arp") and d["named"] for d in players):
             first = min(players, key=lambda d: spec.instruments.index(d["name"]) if d["name"] in spec.instruments else 99)
             first.update(role="lead", style="melody")
+        elif (hands := next((d for d in players if (d["role"] in ("chords", "arp") or d["role"] == "pad"
+                                                    and d["program"] in range(16, 21)) and d["named"]
+                             and d["program"] in _CHORD_MELODY), None)) is not None \
+                and all(d is hands or d["role"] == "bass" for d in players):
+            # an instrument of both hands alone or over a bass ("solo acoustic guitar", "jazz guitar
+            # alone", "upright bass and piano, no band"): its right hand carries the tune over its own
+            # chords, and alone its thumb (or left hand) plays the bass — not chords for 30 s
+            specs.append(dict(hands, role="lead", style="melody", level=0.0))
+            if len(players) == 1 and "bass" not in spec.no_roles and hands["program"] in _BOTH_HANDS \
+                    and "ukulele" not in hands["name"]:
+                specs.append(dict(hands, role="bass", style="", level=0.0,
+                                  octave=1 if hands["program"] in (24, 25, 46) else 0))
     elif len(leads) >= 2 and not any(d["role"] in ("chords", "pad", "arp") for d in players):
         hands = next((d for d in leads if d["program"] in _BOTH_HANDS), None)
         if hands is not None:

@@ -323,7 +323,7 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "santur": (15, A, "arp8"), "santoor": (15, A, "arp8"),
     "arpa": (46, A, "harp"), "arpa llanera": (46, A, "harp"), "celtic harp": (46, A, "harp"),
     "cuatro": (24, C, ""), "tres guitar": (25, C, ""), "tres cubano": (25, C, ""),
-    "laouto": (25, C, ""), "laout": (25, C, ""), "bouzouki": (25, C, ""), "oud": (24, L, ""),
+    "laouto": (25, C, ""), "laout": (25, C, ""), "bouzouki": (25, C, ""), "oud": (24, L, ""), "ud": (24, L, ""),
     "lyra": (110, L, ""), "cretan lyra": (110, L, ""), "gusle": (110, L, ""),
     "toy piano": (8, L, "sparse"),
     "marimbula": (32, B, ""), "rumba box": (32, B, ""),

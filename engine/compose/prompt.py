@@ -61,7 +61,17 @@ _KEY_RES = (
     # a minor key as a chord name ("F#m", "Ebm"; a plain "Gm", "Am" only beside the tempo: "Gm 95bpm",
     # "128 bpm, Am" — "am", "em" and "fm" are words too)
     re.compile(r"(?<![\w/'#♯-])([a-g])(#|♯|b|♭)?(m)(?![\w#♯♭'-])"),
+    # a note before a makam's name ("E hicaz", "D hijaz"); not a bare "a" ("a hijaz riff")
+    re.compile(r"\b([b-g]|a(?=\s*(?:#|♯|♭|b\b|sharp|flat)))" + _ACC + r"\s*("
+               + "|".join(sorted(G.MAQAM_MODES, key=len, reverse=True)) + r")\b"),
 )
+#: a mode and then its tonic ("hijaz on D", "dorian from E", "maqam bayati on Eb"); a bare "a" only
+#: where its phrase ends ("hijaz on a kanun" is no A)
+_MODE_ON_RE = re.compile(r"\b(" + "|".join(sorted((*G.MAQAM_MODES, "phrygian dominant", "harmonic minor", "freygish",
+                                                    "dorian", "phrygian", "lydian", "mixolydian", "locrian",
+                                                    "aeolian"), key=len, reverse=True))
+                         + r")\s+(?:on|from)\s+(?:the\s+note\s+)?([a-g])" + _ACC
+                         + r"(?![\w#♯♭'-])")
 _TEMPO_NEXT = r"\s*[,;]?\s*~?\d{2,3}(?:\.\d+)?\s*bpm\b"          # ", 95bpm" right after a word
 _BESIDE_TEMPO_BEFORE = re.compile(r"\d{2,3}(?:\.\d+)?\s*bpm\s*[,;]?\s*$")
 _BESIDE_TEMPO_AFTER = re.compile(_TEMPO_NEXT + r"|\s*(?:[,;.!)]|$)")
@@ -354,7 +364,7 @@ def read_prompt(prompt: str) -> PromptSpec:
     name = G.GENRES[spec.genre].name if spec.genre in G.GENRES else ""
     style_words = set(name.split()) if phrase and " " in name and name in phrase else set()
     _read_moods(spec, words, style_words)
-    _read_solo(spec, words)
+    _read_solo(spec, words, phrase)
     spec.a_cappella = bool(_A_CAPPELLA_RE.search(text))
     _read_intro(spec)
     return spec
@@ -473,6 +483,11 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
                 spec.mode = _FOREIGN_MODES.get(mword) or G.MODE_ALIASES.get(mword, mword)
             claim(m)
             break
+    if spec.key_root is None and (m := next((m for m in _MODE_ON_RE.finditer(text) if m.group(2) != "a" or m.group(3)
+                                             or re.match(r"\s*(?:$|[,;.!)])", text[m.end():])), None)) and claim(m):
+        acc = (m.group(3) or "").strip(" -")
+        spec.key_root = (_NOTE_NAMES[m.group(2)] + (1 if acc in ("#", "♯", "sharp") else -1 if acc else 0)) % 12
+        spec.mode = G.MODE_ALIASES.get(m.group(1), m.group(1))
     if spec.key_root is None and (m := _SOLFEGE_PLAIN_RE.search(text)) and claim(m):
         acc = (m.group(2) or "").strip()
         spec.key_root = (_SOLFEGE[m.group(1)] + (1 if acc in ("#", "diyez") else -1 if acc else 0)) % 12
@@ -1318,13 +1333,41 @@ def _alone(text: str, w: str) -> bool:
     return False
 
 
-def _read_solo(spec: PromptSpec, words: set[str]) -> None:
+#: what says a band plays beside a "solo piano": the band, its rhythm section, a backing
+_BAND_BESIDE_RE = re.compile(r"\b(?:band|rhythm section|backing|backed|accompanied|accompaniment|trio|quartet|"
+                             r"quintet|sextet|orchestra|ensemble|combo|drums?|beat|groove|bass|bassline)\b")
+
+
+def _solo_before(spec: PromptSpec, w: str) -> bool:
+    """Whether ``w`` is "solo ``w``" as a piece's forces ("solo piano, jazz ballad", "a jazz ballad
+    for solo guitar", "solo rhodes piece") and nothing else plays: the one instrument named, no
+    drum word, no band — not "solo sax over the band" nor "a solo piano intro, then the band"."""
+    if len(set(spec.instruments) - {w}) or spec.drum_words or _BAND_BESIDE_RE.search(spec.text):
+        return False
+    iw = re.escape(w) + "s?"
+    m = re.search(rf"\bsolo\s+{iw}(?:\s+(?:piece|pieces|version|arrangement|performance|rendition|tune|"
+                  rf"number|ballad))?" + _PHRASE_END, spec.text)
+    return m is not None and not re.search(r"\b(?:intro|outro|then|until|break|bridge|starts?|opens?)\b",
+                                           spec.text[m.end():] + " " + spec.text[:m.start()])
+
+
+def _style_instrument(phrase: str) -> str | None:
+    """The instrument a style's phrase ends with ("flamenco guitar": guitar, "ragtime piano": piano)."""
+    words = phrase.split()
+    return next((t for t in (" ".join(words[-2:]), words[-1]) if len(words) > 1 and t in G.INSTRUMENTS
+                 and t != phrase), None)
+
+
+def _read_solo(spec: PromptSpec, words: set[str], phrase: str | None = None) -> None:
     """"solo piano", "drums only", "just bass and drums" (only when no genre is named)."""
     solo = bool(re.search(r"\b(solo|only|alone|just)\b", spec.text)) and spec.genre is None
     # with a style named, only an instrument said to play alone: "solo piano only", "piano only",
     # "just the piano" (a boogie-woogie for piano alone) — not a "flute solo" in a band
-    solo = solo or any(_alone(spec.text, w) for w in spec.instruments) or bool(_NO_BAND_RE.search(spec.text)) \
-        or (len(set(spec.instruments)) == 2 and bool(_DUO_RE.search(spec.text)))
+    if phrase and (last := _style_instrument(phrase)) and last not in spec.instruments \
+            and (_alone(spec.text, phrase) or _solo_before(spec, phrase)):
+        spec.instruments.append(last)            # "flamenco guitar alone": the style's guitar, alone
+    solo = solo or any(_alone(spec.text, w) or _solo_before(spec, w) for w in spec.instruments) \
+        or bool(_NO_BAND_RE.search(spec.text)) or (len(set(spec.instruments)) == 2 and bool(_DUO_RE.search(spec.text)))
     spec.solo = solo and bool(spec.instruments)
     if solo:
         spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words} - spec.no_roles   # not "no drums … just piano"
