@@ -1511,3 +1511,73 @@ def test_an_instrument_alone_plays_its_own_tune_over_its_own_chords(prompt, prog
                                     "jazz ballad, solo piano, brushes", "a jazz ballad with a piano solo"])
 def test_a_solo_in_a_band_keeps_the_band(prompt):
     assert any(p.is_drums for p in compose(prompt, 1).parts)
+
+
+@pytest.mark.parametrize("prompt,meter", [
+    ("Jump blues in twelve-eight at 120, in B-flat", (12, 8)), ("a girl-group ballad in a slow twelve-eight", (12, 8)),
+    ("pirate metal, galloping compound duple", (6, 8)), ("a nine-eight dance", (9, 8)), ("song in three four", (3, 4)),
+    ("simple triple, stately", (3, 4)), ("five four-bar phrases", None), ("six eight-bar phrases", None),
+])
+def test_a_meter_in_words_is_that_meter(prompt, meter):
+    """"Twelve-eight", "compound duple", "nine-eight": the meter (a jump blues in twelve-eight had
+    been a 4/4 shuffle) — not "five four-bar phrases"."""
+    assert read_prompt(prompt).meter == meter
+
+
+@pytest.mark.parametrize("prompt,bpm", [
+    ("galloping compound duple at about 180: accordion lead", 180.0), ("Persian reng, lively, around 132: santur", 132.0),
+    ("house at roughly 124", 124.0), ("the drop at 2:30 is big", None),
+])
+def test_a_tempo_said_about_or_before_a_colon_is_read(prompt, bpm):
+    assert read_prompt(prompt).bpm == bpm
+
+
+@pytest.mark.parametrize("prompt,style", [
+    ("Late-90s nu skool breaks at 132", "big beat"), ("Axé baiano anos 90, 140 bpm", "samba"),
+    ("Carimbó from Pará, banjo and sax", "cumbia"), ("Finnish humppa, breakneck oom-pa", "polka"),
+    ("Spaghetti western showdown in 3", "cinematic"), ("Late-Romantic adagietto for strings and harp", "classical"),
+    ("chipmunk soul beat like early kanye", "boom bap"), ("Ratchet West Coast club beat, Mustard-type", "g-funk"),
+    ("Drone-Metal, extrem langsam", "doom"), ("Mbalax à la Youssou N'Dour", "afrobeat"), ("Kenyan benga", "afrobeat"),
+    ("1950s kwela, pennywhistle over acoustic guitar", "afrobeat"), ("Late-80s pop raï from Oran", "arabic"),
+    ("Persian reng in six-eight", "arabic"), ("Korean trot, ppongjjak rhythm", "polka"),
+    ("dance-punk in the DFA mold", "disco"), ("パラパラ用のユーロビート", "disco"),
+])
+def test_set_r_style_words_reach_their_style(prompt, style):
+    assert composer_of(compose(prompt, 1)).g.name == style
+
+
+@pytest.mark.parametrize("prompt,root,mode", [("ユーロビート、BPM155、嬰ハ短調", 1, "minor"), ("変ロ長調のバラード", 10, "major"),
+                                              ("ホ短調", 4, "minor")])
+def test_a_key_in_japanese_is_read(prompt, root, mode):
+    spec = read_prompt(prompt)
+    assert (spec.key_root, spec.mode) == (root, mode)
+
+
+@pytest.mark.parametrize("prompt", ["Cumbia villera, 98 bpm: teclado agudo, güiro y timbales. Sin acordeón.",
+                                    "cumbia, no acordeon"])
+def test_a_misspelt_or_foreign_instrument_said_no_to_is_left_out(prompt):
+    """"Sin acordeón": the Spanish word (one edit from the French "accordéon") is left out, as the
+    English one is — it had been read as an accordion asked for."""
+    s = compose(prompt, 1)
+    assert 21 in read_prompt(prompt).no_programs and all(p.program != 21 for p in s.parts if not p.is_drums)
+
+
+def test_just_one_instrument_and_nothing_else_is_that_instrument_alone():
+    """The words that say how it sounds ("bolts and felt on the strings", "half gamelan, half drum")
+    name no one else when the prompt says "just the prepared piano, nothing else"."""
+    s = compose("Prepared-piano study: bolts and felt on the strings so it sounds half gamelan, half drum. "
+                "An 11/8 loop at 144, just the prepared piano, nothing else.", 1)
+    assert {p.program for p in s.parts} == {0} and not any(p.is_drums for p in s.parts), s.describe()
+    assert {p.role for p in compose("just drums and bass, nothing else", 1).parts} == {"drums", "bass"}
+
+
+@pytest.mark.parametrize("prompt,key", [
+    ("Khaleeji wedding groove: oud riffs, qanun, thick layered handclaps and mirwas drums, no drum kit.", 39),
+    ("Gamelan-inspired piece: metallophone patterns, gongs marking each cycle, kendang drums. No Western drum kit.", 52),
+])
+def test_claps_and_a_gong_named_beside_no_drum_kit_still_play(prompt, key):
+    """Hand claps and a gong are no drum kit: "no drum kit" leaves the kit out, not them."""
+    s = compose(prompt, 1)
+    d = [k for k, p in enumerate(s.parts) if p.is_drums]
+    hits = {n.pitch for i in range(8) for n in s.bar(i)[0] if n.part in d}
+    assert key in hits and not hits & {35, 36, 38, 40, 42}, hits

@@ -502,3 +502,19 @@ def test_a_tremolo_guitar_over_a_rooted_one_picks_its_triad_from_the_third(promp
         first, second = (count[k] for k in gtr)
         assert second[3] + second[4] > 1.5 * second[0], (seed, second)       # from the third, no root
         assert first[0] > first[3] + first[4], (seed, first)                  # the first keeps its root
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_western_swing_is_a_country_band_swinging_on_two_and_four(seed):
+    """Western swing (it had been country's straight two-step at 190): swung eighths; the fiddle has
+    the tune over a steel guitar, piano and archtop; the upright bass's two-beat on one and three
+    and the rhythm section's afterbeat on two and four."""
+    s = compose("Golden-age Western swing for the dance hall, 190 bpm, key of F: twin fiddles on the head, "
+                "steel guitar takes the second chorus, piano comping, brushes on snare.", seed)
+    assert composer_of(s).g.name == "western swing" and s.meter == (4, 4) and s.swing >= 0.25
+    assert {(110, "lead"), (26, "pad"), (0, "chords"), (32, "bass")} <= {(p.program, p.role) for p in s.parts}
+    bars = groove_bars(s)
+    bass = onsets(s, part_idx(s, role="bass"), bars)
+    assert at(bass, 0) + at(bass, 2) >= 0.6 * len(bass), bass
+    comp = onsets(s, part_idx(s, program=0, role="chords"), bars)
+    assert at(comp, 1) + at(comp, 3) >= 0.5 * len(comp) and at(comp, 0) + at(comp, 2) <= 0.2 * len(comp), comp

@@ -204,7 +204,8 @@ class Band:
         #: a kit or groove word ("brushes", "breakbeat") or "drums" still brings the kit
         self.lanes_only = bool(lanes) and kit is None and groove is None and "drums" not in spec.only_roles \
             and not any(d["role"] == "drums" for d in specs)
-        hand = {ln: p for ln, p in lanes.items() if ln.rstrip("+") not in G.KIT_LANES}
+        # (hand claps and a gong are no drum kit: "handclaps and mirwas drums, no drum kit")
+        hand = {ln: p for ln, p in lanes.items() if ln.rstrip("+") not in G.KIT_LANES - {"clap", "chinese"}}
         if "drums" in spec.no_roles and hand and kit is None and not spec.no_percussion:
             # "darbuka and riq … no Western drum kit", "synth ve bateri yok" with a darbuka: the
             # percussionist plays what the prompt names, the kit stays out

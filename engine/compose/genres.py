@@ -756,4 +756,25 @@ INSTRUMENTS.update({w: v for w, v in {
     "metallophone": (11, L, ""), "metallophones": (11, L, ""),
     "lead vocals": (53, L, ""), "lead vocal": (53, L, ""),
     "clean lead": (81, L, ""), "clean leads": (81, L, ""), "clean guitar lead": (27, L, ""), "clean lead guitar": (27, L, ""),
+    # set R's words: the twelve-string electric, a gut or nylon string, a Tele; the Spanish, French
+    # and Italian keyboards, guitars, harpsichord and voices; Brazil's brass section and Bahian
+    # guitar; the Basque txistu, South Africa's pennywhistle, Persia's spike fiddle; the prepared piano
+    "12-string electric": (27, C, ""), "12 string electric": (27, C, ""), "12-string": (25, C, ""),
+    "12-string guitar": (25, C, ""), "12 string guitar": (25, C, ""), "nylon-string": (24, C, ""),
+    "nylon string": (24, C, ""), "gut-string guitar": (24, C, ""), "gut string guitar": (24, C, ""),
+    "gut-string": (24, C, ""), "tele": (27, C, ""), "teclado": (81, C, ""), "teclados": (81, C, ""),
+    "clavier": (81, C, ""), "guitare": (25, C, ""), "guitare electrique": (27, C, ""), "guitarra baiana": (27, L, ""),
+    "naipe de metais": (61, C, "stab"), "metais": (61, C, "stab"), "clavicembalo": (6, C, ""),
+    "clavecin": (6, C, ""), "cembalo": (6, C, ""), "voci": (52, PD, ""), "voci femminili": (53, PD, ""),
+    "acordeon": (21, C, ""), "txistu": (74, L, ""), "pennywhistle": (78, L, ""), "penny whistle": (78, L, ""),
+    "kamancheh": (110, L, ""), "kamanche": (110, L, ""), "kemenche": (110, L, ""), "prepared piano": (0, C, ""), "prepared-piano": (0, C, ""),
+    "bass synth": (38, B, ""), "bass synths": (38, B, ""),
 }.items() if w not in INSTRUMENTS})
+# set R's drums: Senegal's sabar and tama (its talking drum), Bahia's timbau, Pará's curimbó, the
+# Gulf's mirwas, Persia's tombak, South India's kanjira, a pipe band's tenor drums, German cymbals
+DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
+    "sabar": "djembe", "sabars": "djembe", "timbau": "congas", "timbaus": "congas", "curimbo": "congas",
+    "curimbo drums": "congas", "mirwas": "darbuka", "mirwas drums": "darbuka", "tombak": "darbuka",
+    "tonbak": "darbuka", "zarb": "darbuka", "kanjira": "tambourine", "tenor drums": "toms", "tenor drum": "toms",
+    "becken": "cymbals", "standtom": "floor tom", "gongs": "gong"}.items() if w not in DRUM_WORDS and same in DRUM_WORDS})
+

@@ -86,13 +86,25 @@ _BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con p
                            r"(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:bars?|beats?|measures?|notes?|times?|seconds?|%))")
 #: "~170." at a sentence's end (a bare number before a full stop is no tempo: "Route 66.", "Studio 54.")
 _TILDE_BPM_RE = re.compile(r"~\s*(\d{2,3})(?:\.(?!\d)|\b)")
-_TEMPO_RE = re.compile(r"\b(?:tempo|at)\s+(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:/|hz|seconds|s\b))")
+_TEMPO_RE = re.compile(r"\b(?:tempo|at)\s+(?:(?:about|around|roughly|approximately|approx\.?|circa|c\.|~)\s*)?(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:/|hz|seconds|s\b))")
 #: a bare number that reads as a tempo ("dubstep 140", "house at 124, deep"): 50–220, a word of
 #: its own — not "808", "80s", "4/4", "12 bar", "30 seconds", "no. 5"
-_BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w./'%:-])"
+_BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w./'%-]|:\d)"
                           r"(?!\s*(?:seconds?|secs?|minutes?|mins?|ms|bars?|beats?|measures?|hz|khz|db|"
                           r"percent|steps?|notes?|voices?|strings?|keys?|pieces?|parts?|members?|players?|"
                           r"musicians?|times?|x|de ani|years?|yrs|ans|jahre|anni|anos|lat|th)\b)")
+#: meters in words: "twelve-eight", "nine eight", "five-four"; the theory names ("compound duple"
+#: is 6/8, "simple triple" 3/4)
+_WORD_METERS = {**{f"{a} {b}": (n, d) for a, n in (("two", 2), ("three", 3), ("five", 5), ("six", 6), ("seven", 7),
+                                                    ("nine", 9), ("ten", 10), ("eleven", 11), ("twelve", 12),
+                                                    ("thirteen", 13), ("fifteen", 15))
+                   for b, d in (("four", 4), ("eight", 8)) if (n, d) not in ((2, 8), (6, 4), (9, 4), (10, 4), (11, 4),
+                                                                             (12, 4), (13, 4), (15, 4), (3, 8))},
+                "compound duple": (6, 8), "compound triple": (9, 8), "compound quadruple": (12, 8),
+                "simple duple": (2, 4), "simple triple": (3, 4), "simple quadruple": (4, 4)}
+_WORD_METER_RE = re.compile(r"\b(" + "|".join(re.escape(k).replace(r"\ ", r"[\s-]+") for k in
+                                              sorted(_WORD_METERS, key=len, reverse=True))
+                            + r")(?:\s+(?:time|meter|metre))?\b(?![\s-]*(?:bars?|measures?|beats?)\b)")
 _METER_RE = re.compile(r"(?<![\d/])(\d{1,2})\s*/\s*(\d{1,2})(?![\d/])")
 _NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero|avoid|avoiding)\s+(?:the\s+|any\s+)?([a-z0-9\- ]+?)(?=$|[,.;/]|\s+(?:and|with|in|at|but|no|just|only|except|then)\b)")
 #: one more drum of a list said no to: "… and snare", "…/snare", ", cymbals"
@@ -237,7 +249,15 @@ _KANA = {"木琴": "xylophone", "鉄琴": "glockenspiel", "小太鼓": "snare dr
          "テンポ": "tempo",
          "ソロ": "solo", "ジャズ": "jazz", "ロック": "rock", "ポップス": "pop", "ポップ": "pop", "ファンク": "funk",
          "ボサノバ": "bossa nova", "ローファイ": "lofi", "ヒップホップ": "hip hop", "ハウス": "house", "テクノ": "techno",
-         "アニソン": "anisong", "演歌": "enka", "バラード": "ballad", "ワルツ": "waltz", "年代": "s"}
+         "アニソン": "anisong", "演歌": "enka", "バラード": "ballad", "ワルツ": "waltz", "年代": "s",
+         "ユーロビート": "eurobeat", "パラパラ": "para para", "シンセリード": "synth lead", "リード": "lead",
+         "キック": "kick", "スネア": "snare", "ハイハット": "hi-hat", "四つ打ち": "four on the floor",
+         "メロディー": "melody", "メロディ": "melody", "拍": " beat ",
+         # keys in the Japanese names: ハ ニ ホ ヘ ト イ ロ are C D E F G A B, 嬰 sharp, 変 flat,
+         # 長調 major, 短調 minor ("嬰ハ短調" is C# minor)
+         **{f"{acc}{kana}{mode}": f"in {letter}{sign} {word}"
+            for kana, letter in zip("ハニホヘトイロ", "cdefgab") for acc, sign in (("", ""), ("嬰", "#"), ("変", "b"))
+            for mode, word in (("長調", "major"), ("短調", "minor"))}}
 _KANA_RE = re.compile("|".join(sorted(map(re.escape, _KANA), key=len, reverse=True)))
 _KANA_WITHOUT_RE = re.compile(r"([a-z]+(?: +[a-z]+)?)\s*(?:は|も|を)?\s*(?:なし|無し|不要|抜き)")
 
@@ -538,6 +558,9 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             spec.groups = groups
             claim(m)
             break
+    if spec.meter is None and (m := _WORD_METER_RE.search(text)):
+        spec.meter = _WORD_METERS[re.sub(r"[\s-]+", " ", m.group(1))]   # "in twelve-eight", "compound duple"
+        claim(m)
     if spec.meter is None:
         if re.search(r"\b(waltz|valse|vals|valzer|walzer|three four|three-four|triple meter|triple time|in three|"
                      r"(?:a|à) trois temps)\b", text) and not _NO_WALTZ_RE.search(text) \
@@ -545,7 +568,7 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             spec.meter = (3, 4)
         elif _IN_TWO_RE.search(text) and not _IN_OTHER_RE.search(text):
             spec.meter = (2, 4)                          # "a breakdown in a fast 2": two beats to the bar
-        elif re.search(r"\b(six eight|six-eight|compound time|barcaroll?es?|barcarolas?|barkarolen?|gondolier)\b", text):
+        elif re.search(r"\b(compound time|barcaroll?es?|barcarolas?|barkarolen?|gondolier)\b", text):
             spec.meter = (6, 8)
         elif re.search(r"\b(slip|hop)[ -]?jigs?\b", text):
             spec.meter = (9, 8)                          # the slip jig's three dotted quarters
@@ -865,6 +888,9 @@ def _negated_programs(phrase: str, foreign: bool = False) -> set[int]:
             out |= _NEG_KINDS[w]
         elif w in INSTRUMENT_WORDS:
             out.add(INSTRUMENT_WORDS[w][0])
+        elif re.fullmatch(r"[a-z]{5,}", w) and (near := _nearest_spelling(w, _SPELL_BY_INITIAL)) \
+                and _SPELL_KIND[near[1]] == "instrument":
+            out.add(INSTRUMENT_WORDS[near[1]][0])         # misspelt, or another language's ("sin acordeón")
         elif foreign:
             break
     return out
@@ -1288,7 +1314,8 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
         spec.tempo_factor *= 0.92
         spec.pace = -1
     if words & {"fast", "uptempo", "up-tempo", "faster", "driving", "frantic", "quick", "rapido", "rapida",
-                "schnell", "vite", "presto", "allegro", "rapide", "snel", "nopea", "cepat"} and not _NOT_FAST_RE.search(spec.text):
+                "schnell", "vite", "presto", "allegro", "rapide", "snel", "nopea", "cepat", "breakneck",
+                "blistering"} and not _NOT_FAST_RE.search(spec.text):
         spec.tempo_factor *= 1.06
         spec.pace = 1
     if words & {"swing", "swung", "shuffle", "swingy"} and not _NO_SWING_RE.search(spec.text):
@@ -1333,6 +1360,8 @@ def _alone(text: str, w: str) -> bool:
     return False
 
 
+#: "nothing else", "no other instruments": the one said to play alone is all there is
+_NOTHING_ELSE_RE = re.compile(r"\bnothing\s+(?:else|more)\b|\bno\s+other\s+(?:instruments?|players?|parts?)\b")
 #: what says a band plays beside a "solo piano": the band, its rhythm section, a backing
 _BAND_BESIDE_RE = re.compile(r"\b(?:band|rhythm section|backing|backed|accompanied|accompaniment|trio|quartet|"
                              r"quintet|sextet|orchestra|ensemble|combo|drums?|beat|groove|bass|bassline)\b")
@@ -1366,10 +1395,16 @@ def _read_solo(spec: PromptSpec, words: set[str], phrase: str | None = None) -> 
     if phrase and (last := _style_instrument(phrase)) and last not in spec.instruments \
             and (_alone(spec.text, phrase) or _solo_before(spec, phrase)):
         spec.instruments.append(last)            # "flamenco guitar alone": the style's guitar, alone
-    solo = solo or any(_alone(spec.text, w) or _solo_before(spec, w) for w in spec.instruments) \
+    alone = [w for w in spec.instruments if _alone(spec.text, w)]
+    if alone and _NOTHING_ELSE_RE.search(spec.text):
+        # "just the prepared piano, nothing else": what the other words name is how it sounds ("bolts
+        # on the strings", "half gamelan, half drum"), not who else plays
+        spec.instruments = [w for w in spec.instruments if w in alone]
+        spec.drum_words = []
+    solo = solo or bool(alone) or any(_solo_before(spec, w) for w in spec.instruments) \
         or bool(_NO_BAND_RE.search(spec.text)) or (len(set(spec.instruments)) == 2 and bool(_DUO_RE.search(spec.text)))
     spec.solo = solo and bool(spec.instruments)
-    if solo:
+    if solo and not (alone and _NOTHING_ELSE_RE.search(spec.text)):
         spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words} - spec.no_roles   # not "no drums … just piano"
 
 

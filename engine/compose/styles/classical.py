@@ -51,7 +51,7 @@ for _w, _v in {"snare drum": (None, {"snare": "....x.......x..."}, None),
     G.DRUM_WORDS.setdefault(_w, _v)
 
 # --- the concert hall -------------------------------------------------------------------------------
-_g(name="classical", aliases=("classical", "neoclassico", "neoclassica", "modern classical", "post-classical", "postclassical", "neoclassical", "neo-classical", "neoclassicism", "scherzo", "scherzi", "string quartet", "quartet", "minimalism", "minimalist", "chamber",
+_g(name="classical", aliases=("classical", "adagietto", "late romantic", "late-romantic", "mahler", "neoclassico", "neoclassica", "modern classical", "post-classical", "postclassical", "neoclassical", "neo-classical", "neoclassicism", "scherzo", "scherzi", "string quartet", "quartet", "minimalism", "minimalist", "chamber",
                               "chamber music",
                               "classical music", "classical period", "viennese classical", "sonata", "symphony",
                               "concerto", "opera", "mozart", "haydn", "beethoven", "schubert", "string trio", "pavane", "pavan", "pavana", "ravel", "faure", "tone poem", "symphonic poem"),
@@ -120,7 +120,7 @@ _g(name="hymn", aliases=("hymn", "madrigal", "madrigals", "madrigale", "madrigal
    family=CL, tone=-0.2)
 
 # --- the screen --------------------------------------------------------------------------------------
-_g(name="cinematic", aliases=("cinematic", "epic", "orchestral", "film score", "film music", "movie score",
+_g(name="cinematic", aliases=("cinematic", "spaghetti western", "morricone", "ennio morricone", "western showdown", "giallo", "giallo score", "poliziottesco", "epic", "orchestral", "film score", "film music", "movie score",
                               "movie soundtrack", "soundtrack", "trailer", "trailer music", "heroic", "horror",
                               "boss battle", "battle", "adventure", "fantasy", "hans zimmer", "zimmer",
                               "john williams", "epic orchestral", "score music",

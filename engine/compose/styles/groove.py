@@ -120,7 +120,7 @@ _g(name="k-pop", family="pop",
              "chat": "xxx.x.xxx.x.xtx.", "tom_hi": "..............x.", "hclap+": "....x.......x..."}))
 
 _g(name="disco", family="pop",
-   aliases=("disco", "schlager", "deutscher schlager", "schlagermusik", "discofox schlager", "disco polo", "nu disco", "nu-disco", "boogie", "italo disco", "italo", "hi-nrg", "hi nrg", "70s disco",
+   aliases=("disco", "eurobeat", "euro beat", "euro-beat", "para para", "parapara", "dance-punk", "dance punk", "disco punk", "disco-punk", "punk-funk", "punk funk", "schlager", "deutscher schlager", "schlagermusik", "discofox schlager", "disco polo", "nu disco", "nu-disco", "boogie", "italo disco", "italo", "hi-nrg", "hi nrg", "70s disco",
             "roller disco", "disco funk", "eurodisco", "euro disco"),
    bpm=(112, 124), kit=0, fill="toms", bass="octave", chords="chop8", form="song", humanize_ms=5, vel_var=8,
    tone=0.35, reverb=0.3,

@@ -248,7 +248,7 @@ _g(name="soul jazz", chromatic_approach=True, family="jazz",
 
 # --- big beat ---------------------------------------------------------------------------------------------------
 _g(name="big beat", family="electronic",
-   aliases=("big beat", "bigbeat", "big-beat", "block rockin beats", "block rockin' beats", "fatboy slim",
+   aliases=("big beat", "nu skool breaks", "nu-skool breaks", "nu school breaks", "nuskool breaks", "florida breaks", "breakbeat music", "bigbeat", "big-beat", "block rockin beats", "block rockin' beats", "fatboy slim",
             "chemical brothers", "the chemical brothers"),
    riffs=True, bpm=(122, 138), kit=16, fill="snare", bass="pats", chords="pats", form="edm", humanize_ms=3,
    vel_var=10, tone=0.45, reverb=0.2, lead_density=0.3, intro_drums="all", cadence_v=False,
@@ -368,7 +368,7 @@ _g(name="zydeco", family="folk",
 
 # --- the Levant: dabke, baladi, belly dance ------------------------------------------------------------
 _g(name="arabic", family="arabic",
-   aliases=("arabic", "taarab", "arab", "arabic music", "middle eastern", "middle-eastern", "levantine", "dabke", "dabkeh",
+   aliases=("arabic", "rai", "pop rai", "rai music", "persian", "persian classical", "reng", "dastgah", "iranian", "tasnif", "chaabi", "gnawa", "taarab", "arab", "arabic music", "middle eastern", "middle-eastern", "levantine", "dabke", "dabkeh",
             "debka", "dabka", "belly dance", "bellydance", "belly dancing", "raqs sharqi", "raks sharki",
             "baladi", "shaabi", "sha'bi", "maqsum", "saidi", "khaleeji", "egyptian", "lebanese", "syrian",
             "palestinian", "maqam", "arabic pop", "tarab", "oriental dance"),

@@ -212,7 +212,7 @@ _g(name="black metal", aliases=("black metal", "raw black metal", "atmospheric b
             {"kick": "X.x...X.X.x...X.", "snare": "....X.......X...", "ride": "X.x.X.x.X.x.X.x."},   # d-beat
             {"kick": "X.X.X.X.X.X.X.X.", "snare": "X.X.X.X.X.X.X.X.", "china": "X...X...X...X...",  # hammer blast
              "crash+": "X.......X......."}))
-_g(name="doom", aliases=("doom", "doom metal", "stoner", "stoner rock", "stoner metal", "sludge metal",
+_g(name="doom", aliases=("doom", "drone-metal", "drone doom", "doom metal", "stoner", "stoner rock", "stoner metal", "sludge metal",
                          "funeral doom", "drone metal"),
    riffs=True, bpm=(60, 75), kit=16, fill="toms", bass="pats", chords="power", form="song", humanize_ms=8, vel_var=8,
    family="metal", tone=-0.15, reverb=0.38, intro_drums="all", lead_density=0.3,
@@ -228,9 +228,9 @@ _g(name="doom", aliases=("doom", "doom metal", "stoner", "stoner rock", "stoner 
              "china+": "X...X...X...X..."}))
 
 # --- country, bluegrass, folk -------------------------------------------------------------------------
-_g(name="country", aliases=("country", "sertanejo", "sertanejo universitario", "musica sertaneja", "modao", "country and western", "honky tonk country", "nashville", "outlaw country",
+_g(name="country", aliases=("country", "bakersfield", "bakersfield sound", "sertanejo", "sertanejo universitario", "musica sertaneja", "modao", "country and western", "honky tonk country", "nashville", "outlaw country",
                             "western", "cowboy", "two-step", "two step", "train beat", "americana", "alt country",
-                            "alt-country", "country rock", "western swing", "texas country", "honky tonk", "honky-tonk", "honkytonk", "honky tonk two-step"),
+                            "alt-country", "country rock", "texas country", "honky tonk", "honky-tonk", "honkytonk", "honky tonk two-step"),
    bpm=(96, 132), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=8,
    family="country", tone=0.15, reverb=0.18, intro_drums="all", lead_density=0.55,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("acoustic guitar", C, 25), _p("pedal steel", PD, 26, "swell"),
@@ -243,6 +243,26 @@ _g(name="country", aliases=("country", "sertanejo", "sertanejo universitario", "
             {"kick": "X.......X.......", "snare": "ooxoXoxoooxoXoxo", "chat": "..x...x...x...x."},  # train beat
             {"kick": "X...X...X...X...", "rim": "....X.......X...", "ride": "x..xx..xx..xx..x",     # shuffle two-beat
              "tamb+": "..x...x...x...x."}))
+# western swing (Bob Wills, Milton Brown, Spade Cooley): a country dance band playing swing — twin
+# fiddles on the head, a steel guitar taking a chorus, the piano and an archtop comping on two and
+# four over a two-beat upright bass, brushes; swung eighths, a ragtime's dominant chain
+_g(name="western swing", aliases=("western swing", "texas swing", "bob wills", "texas playboys", "spade cooley",
+                                  "milton brown", "hot string band", "country swing", "western swing band"),
+   bpm=(150, 200), kit=40, fill="jazz", bass="pats", chords="pats", form="jazz", swing=0.28, swing_unit=0.5,
+   family="country", tone=0.1, reverb=0.18, humanize_ms=6, vel_var=9, intro_drums="all", lead_density=0.7,
+   chromatic_approach=True,
+   parts=(_p("drums", D, 40), _p("upright bass", B, 32), _p("piano", C, 0), _p("jazz guitar", C, 26, pan=0.45),
+          _p("steel guitar", PD, 26, "swell", pan=-0.35), _p("fiddle", L, 110, "melody"),
+          _p("fiddle 2", L, 110, "sparse", pan=0.3, level=0.4)),
+   progressions={"major": ("I VI7 II7 V7", "I I7 IV iv", "I I IV IV I I V7 V7", "I VI7 ii V7", "IV IV I VI7 II7 V7 I I")},
+   modes=("major",),
+   bass_pats=("R.......5.......", "R.......5.....A.", "R...5...R...A..."),      # the two-beat, walking into the change
+   comp_pats=("....X.......X...", "..o.X.....o.X...", "....X...o...X.o."),      # the piano's and guitar's afterbeat
+   # the dance-hall drummer: the bass drum feathered on all four under the brushes' swirl, the hi-hat
+   # foot and the snare on two and four; the brushes' shuffle on the snare, its accents on two and four
+   grooves=({"kick": "o...o...o...o...", "phat": "....x.......x...", "swirl": "x.x.x.x.x.x.x.x.",
+             "snare": "....X.......X..."},
+            {"kick": "o.......o.......", "snare": "x..xX..xx..xX..x", "phat": "....x.......x..."}))
 _g(name="bluegrass", aliases=("bluegrass", "newgrass", "hillbilly", "appalachian", "old time", "old-time",
                               "mountain music", "jug band", "hoedown", "banjo picking"),
    bpm=(124, 160), kit=40, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=8,
@@ -314,7 +334,7 @@ _g(name="sea shanty", aliases=("sea shanty", "shanty", "sea shanties", "shanties
    grooves=({"kick": "X.......X.......", "clap": "....X.......X...", "floor": "X.......X......."},  # stomp, clap
             {"kick": "X.......X.....x.", "clap": "....X..x....X...", "tamb": "..x...x...x...x."},
             {"kick": "X.....x.....", "clap": "......X.....", "tamb": "x.x.x.x.x.x."}))         # a 6/8 shanty
-_g(name="polka", aliases=("polka", "sardana", "sardanes", "cobla", "banda sinaloense", "banda", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
+_g(name="polka", aliases=("polka", "humppa", "humpa", "korean trot", "trot music", "ppongjjak", "bbongjjak", "teuroteu", "zortziko", "trikitixa", "trikiti", "sardana", "sardanes", "cobla", "banda sinaloense", "banda", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
                           "bavarian", "tyrolean", "polish polka", "czech polka",
                           "norteno", "musica nortena", "conjunto", "tejano", "tex-mex", "tex mex", "landler", "laendler", "alpine folk", "alpenlandische volksmusik", "oberkrainer", "corrido tumbado", "corridos tumbados", "corrido", "corridos", "sierreno", "musica sierrena", "regional mexicano", "musica regional mexicana"),
    bpm=(112, 140), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4,

@@ -34,7 +34,9 @@ for _w, _v in (("guira", {"guira": "x.oox.oox.oox.oo"}),
                # West Africa's bell pattern (highlife, afrobeat): the agogo's timeline
                ("bell pattern", {"agogo": "x.x.xx.x.x.x.x..", "agogo_lo": "......x.......x."}),
                # the talking drum (dùndún): its pitch bends up and down between two toms
-               ("talking drum", _TALKING_DRUM), ("talking drums", _TALKING_DRUM)):
+               ("talking drum", _TALKING_DRUM), ("talking drums", _TALKING_DRUM),
+               # Senegal's tama (mbalax): a talking drum under the arm
+               ("tama", _TALKING_DRUM)):
     G.DRUM_WORDS.setdefault(_w, (None, _v, None))
 
 # --- Brazil --------------------------------------------------------------------------------------
@@ -55,7 +57,7 @@ _g(name="bossa nova", chromatic_approach=True, family="latin",
 # samba: a 4/4 bar is two bars of the 2/4 samba — the surdo's open, low stroke on 2 (and 4), the
 # muted one on 1; tamborim, agogô, ganzá (shaker), cuíca in the chorus; cavaquinho over a nylon guitar
 _g(name="samba", family="latin",
-   aliases=("samba", "maracatu", "baque virado", "frevo", "frevo de rua", "marchinha", "choro", "chorinho", "choro carioca",
+   aliases=("samba", "axe baiano", "axe music", "musica axe", "axe bahia", "axe da bahia", "pagode baiano", "samba-reggae", "samba reggae", "maracatu", "baque virado", "frevo", "frevo de rua", "marchinha", "choro", "chorinho", "choro carioca",
             "brazilian", "brazil", "batucada", "brazilian carnival", "rio carnival", "carnaval",
             "pagode", "samba enredo", "partido alto", "samba de roda", "bateria", "samba reggae"),
    bpm=(96, 106), kit=0, fill="snare", form="song", swing=0.06, swing_unit=0.25, humanize_ms=5, vel_var=10,
@@ -157,7 +159,7 @@ _g(name="merengue", family="latin",
 # cumbia: the bass on one and three (root, fifth), güiro long–short–short, the llamador on the
 # off-beats, the guitar's "chucu" on the and, the tune on accordion
 _g(name="cumbia", family="latin",
-   aliases=("cumbia", "psychedelic cumbia", "psych cumbia", "cumbia psicodelica", "colombian", "colombia", "vallenato", "cumbia villera", "cumbia sonidera", "chicha",
+   aliases=("cumbia", "carimbo", "lambada", "psychedelic cumbia", "psych cumbia", "cumbia psicodelica", "colombian", "colombia", "vallenato", "cumbia villera", "cumbia sonidera", "chicha",
             "peruvian cumbia", "cumbia colombiana"),
    bpm=(86, 100), kit=0, fill="toms", form="song", humanize_ms=5, vel_var=8,
    parts=(_p("drums", D, 0), _p("bass", B, 33), _p("guitar", C, 27), _p("accordion", L, 21),
@@ -333,7 +335,7 @@ _g(name="soca", family="caribbean",
 # afrobeat (Fela, Tony Allen): the busy kit, shekere and clave, two guitars interlocking, organ, a
 # horn section in unison riffs and a tenor sax
 _g(name="afrobeat", family="african",
-   aliases=("afrobeat", "afroswing", "afro swing", "afro-swing", "afrobashment", "soukous", "congolese rumba", "ndombolo", "sebene", "rumba congolaise", "highlife", "afrobeats", "afro-beat", "afro beat", "fela", "fela kuti", "nigerian", "nigeria",
+   aliases=("afrobeat", "mbalax", "benga", "kwela", "mbaqanga", "marabi", "township jive", "pennywhistle jive", "jit", "sungura", "chimurenga", "afroswing", "afro swing", "afro-swing", "afrobashment", "soukous", "congolese rumba", "ndombolo", "sebene", "rumba congolaise", "highlife", "afrobeats", "afro-beat", "afro beat", "fela", "fela kuti", "nigerian", "nigeria",
             "lagos", "afrofunk", "afro funk", "west african"),
    bpm=(100, 120), kit=0, fill="snare", form="song", swing=0.04, swing_unit=0.25, humanize_ms=6, vel_var=12,
    tone=0.2, reverb=0.2,
