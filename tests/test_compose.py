@@ -1581,3 +1581,71 @@ def test_claps_and_a_gong_named_beside_no_drum_kit_still_play(prompt, key):
     d = [k for k, p in enumerate(s.parts) if p.is_drums]
     hits = {n.pitch for i in range(8) for n in s.bar(i)[0] if n.part in d}
     assert key in hits and not hits & {35, 36, 38, 40, 42}, hits
+
+
+# --- the review of the readings above: what they must not take -------------------------------------
+@pytest.mark.parametrize("prompt,not_style", [
+    ("¿Puede Ud. hacer una canción alegre?", "arabic"), ("ud i naturen, rolig musik", "arabic"),
+    ("yea or nay, game show music", "arabic"), ("yaman bir şarkı, hızlı", "raga"), ("kalyan station, indie film", "raga"),
+    ("lyra's theme, soft piano", "balkan"), ("benga style dubstep, 140", "afrobeat"), ("detroit jit, fast footwork", "afrobeat"),
+    ("ratchet sound effect, mechanical, industrial", "g-funk"), ("chipmunk voices, kids song", "boom bap"),
+    ("persian rug of sound, ambient", "arabic"), ("rai of sunshine, happy pop", "arabic"),
+    ("oud, piano and cello", "arabic"), ("acoustic guitar and electric guitar, drums", "folk"),
+    ("acoustic guitar with djembe and shaker, warm", "mande"), ("frame drum and synth, dark", "arabic"),
+    ("tabla and bass, groove", "raga"), ("kora and 808s", "mande"),
+])
+def test_a_word_with_another_meaning_names_no_style(prompt, not_style):
+    """Spanish "Ud." and Danish "ud" are no oud, "yaman" Turkish slang, Kalyan a town, Benga a dubstep
+    producer, a ratchet a tool; a folk instrument among others it does not lead, or a world drum
+    beside a bass, synth or another music's instruments, names no style."""
+    assert composer_of(compose(prompt, 1)).g.name != not_style
+
+
+@pytest.mark.parametrize("prompt,bpm", [
+    ("psalm 121: hymn for choir", None), ("route 66: road trip rock", None), ("studio 54: disco", None),
+    ("at about 30 secs the beat comes in", None), ("key change at about 60 percent", None),
+    ("at around 15 years old i wrote this, pop punk", None), ("at about 10 minutes long ambient", None),
+])
+def test_a_number_that_is_a_name_or_an_amount_is_no_tempo(prompt, bpm):
+    assert read_prompt(prompt).bpm == bpm
+
+
+@pytest.mark.parametrize("prompt", ["backbeat on two four", "kick on one, snare on two four, rock",
+                                    "two four-minute tracks, techno", "a song for five four-year-olds",
+                                    "seven eight-year-olds singing, choir"])
+def test_numbers_in_words_that_are_no_meter(prompt):
+    assert read_prompt(prompt).meter is None
+
+
+@pytest.mark.parametrize("prompt,roles", [
+    ("just piano and drums, nothing else", {"drums"}), ("just guitar and bass, nothing else", {"bass"}),
+    ("only piano and cello, nothing else", {"lead"}),
+])
+def test_just_two_and_nothing_else_keeps_both(prompt, roles):
+    assert roles <= {p.role for p in compose(prompt, 1).parts}
+
+
+@pytest.mark.parametrize("prompt", ["epic orchestral, solo trumpet", "rock anthem, solo guitar", "metal, solo guitar",
+                                    "smooth jazz with solo sax", "tango, solo bandoneon", "lofi hip hop, solo piano, rainy",
+                                    "trance, solo synth", "solo vibraphone, cool jazz", "reggae, solo melodica"])
+def test_a_solo_instrument_beside_a_style_is_a_solo_in_its_band(prompt):
+    """"solo X" before the instrument is a piece for X alone only for a piano or guitar in a style
+    where a player alone is a form of its own (jazz, classical, folk …): a "solo trumpet" in an
+    orchestra, a "solo guitar" in rock, a "solo piano" over a lofi beat are solos in the band."""
+    assert len(compose(prompt, 1).parts) >= 3
+
+
+def test_words_of_other_meanings_are_no_instruments():
+    """Tama makes drum kits (Senegal's tama only beside a sabar); a tele-novela has no Telecaster;
+    a baroque "clavier" is its harpsichord, not a saw lead; a steel-string guitar in jazz, or gypsy
+    jazz's, is no archtop; "guitar, oud and percussion" keeps its guitar beside the oud."""
+    assert "tama" not in read_prompt("rock with tama drums").drum_words
+    assert "tama" in read_prompt("mbalax, sabar et tama").drum_words
+    assert "tele" not in read_prompt("a tele-novela theme, dramatic").instruments
+    progs = {p.program for p in compose("clavier, baroque prelude", 1).parts}
+    assert 6 in progs and 81 not in progs
+    assert 25 in {p.program for p in compose("jazz, steel string guitar", 1).parts}
+    assert 25 in {p.program for p in compose("gypsy jazz, guitar and violin", 1).parts}
+    progs = [p.program for p in compose("guitar, oud and percussion", 1).parts]
+    assert 24 in progs and 25 in progs
+    assert composer_of(compose("voci nella notte, piano", 1)).g.name == "romantic piano"

@@ -816,6 +816,11 @@ def test_without_the_drums_in_other_languages(prompt):
         assert not sp.no_roles and sp.genre, (english, sp)
 
 
+#: drum words read only beside their own music's words (a "tama" is Senegal's talking drum beside a
+#: sabar, else the drum-kit maker)
+_IN_CONTEXT = {"tama": "sabar and tama"}
+
+
 @pytest.mark.parametrize("prompt", ["ambient in 6/8", "ambient in 3/4", "ambient in 5/8", "ambient in 7/8",
                                     "ambient in 12/8", "ambient in 9/8", "ambient in 2/4"])
 def test_every_percussion_word_plays_in_every_meter(prompt):
@@ -827,7 +832,7 @@ def test_every_percussion_word_plays_in_every_meter(prompt):
     for w, (_, lanes, _) in sorted(G.DRUM_WORDS.items()):
         if not lanes:
             continue
-        s = compose(f"{prompt} with {w}", 1)
+        s = compose(f"{prompt} with {_IN_CONTEXT.get(w, w)}", 1)
         pitches = {G.LANES[lane.rstrip("+")] for lane in lanes}
         d = {i for i, p in enumerate(s.parts) if p.is_drums}
         if not any(n.part in d and n.pitch in pitches for i in range(8) for n in s.bar(i)[0]):

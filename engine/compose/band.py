@@ -33,39 +33,49 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 "steel drums": "calypso", "steel pan": "calypso", "square lead": "chiptune", "tuba": "polka", "choir": "cinematic", "harp": "ambient",
                 "slap bass": "funk", "clavinet": "funk", "funk guitar": "funk", "disco guitar": "disco",
                 "jazz guitar": "jazz", "nyckelharpa": "polska", "portuguese guitar": "fado", "tumbi": "bhangra",
-                "charango": "huayno", "quena": "huayno", "organ": "soul", "koto": "ambient",
-                # a folk instrument alone names its music: the Levant's and Anatolia's lutes, zither and
-                # reed flute, India's, the griots', the Balkans' and Greece's, the Andes', Ireland's
-                **{w: "arabic" for w in ("oud", "ud", "qanun", "kanun", "ney", "nay", "buzuq", "mijwiz", "mizmar",
+                "charango": "huayno", "quena": "huayno", "organ": "soul", "koto": "ambient"}
+#: a folk instrument names its music when it is at least half of what the prompt names ("oud and
+#: darbuka", "kora and djembe", "sitar and violin" — not "oud, piano and cello", a chamber trio):
+#: the Levant's and Anatolia's lutes, zither and reed flute, India's, the griots', the Balkans' and
+#: Greece's, the Andes', Ireland's
+_FOLK_HINTS = {**{w: "arabic" for w in ("oud", "qanun", "kanun", "ney", "buzuq", "mijwiz", "mizmar",
                                          "arghul", "zurna", "saz", "baglama", "keman")},
                 **{w: "raga" for w in ("sitar", "sarod", "veena", "sarangi", "bansuri", "tanpura", "tambura",
                                        "shehnai", "shanai")},
                 **{w: "mande" for w in ("kora", "ngoni", "n'goni", "balafon", "balafons", "balaphon")},
-                **{w: "balkan" for w in ("bouzouki", "laouto", "laout", "lyra", "cretan lyra", "gaida", "kaval",
+                **{w: "balkan" for w in ("bouzouki", "laouto", "laout", "cretan lyra", "gaida", "kaval",
                                          "gadulka", "gusle")},
-                **{w: "huayno" for w in ("zampona", "siku")}, "uilleann pipes": "celtic", "mbira": "afrobeat",
-                "sanfona": "forro", "algoza": "bhangra"}
+               **{w: "huayno" for w in ("zampona", "siku")}, "uilleann pipes": "celtic", "mbira": "afrobeat",
+               "sanfona": "forro", "algoza": "bhangra"}
+#: a beat's drum words name their style before any instrument ("kora and 808s" is a trap beat)
+_BEAT_DRUM_HINTS = {"808s": "trap", "breakbeat": "drum and bass", "amen": "drum and bass", "beatbox": "boom bap",
+                    "beatboxing": "boom bap"}
 #: drum words that name a genre when the prompt names none (after the instruments: "oud and
-#: darbuka" is the oud's)
-_DRUM_GENRE_HINTS = {"808s": "trap", "brushes": "jazz", "brush": "jazz", "breakbeat": "drum and bass",
-                     "amen": "drum and bass", "beatbox": "boom bap", "beatboxing": "boom bap",
-                     "darbuka": "arabic", "riq": "arabic", "davul": "arabic", "frame drum": "arabic",
-                     "bendir": "arabic", "tabla": "raga", "djembe": "mande", "dunun": "mande", "dundun": "mande",
+#: darbuka" is the oud's); a world drum only beside nothing or its own music's instruments, and
+#: no bass, beat or synth ("acoustic guitar with djembe" is a coffeehouse's, "tabla and bass" no raga)
+_DRUM_GENRE_HINTS = {**_BEAT_DRUM_HINTS, "brushes": "jazz", "brush": "jazz",
+                     "darbuka": "arabic", "riq": "arabic", "davul": "arabic", "bendir": "arabic", "tabla": "raga", "djembe": "mande", "dunun": "mande", "dundun": "mande",
                      "talking drum": "afrobeat", "talking drums": "afrobeat", "bodhran": "celtic",
                      "surdo": "samba", "tamborim": "samba", "cuica": "samba", "zabumba": "forro",
                      "dhol": "bhangra", "dholak": "bhangra", "timbales": "salsa", "steel drums": "calypso"}
 #: instruments that name a genre only where no drum or mode word names another ("acoustic guitar
 #: and 808s" is a trap beat's, "solo acoustic guitar" a folk song's)
+_BAND_SIGN_RE = re.compile(r"\b(?:bass|bassline|beats?|synths?|808s?|edm|trap|house|drums|kit)\b")
+_WORLD_DRUMS = frozenset(w for w, g in _DRUM_GENRE_HINTS.items() if g not in ("jazz", "trap", "drum and bass", "boom bap"))
+#: what plays beside an acoustic guitar that still names folk; the hand percussion beside it
+_ACOUSTIC_COMPANY = frozenset(("piano", "voice", "vocals", "vocal", "harmonica", "fiddle", "violin", "cello", "mandolin",
+                               "banjo", "flute", "strings", "upright bass", "double bass", "accordion", "whistle",
+                               "tin whistle", "ukulele", "acoustic guitar", "acoustic guitars"))
+_HAND_PERCUSSION = frozenset(("shaker", "shakers", "tambourine", "tambourines", "cajon", "djembe", "claps", "handclaps",
+                              "hand claps", "clap", "stomps", "foot stomps", "bongos", "congas", "finger snaps"))
 _WEAK_GENRE_HINTS = {"acoustic guitar": "folk", "ukulele": "folk", "acoustic guitars": "folk", "steel string guitar": "folk",
                      "steel-string guitar": "folk", "twelve string guitar": "folk", "twelve-string acoustic": "folk",
                      "twelve string acoustic": "folk"}
-#: a maqam or makam named (hijaz, "taksim on the oud"): the Arab and Turkish art music's; a raga's
-#: name: India's
+#: a maqam or makam named (hijaz, "taksim on the oud"): the Arab and Turkish art music's (a raga's
+#: name is no such sign: "yaman" is Turkish slang, Kalyan and Todi are towns)
 _MODE_GENRE_RES = ((re.compile(r"\b(?:maqam|maqams|maqamat|makam|makams|taksim|taqsim|taqasim|"
                                + "|".join(re.escape(w) for w in sorted(G.MAQAM_MODES, key=len, reverse=True))
-                               + r")\b"), "arabic"),
-                   (re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(G.RAGA_MODES, key=len, reverse=True))
-                               + r")\b"), "raga"))
+                               + r")\b"), "arabic"),)
 
 
 #: generic instrument words and the GM programs that are a kind of them: a style's own part of that
@@ -73,9 +83,15 @@ _MODE_GENRE_RES = ((re.compile(r"\b(?:maqam|maqams|maqamat|makam|makams|taksim|t
 _GUITARS = range(24, 32)
 #: the words for a guitar that carries the tune: on the style's own guitar, in the lead's place
 _LEAD_GUITARS = frozenset(("lead guitar", "guitar lead", "lead guitar solo"))
+#: a style's plucked strings on a guitar's program that are no guitar: "guitar, oud and percussion"
+#: keeps its guitar beside the oud
+_OTHER_LUTES = frozenset(("oud", "ud", "bouzouki", "saz", "baglama", "buzuq", "sitar", "kora", "ngoni", "shamisen",
+                          "tanpura", "cavaquinho", "banjo", "mandolin", "vihuela", "charango", "balalaika"))
 _GENERIC = {"organ": range(16, 24), "guitar": _GUITARS, "guitars": _GUITARS, "strings": range(40, 52),
             "horns": range(56, 64), "brass": range(56, 64), "brass section": range(56, 64), "sax": range(64, 68),
             "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8), "keyboard": (*range(0, 8), *range(80, 96)),
+            # the keyboard in French and Spanish: the style's own keys (a baroque "clavier" its harpsichord)
+            **dict.fromkeys(("clavier", "teclado", "teclados"), (*range(0, 8), *range(80, 96))),
             "downtuned guitar": (29, 30), "downtuned guitars": (29, 30),
             # the guitar in other languages is the style's own ("guitarras" in doom metal are its
             # distortion), else the word's (a nylon guitarra)
@@ -430,19 +446,33 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     moods, else one of the everyday styles by the hash."""
     if spec.a_cappella and not spec.drum_words and "hymn" in G.GENRES:
         return "hymn", "voices alone (a cappella): a choir's four parts"
-    if spec.instruments and set(spec.instruments) <= {"piano", "grand piano", "pianos", "acoustic piano", "felt piano"} \
+    if spec.instruments and set(spec.instruments) <= {"piano", "grand piano", "pianos", "acoustic piano", "felt piano",
+                                                               "prepared piano", "prepared-piano"} \
             and not spec.drum_words and not _BEAT_WORDS_RE.search(spec.text) and "romantic piano" in G.GENRES:
         return "romantic piano", f"the piano alone ({spec.instruments[0]!r}): a piece for the piano"
+    for w in spec.drum_words:
+        if _BEAT_DRUM_HINTS.get(w) in G.GENRES:
+            return _BEAT_DRUM_HINTS[w], f"the drum word {w!r}"
+    named = list(dict.fromkeys(spec.instruments))
+    folk = [w for w in named if _FOLK_HINTS.get(w) in G.GENRES]
+    if folk and "808" not in named and "808 bass" not in named:
+        style = max(dict.fromkeys(_FOLK_HINTS[w] for w in folk), key=lambda g: sum(_FOLK_HINTS[w] == g for w in folk))
+        if 2 * sum(_FOLK_HINTS[w] == style for w in folk) >= len(named):
+            return style, f"the instrument {next(w for w in folk if _FOLK_HINTS[w] == style)!r}"
     for w in spec.instruments:
         if w in _GENRE_HINTS and _GENRE_HINTS[w] in G.GENRES:
             return _GENRE_HINTS[w], f"the instrument {w!r}"
     for w in spec.drum_words:
-        if _DRUM_GENRE_HINTS.get(w) in G.GENRES:
-            return _DRUM_GENRE_HINTS[w], f"the drum word {w!r}"
+        style = _DRUM_GENRE_HINTS.get(w)
+        if style in G.GENRES and (w not in _WORLD_DRUMS or all(_FOLK_HINTS.get(x) == style for x in named)
+                                  and not _BAND_SIGN_RE.search(spec.text)):
+            return style, f"the drum word {w!r}"
     for rx, name in _MODE_GENRE_RES:
         if (m := rx.search(spec.text)) and name in G.GENRES:
             return name, f"the word {m.group(0)!r}"
-    if (w := next((w for w in spec.instruments if w in _WEAK_GENRE_HINTS), None)) and _WEAK_GENRE_HINTS[w] in G.GENRES:
+    w = next((w for w in spec.instruments if w in _WEAK_GENRE_HINTS), None)
+    if w and _WEAK_GENRE_HINTS[w] in G.GENRES and set(named) <= _ACOUSTIC_COMPANY | set(_WEAK_GENRE_HINTS) \
+            and set(spec.drum_words) <= _HAND_PERCUSSION:
         return _WEAK_GENRE_HINTS[w], f"the instrument {w!r}"
     if spec.meter == (3, 4):
         return "waltz", "the meter 3/4"
@@ -622,6 +652,9 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         alt = _IN_FAMILY.get((w, g.family))
         if alt is not None and re.search(r"\bclean\s+" + re.escape(w), spec.text):
             alt = None                        # "a clean muted guitar" stays clean in metal
+        if (w, g.family) in (("guitar", "jazz"), ("guitars", "jazz")) and re.search(
+                r"\b(?:steel|acoustic|fingerstyle|folk|gypsy|manouche|django|selmer)\b", spec.text):
+            alt = None                        # a steel-string said, or gypsy jazz's Selmer: no archtop
         if isinstance(alt, str):
             prog, role, style = G.INSTRUMENTS[alt]
         elif alt is not None:
@@ -639,7 +672,8 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             # the part called by the word first: bluegrass's "guitar", not its mandolin (a
             # steel-string too), which the word "mandolin" then names
             own = min((d for d in specs if not d["named"] and d["program"] in kin
-                       and (d["role"] == "lead" if lead else d["role"] != "drums")),
+                       and (d["role"] == "lead" if lead else d["role"] != "drums")
+                       and not (kin is _GUITARS and d["name"] in _OTHER_LUTES)),
                       key=lambda d: w.rstrip("s") not in d["name"], default=None)
             if own is not None:
                 own["named"] = True
@@ -682,7 +716,8 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         elif role == "lead" and w not in spec.as_lead and any(
                 d["named"] and d["role"] == "lead" and d["name"] in spec.as_lead for d in specs):
             role, style = _beside_the_tune(prog)
-        slot = next((d for d in specs if d["role"] == role and not d["named"]), None)
+        slot = next((d for d in specs if d["role"] == role and not d["named"]
+                     and not (_GENERIC.get(w) is _GUITARS and d["name"] in _OTHER_LUTES)), None)
         if slot is None:
             if any(d["program"] == prog and d["role"] == role for d in specs):
                 continue

@@ -85,11 +85,17 @@ _BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con p
                            r"\s*(?:=|:|at|about|around|of|is|a unos|a|de|circa|~)?\s*(?:about|around|unos|~|c\.)?\s*"
                            r"(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:bars?|beats?|measures?|notes?|times?|seconds?|%))")
 #: "~170." at a sentence's end (a bare number before a full stop is no tempo: "Route 66.", "Studio 54.")
+#: a number said to be about so much before a colon ("lively, around 132: santur …"; a bare number
+#: before a colon is a name's: "psalm 121:", "route 66:")
+_ABOUT_BPM_RE = re.compile(r"\b(?:about|around|roughly|approximately|circa)\s+(\d{2,3})(?=:(?!\d))")
+#: a unit after a number: no tempo ("at about 30 secs", "at around 60% volume", "at 15 years old")
+_UNIT_AFTER_RE = re.compile(r"\s*(?:%|seconds?|secs?|s\b|minutes?|mins?|ms\b|bars?|beats?\b|measures?|hz|khz|db\b|"
+                            r"percent|years?|yrs|times?|x\b|notes?|steps?|people|players?|voices?)")
 _TILDE_BPM_RE = re.compile(r"~\s*(\d{2,3})(?:\.(?!\d)|\b)")
 _TEMPO_RE = re.compile(r"\b(?:tempo|at)\s+(?:(?:about|around|roughly|approximately|approx\.?|circa|c\.|~)\s*)?(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:/|hz|seconds|s\b))")
 #: a bare number that reads as a tempo ("dubstep 140", "house at 124, deep"): 50–220, a word of
 #: its own — not "808", "80s", "4/4", "12 bar", "30 seconds", "no. 5"
-_BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w./'%-]|:\d)"
+_BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w./'%:-])"
                           r"(?!\s*(?:seconds?|secs?|minutes?|mins?|ms|bars?|beats?|measures?|hz|khz|db|"
                           r"percent|steps?|notes?|voices?|strings?|keys?|pieces?|parts?|members?|players?|"
                           r"musicians?|times?|x|de ani|years?|yrs|ans|jahre|anni|anos|lat|th)\b)")
@@ -104,7 +110,7 @@ _WORD_METERS = {**{f"{a} {b}": (n, d) for a, n in (("two", 2), ("three", 3), ("f
                 "simple duple": (2, 4), "simple triple": (3, 4), "simple quadruple": (4, 4)}
 _WORD_METER_RE = re.compile(r"\b(" + "|".join(re.escape(k).replace(r"\ ", r"[\s-]+") for k in
                                               sorted(_WORD_METERS, key=len, reverse=True))
-                            + r")(?:\s+(?:time|meter|metre))?\b(?![\s-]*(?:bars?|measures?|beats?)\b)")
+                            + r")(?:\s+(?:time|meter|metre))?\b(?!-|\s*(?:bars?|measures?|beats?)\b)")
 _METER_RE = re.compile(r"(?<![\d/])(\d{1,2})\s*/\s*(\d{1,2})(?![\d/])")
 _NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero|avoid|avoiding)\s+(?:the\s+|any\s+)?([a-z0-9\- ]+?)(?=$|[,.;/]|\s+(?:and|with|in|at|but|no|just|only|except|then)\b)")
 #: one more drum of a list said no to: "… and snare", "…/snare", ", cymbals"
@@ -169,6 +175,7 @@ def _plurals(table: dict) -> dict:
 INSTRUMENT_WORDS = _plurals(G.INSTRUMENTS)
 #: "clean lead vocals" sing; "the piano leads the head", "a sax leads off": verbs, not a synth lead
 _INSTR_RX = _alternation(INSTRUMENT_WORDS, {"clean lead": r"\s+vocal", "clean leads": r"\s+vocal",
+                                            "tele": r"-",            # a tele-novela, a tele-vision
                                             "lead": r"\s+(?:the|a|an|into|us|off)\b",
                                             "leads": r"\s+(?:the|a|an|into|us|off)\b"})
 #: candombe's "piano drum" is no drum in a "piano drum and bass" (a piano over drum and bass)
@@ -393,10 +400,12 @@ def read_prompt(prompt: str) -> PromptSpec:
 def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
     text = spec.text
     m = _BPM_RE.search(text) or next((b for b in _BEAT_NOTE_RE.finditer(text) if 30.0 <= float(b.group(1)) <= 220.0),
-                                      None) or _TEMPO_RE.search(text)
+                                      None) or next((b for b in _TEMPO_RE.finditer(text) if not _UNIT_AFTER_RE.match(
+                                          text, b.end())), None)
     if m is None:
         m = next((b for b in _BARE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None) or next(
-            (b for b in _TILDE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None)
+            (b for b in _TILDE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None) or next(
+            (b for b in _ABOUT_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None)
     if m:
         spec.bpm = float(m.group(1))
         claim(m)
@@ -558,7 +567,8 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             spec.groups = groups
             claim(m)
             break
-    if spec.meter is None and (m := _WORD_METER_RE.search(text)):
+    if spec.meter is None and (m := next((m for m in _WORD_METER_RE.finditer(text) if not re.search(
+            r"\b(?:on|beats?|and|&|snare|the)\s+$", text[:m.start()])), None)):
         spec.meter = _WORD_METERS[re.sub(r"[\s-]+", " ", m.group(1))]   # "in twelve-eight", "compound duple"
         claim(m)
     if spec.meter is None:
@@ -1238,6 +1248,8 @@ def _read_instruments(spec: PromptSpec, claim: _Claims, phrase: str | None,
     # woodblock"); GM's melodic Woodblock (program 115) only when it carries a tune or is the
     # piece's instrument ("a woodblock melody", "a piece for woodblock")
     _as_percussion(named, drums, text, ("woodblock",), "woodblocks", r"\bfor\s+(?:an?\s+|the\s+|solo\s+)?$")
+    if not (spec.genre in ("afrobeat", "mande") or re.search(r"\b(?:sabar|mbalax|senegal|senegalese|wolof|talking)", text)):
+        drums = [(i, w) for i, w in drums if w != "tama"]       # Tama makes drum kits: Senegal's tama only there
     spec.drum_words = [w for _, w in sorted(drums)]
     spec.instruments = [w if w in G.INSTRUMENTS else _singular(w) for _, w in sorted(named)]
     for w in spec.instruments:                    # "accordion melody", "a guitar solo", "piano lead"
@@ -1345,7 +1357,12 @@ _PHRASE_END = r"\s*(?=$|[,.;!:)\u2014\u2013]|\s-\s)"
 
 
 def _alone(text: str, w: str) -> bool:
-    """Whether ``w`` is said to play alone for the whole piece: "solo piano only", "grand piano
+    """Whether ``w`` is said to play alone for the whole piece (:func:`_alone_match`)."""
+    return _alone_match(text, w) is not None
+
+
+def _alone_match(text: str, w: str) -> re.Match | None:
+    """The phrase that says ``w`` plays alone for the whole piece: "solo piano only", "grand piano
     alone", "just tenor sax and piano", "nothing else just the piano" — not at one moment ("piano
     alone for the intro", "starts with piano alone, then the choir", "strings only in the
     chorus", "the guitar only comes in at the chorus"), nor "not only strings but …"."""
@@ -1356,8 +1373,8 @@ def _alone(text: str, w: str) -> bool:
         if re.search(r"\b(?:starts?|begins?|opens?|opening|intro|first)\b[^,.;]*$", text[:m.start()]) \
                 or re.match(r"\s*[,;]?\s*(?:then|before|until|till|and then)\b", text[m.end():]):
             continue
-        return True
-    return False
+        return m
+    return None
 
 
 #: "nothing else", "no other instruments": the one said to play alone is all there is
@@ -1367,11 +1384,21 @@ _BAND_BESIDE_RE = re.compile(r"\b(?:band|rhythm section|backing|backed|accompani
                              r"quintet|sextet|orchestra|ensemble|combo|drums?|beat|groove|bass|bassline)\b")
 
 
+#: "solo X" is a piece for X alone beside a style only for an instrument that plays its own chords
+#: (piano, electric piano, harpsichord, the acoustic and jazz guitars, harp) in a style where a
+#: player alone is a form of its own — in rock, metal, the blues or a beat style a "solo guitar"
+#: or "solo piano" is a solo in the band, as a "solo trumpet" or "solo violin" is in any style
+_SOLO_PIECE_PROGRAMS = frozenset((*range(0, 8), 24, 25, 26, 46))
+_SOLO_PIECE_FAMILIES = frozenset(("jazz", "classical", "folk", "latin", "country", "celtic"))
+
+
 def _solo_before(spec: PromptSpec, w: str) -> bool:
     """Whether ``w`` is "solo ``w``" as a piece's forces ("solo piano, jazz ballad", "a jazz ballad
     for solo guitar", "solo rhodes piece") and nothing else plays: the one instrument named, no
     drum word, no band — not "solo sax over the band" nor "a solo piano intro, then the band"."""
-    if len(set(spec.instruments) - {w}) or spec.drum_words or _BAND_BESIDE_RE.search(spec.text):
+    if len(set(spec.instruments) - {w}) or spec.drum_words or _BAND_BESIDE_RE.search(spec.text) \
+            or INSTRUMENT_WORDS.get(w, (None,))[0] not in _SOLO_PIECE_PROGRAMS \
+            or spec.genre in G.GENRES and G.GENRES[spec.genre].family not in _SOLO_PIECE_FAMILIES:
         return False
     iw = re.escape(w) + "s?"
     m = re.search(rf"\bsolo\s+{iw}(?:\s+(?:piece|pieces|version|arrangement|performance|rendition|tune|"
@@ -1395,16 +1422,19 @@ def _read_solo(spec: PromptSpec, words: set[str], phrase: str | None = None) -> 
     if phrase and (last := _style_instrument(phrase)) and last not in spec.instruments \
             and (_alone(spec.text, phrase) or _solo_before(spec, phrase)):
         spec.instruments.append(last)            # "flamenco guitar alone": the style's guitar, alone
-    alone = [w for w in spec.instruments if _alone(spec.text, w)]
+    spans = [m.group(0) for w in spec.instruments if (m := _alone_match(spec.text, w))]
+    alone = bool(spans)
     if alone and _NOTHING_ELSE_RE.search(spec.text):
         # "just the prepared piano, nothing else": what the other words name is how it sounds ("bolts
-        # on the strings", "half gamelan, half drum"), not who else plays
-        spec.instruments = [w for w in spec.instruments if w in alone]
-        spec.drum_words = []
+        # on the strings", "half gamelan, half drum"), not who else plays — only what the "just …"
+        # phrase names plays ("just piano and drums, nothing else": both)
+        spec.instruments = [w for w in spec.instruments if any(_phrase_re(w).search(t) for t in spans)]
+        spec.drum_words = [w for w in spec.drum_words if any(_phrase_re(w).search(t) for t in spans)]
+        words = set(re.findall(r"[a-z]+", " ".join(spans)))
     solo = solo or bool(alone) or any(_solo_before(spec, w) for w in spec.instruments) \
         or bool(_NO_BAND_RE.search(spec.text)) or (len(set(spec.instruments)) == 2 and bool(_DUO_RE.search(spec.text)))
     spec.solo = solo and bool(spec.instruments)
-    if solo and not (alone and _NOTHING_ELSE_RE.search(spec.text)):
+    if solo:
         spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words} - spec.no_roles   # not "no drums … just piano"
 
 

@@ -220,7 +220,7 @@ _g(name="lofi", aliases=("lofi", "jazz hip hop", "jazz hip-hop", "jazzy hip hop"
 # g-funk: West Coast hip hop — a slow, laid-back 808 groove with claps on the backbeat and
 # sixteenth hats, a Moog bass that slides through syncopated lines, Rhodes and string chords on
 # minor sevenths, and a high, whining synth lead
-_g(name="g-funk", aliases=("g-funk", "ratchet", "ratchet music", "mustard type", "mustard-type", "jerk rap", "chopped and screwed", "chopped n screwed", "screwed and chopped", "screw music", "houston rap", "hyphy", "thizz", "mobb music",
+_g(name="g-funk", aliases=("g-funk", "ratchet beat", "ratchet rap", "ratchet music", "mustard type", "mustard-type", "jerk rap", "chopped and screwed", "chopped n screwed", "screwed and chopped", "screw music", "houston rap", "hyphy", "thizz", "mobb music",
                            "g funk", "gfunk", "west coast g-funk", "west coast hip hop", "west coast rap",
                            "west coast gangsta rap", "gangsta funk", "90s west coast"),
    bpm=(86, 98), kit=25, fill="snare", bass="pats", chords="pats", form="song", swing=0.1, swing_unit=0.25,
@@ -237,7 +237,7 @@ _g(name="g-funk", aliases=("g-funk", "ratchet", "ratchet music", "mustard type",
              "chat": "x.xxx.x.x.xxx.x.", "ohat+": "......x.......x."},
             {"kick": "X.x....xX.....x.", "snare": "....X.......X...", "clap": "....X.......X..x",
              "chat": "xx.xxx.xxx.xxx.x", "ohat": "..........x....."}))
-_g(name="boom bap", aliases=("boom bap", "chipmunk soul", "soul chop", "soul chops", "chipmunk", "east coast rap", "nyc hip hop", "new york hip hop", "new york rap", "mobb deep", "wu-tang", "wu tang", "wu-tang clan", "golden era hip hop", "horrorcore", "turntablism", "turntablist", "scratch dj", "boom bap hip hop", "hip hop", "hip-hop", "rap",
+_g(name="boom bap", aliases=("boom bap", "chipmunk soul", "soul chop", "soul chops", "chipmunk soul beat", "east coast rap", "nyc hip hop", "new york hip hop", "new york rap", "mobb deep", "wu-tang", "wu tang", "wu-tang clan", "golden era hip hop", "horrorcore", "turntablism", "turntablist", "scratch dj", "boom bap hip hop", "hip hop", "hip-hop", "rap",
                             "old school hip hop", "golden age hip hop", "east coast hip hop", "90s hip hop",
                             "underground hip hop", "jazz rap", "instrumental hip hop"),
    bpm=(86, 96), kit=16, fill="snare", bass="lofi", chords="lofi", form="song", swing=0.2, swing_unit=0.25,

@@ -368,7 +368,7 @@ _g(name="zydeco", family="folk",
 
 # --- the Levant: dabke, baladi, belly dance ------------------------------------------------------------
 _g(name="arabic", family="arabic",
-   aliases=("arabic", "rai", "pop rai", "rai music", "persian", "persian classical", "reng", "dastgah", "iranian", "tasnif", "chaabi", "gnawa", "taarab", "arab", "arabic music", "middle eastern", "middle-eastern", "levantine", "dabke", "dabkeh",
+   aliases=("arabic", "algerian rai", "pop rai", "rai music", "persian music", "persian pop", "persian folk", "persian classical", "reng", "dastgah", "iranian music", "tasnif", "chaabi", "gnawa", "taarab", "arab", "arabic music", "middle eastern", "middle-eastern", "levantine", "dabke", "dabkeh",
             "debka", "dabka", "belly dance", "bellydance", "belly dancing", "raqs sharqi", "raks sharki",
             "baladi", "shaabi", "sha'bi", "maqsum", "saidi", "khaleeji", "egyptian", "lebanese", "syrian",
             "palestinian", "maqam", "arabic pop", "tarab", "oriental dance"),

@@ -335,7 +335,7 @@ _g(name="soca", family="caribbean",
 # afrobeat (Fela, Tony Allen): the busy kit, shekere and clave, two guitars interlocking, organ, a
 # horn section in unison riffs and a tenor sax
 _g(name="afrobeat", family="african",
-   aliases=("afrobeat", "mbalax", "benga", "kwela", "mbaqanga", "marabi", "township jive", "pennywhistle jive", "jit", "sungura", "chimurenga", "afroswing", "afro swing", "afro-swing", "afrobashment", "soukous", "congolese rumba", "ndombolo", "sebene", "rumba congolaise", "highlife", "afrobeats", "afro-beat", "afro beat", "fela", "fela kuti", "nigerian", "nigeria",
+   aliases=("afrobeat", "mbalax", "kenyan benga", "benga music", "luo benga", "kwela", "mbaqanga", "marabi", "township jive", "pennywhistle jive", "sungura", "chimurenga", "afroswing", "afro swing", "afro-swing", "afrobashment", "soukous", "congolese rumba", "ndombolo", "sebene", "rumba congolaise", "highlife", "afrobeats", "afro-beat", "afro beat", "fela", "fela kuti", "nigerian", "nigeria",
             "lagos", "afrofunk", "afro funk", "west african"),
    bpm=(100, 120), kit=0, fill="snare", form="song", swing=0.04, swing_unit=0.25, humanize_ms=6, vel_var=12,
    tone=0.2, reverb=0.2,
