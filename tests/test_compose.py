@@ -1464,7 +1464,7 @@ def test_alone_or_in_a_duo_someone_carries_the_tune(prompt, want):
 @pytest.mark.parametrize("prompt,style", [
     ("oud and darbuka", "arabic"), ("a taksim on the ud", "arabic"), ("E hicaz on the oud", "arabic"),
     ("riq and qanun", "arabic"), ("kora and djembe", "mande"), ("sitar and tabla, slow", "raga"),
-    ("talking drum groove", "afrobeat"), ("bouzouki tune", "balkan"), ("bodhran and uilleann pipes", "celtic"),
+    ("talking drum groove", "afrobeat"), ("gaida and kaval", "balkan"), ("bodhran and uilleann pipes", "celtic"),
     ("surdo and cuica", "samba"), ("solo acoustic guitar", "folk"), ("acoustic guitar and 808s", "trap"),
     ("metal riff with an oud", "metal"), ("sitar over a house beat", "house"),
 ])

@@ -43,8 +43,8 @@ _FOLK_HINTS = {**{w: "arabic" for w in ("oud", "qanun", "kanun", "ney", "buzuq",
                 **{w: "raga" for w in ("sitar", "sarod", "veena", "sarangi", "bansuri", "tanpura", "tambura",
                                        "shehnai", "shanai")},
                 **{w: "mande" for w in ("kora", "ngoni", "n'goni", "balafon", "balafons", "balaphon")},
-                **{w: "balkan" for w in ("bouzouki", "laouto", "laout", "cretan lyra", "gaida", "kaval",
-                                         "gadulka", "gusle")},
+                # (not Greece's bouzouki, laouto or lyra: the balkan style is Bulgaria's brass in 7/8)
+               **{w: "balkan" for w in ("gaida", "kaval", "gadulka", "gusle")},
                **{w: "huayno" for w in ("zampona", "siku")}, "uilleann pipes": "celtic", "mbira": "afrobeat",
                "sanfona": "forro", "algoza": "bhangra"}
 #: a beat's drum words name their style before any instrument ("kora and 808s" is a trap beat)
