@@ -518,3 +518,22 @@ def test_western_swing_is_a_country_band_swinging_on_two_and_four(seed):
     assert at(bass, 0) + at(bass, 2) >= 0.6 * len(bass), bass
     comp = onsets(s, part_idx(s, program=0, role="chords"), bars)
     assert at(comp, 1) + at(comp, 3) >= 0.5 * len(comp) and at(comp, 0) + at(comp, 2) <= 0.2 * len(comp), comp
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_pipe_band_is_pipes_over_their_drones_and_a_snare_line(seed):
+    """A highland pipe band (it had been a celtic session: guitar, upright bass, fiddle, whistle):
+    the bagpipes carry the tune over their own drone (held, on the bagpipe's program, in the
+    mixolydian or major of the chanter), the bass drum on the downbeats, the snare line's rolls;
+    no guitar, bass guitar or keys."""
+    s = compose("Highland pipe band set at march tempo, 96 bpm: bagpipes with the drones going, pipe-band snare "
+                "drums rattling, bass drum on the downbeats and tenor drums flourishing.", seed)
+    assert composer_of(s).g.name == "pipe band" and s.meter == (2, 4) and s.mode in ("mixolydian", "major")
+    assert {p.program for p in s.parts if not p.is_drums} == {109}
+    bars = groove_bars(s)
+    drone = [n for i in bars for n in s.bar(i)[0] if n.part in part_idx(s, role="bass")]
+    assert drone and min(n.dur for n in drone) >= 0.9 * s.beats_per_bar, [n.dur for n in drone][:8]
+    kick = onsets(s, part_idx(s, drums=True), bars, pitches={35, 36})
+    assert at(kick, 0) >= len(bars)
+    snare = onsets(s, part_idx(s, drums=True), bars, pitches={38, 40})
+    assert len(snare) >= 4 * len(bars)

@@ -309,6 +309,23 @@ _g(name="celtic", aliases=("celtic", "an dro", "fest-noz", "fest noz",
    grooves=({"tom_lo": "X.x.x.X.x.x.", "kick": "x.....x....."},                     # bodhrán: every eighth
             {"tom_lo": "X.x.x.X.xrx.", "floor": "X.....x....."},
             {"kick": "X.....X.....", "snare": "......x.....", "tom_lo": "x.x.x.x.x.x.", "tamb+": "..x.x...x.x."}))
+# a highland pipe band: the pipes in unison over their own drones (a held bass on the bagpipe's
+# program), the snare line's rolls and flourishes, the bass drum on the downbeats and the tenor
+# drums on the beats; a 2/4 march in the chanter's mixolydian, loud and outdoors
+_g(name="pipe band", aliases=("pipe band", "pipe bands", "highland pipe band", "highland pipes", "pipes and drums",
+                              "pipe and drum band", "pipe and drum corps", "scottish pipe band", "bagpipe band",
+                              "bagpipe march", "pipe major", "massed pipes", "massed bands"),
+   bpm=(84, 104), meter=(2, 4), kit=48, fill="snare", bass="drone", chords="block", form="song", humanize_ms=3,
+   vel_var=6, family="celtic", tone=0.35, reverb=0.3, intro_drums="all", lead_density=0.9,
+   parts=(_p("drums", D, 48), _p("drones", B, 109, "drone", octave=1, level=0.55), _p("bagpipes", L, 109, "melody"),
+          _p("pipes 2", L, 109, "sparse", pan=0.3, level=0.35)),
+   progressions={"mixolydian": ("I I bVII I", "I bVII I I", "I I IV I", "I bVII IV I"),
+                 "major": ("I I V I", "I IV I V", "I I IV V")},
+   modes=("mixolydian", "mixolydian", "major"),
+   # 2/4 bars written two at a time: the bass drum on the downbeats, the snare line's rolls into
+   # the beat, the tenors on the beats; then the rolled street beat with the tenors on one
+   grooves=({"kick": "X.......X.......", "snare": "X.rrx.x.X.rrx.xx", "tom_mid": "x...x...x...x..."},
+            {"kick": "X...x...X...x...", "snare": "xrrrX.x.xrrrX.xr", "tom_lo": "x.......x......."}))
 _g(name="reel", aliases=("reel", "irish reel", "scottish reel", "celtic reel", "hornpipe", "strathspey",
                          "fiddle tune", "fiddle tunes", "reels", "celtic reels", "irish reels"),
    bpm=(152, 188), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=8,
