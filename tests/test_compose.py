@@ -1649,3 +1649,65 @@ def test_words_of_other_meanings_are_no_instruments():
     progs = [p.program for p in compose("guitar, oud and percussion", 1).parts]
     assert 24 in progs and 25 in progs
     assert composer_of(compose("voci nella notte, piano", 1)).g.name == "romantic piano"
+
+
+# --- the second review: what the readings must not take ---------------------------------------------
+@pytest.mark.parametrize("prompt,not_style", [
+    ("choir singing amen over an organ", "drum and bass"), ("a choir sings hallelujah and amen", "drum and bass"),
+    ("tambura and accordion, croatian kolo", "raga"), ("een oud liedje op piano", "arabic"),
+    ("wimbo wa siku ya kuzaliwa, piano", "huayno"), ("sitar and bass", "raga"), ("sitar and synthesizer", "raga"),
+    ("bodhran heartbeat, dark and tense", "celtic"), ("dark acoustic guitar, spooky", "folk"),
+    ("late romantic orchestral", "classical"), ("70s poliziottesco funk", "cinematic"),
+    ("un sottomarino giallo, canzone allegra", "cinematic"), ("two four minute tracks for a podcast", "minuet"),
+])
+def test_the_second_reviews_words_name_no_style(prompt, not_style):
+    """"Amen" in a choir is no amen break; a Balkan tambura is no tanpura; Dutch "oud" is old and
+    Swahili "siku" a day; a sitar beside a bass or synth, a bodhrán or acoustic guitar in a dark cue,
+    an era ("late romantic") or a genre film ("poliziottesco") beside another style, Italian
+    "giallo" (yellow) and "minute" (no minuet) name no style of their own."""
+    assert composer_of(compose(prompt, 1)).g.name != not_style
+
+
+@pytest.mark.parametrize("prompt,bpm", [
+    ("the drop hits at around 45", None), ("tuned at about 432", None), ("at about 11 pm, chill", None),
+    ("at around 10 am, morning coffee jazz", None), ("at about 40 degrees, desert, arabic", None),
+    ("tempo 140 beats, dubstep", 140.0), ("at 90 beats per min, lofi", 90.0), ("at 160 steps per minute, running music", 160.0),
+])
+def test_an_about_tempo_is_a_tempo_only_in_a_tempos_range_and_units(prompt, bpm):
+    assert read_prompt(prompt).bpm == bpm
+
+
+@pytest.mark.parametrize("prompt", ["two four minute tracks for a podcast", "give me five four minute tracks",
+                                    "twelve eight minute ambient pieces", "the band has five four piece horns"])
+def test_counts_of_things_in_words_are_no_meter(prompt):
+    assert read_prompt(prompt).meter is None
+
+
+@pytest.mark.parametrize("prompt", ["acoustic guitar chords only, no melody", "rhodes chords only",
+                                    "piano accompaniment only for a singer", "harp arpeggios alone",
+                                    "backing track, just guitar chords, no lead"])
+def test_an_instrument_alone_asked_to_accompany_plays_no_tune(prompt):
+    assert not any(p.role == "lead" for p in compose(prompt, 1).parts)
+
+
+@pytest.mark.parametrize("prompt,kept", [
+    ("just piano, with a cello joining later, nothing else", 42), ("only strings, nothing else, with a harp", 46),
+    ("just the choir, nothing else, with organ accompaniment", None),
+])
+def test_what_is_named_after_nothing_else_still_plays(prompt, kept):
+    progs = {p.program for p in compose(prompt, 1).parts}
+    assert kept is None and len(progs) >= 2 or kept in progs, progs
+
+
+def test_the_second_reviews_instruments_and_drums():
+    """"Tele" is television, a "clavier" without a synth is a piano, claps beside a cajón leave the
+    cajón in, "epic orchestral, solo piano" keeps its orchestra; 拍 (beats) leaves a piano piece."""
+    for p in ("musique pour la tele, joyeuse", "tele theme tune, upbeat", "Musik fürs Tele, fröhlich"):
+        assert 27 not in {x.program for x in compose(p, 1).parts if x.role == "lead"} and "tele" not in read_prompt(p).instruments
+    assert 81 not in {x.program for x in compose("une berceuse au clavier", 1).parts}
+    s = compose("palmas and cajon, no drum kit, flamenco", 1)
+    d = [k for k, x in enumerate(s.parts) if x.is_drums]
+    hits = {n.pitch for i in range(8) for n in s.bar(i)[0] if n.part in d}
+    assert 39 in hits and hits & {35, 37}, hits
+    assert len(compose("epic orchestral, solo piano", 1).parts) >= 4
+    assert composer_of(compose("ピアノ 3拍子", 1)).g.name == "romantic piano"

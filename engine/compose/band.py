@@ -33,34 +33,38 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 "steel drums": "calypso", "steel pan": "calypso", "square lead": "chiptune", "tuba": "polka", "choir": "cinematic", "harp": "ambient",
                 "slap bass": "funk", "clavinet": "funk", "funk guitar": "funk", "disco guitar": "disco",
                 "jazz guitar": "jazz", "nyckelharpa": "polska", "portuguese guitar": "fado", "tumbi": "bhangra",
-                "charango": "huayno", "quena": "huayno", "organ": "soul", "koto": "ambient"}
+                "charango": "huayno", "quena": "huayno", "organ": "soul", "koto": "ambient", "sitar": "ambient"}
 #: a folk instrument names its music when it is at least half of what the prompt names ("oud and
 #: darbuka", "kora and djembe", "sitar and violin" — not "oud, piano and cello", a chamber trio):
 #: the Levant's and Anatolia's lutes, zither and reed flute, India's, the griots', the Balkans' and
 #: Greece's, the Andes', Ireland's
 _FOLK_HINTS = {**{w: "arabic" for w in ("oud", "qanun", "kanun", "ney", "buzuq", "mijwiz", "mizmar",
                                          "arghul", "zurna", "saz", "baglama", "keman")},
-                **{w: "raga" for w in ("sitar", "sarod", "veena", "sarangi", "bansuri", "tanpura", "tambura",
-                                       "shehnai", "shanai")},
+                **{w: "raga" for w in ("sitar", "sarod", "veena", "sarangi", "bansuri", "tanpura", "shehnai", "shanai")},
                 **{w: "mande" for w in ("kora", "ngoni", "n'goni", "balafon", "balafons", "balaphon")},
                 # (not Greece's bouzouki, laouto or lyra: the balkan style is Bulgaria's brass in 7/8)
                **{w: "balkan" for w in ("gaida", "kaval", "gadulka", "gusle")},
-               **{w: "huayno" for w in ("zampona", "siku")}, "uilleann pipes": "celtic", "mbira": "afrobeat",
+               "zampona": "huayno", "uilleann pipes": "celtic", "mbira": "afrobeat",
                "sanfona": "forro", "algoza": "bhangra"}
 #: a beat's drum words name their style before any instrument ("kora and 808s" is a trap beat)
-_BEAT_DRUM_HINTS = {"808s": "trap", "breakbeat": "drum and bass", "amen": "drum and bass", "beatbox": "boom bap",
-                    "beatboxing": "boom bap"}
+_BEAT_DRUM_HINTS = {"808s": "trap", "breakbeat": "drum and bass", "beatbox": "boom bap", "beatboxing": "boom bap"}
 #: drum words that name a genre when the prompt names none (after the instruments: "oud and
 #: darbuka" is the oud's); a world drum only beside nothing or its own music's instruments, and
 #: no bass, beat or synth ("acoustic guitar with djembe" is a coffeehouse's, "tabla and bass" no raga)
-_DRUM_GENRE_HINTS = {**_BEAT_DRUM_HINTS, "brushes": "jazz", "brush": "jazz",
+_DRUM_GENRE_HINTS = {**_BEAT_DRUM_HINTS, "amen": "drum and bass", "brushes": "jazz", "brush": "jazz",
                      "darbuka": "arabic", "riq": "arabic", "davul": "arabic", "bendir": "arabic", "tabla": "raga", "djembe": "mande", "dunun": "mande", "dundun": "mande",
                      "talking drum": "afrobeat", "talking drums": "afrobeat", "bodhran": "celtic",
                      "surdo": "samba", "tamborim": "samba", "cuica": "samba", "zabumba": "forro",
                      "dhol": "bhangra", "dholak": "bhangra", "timbales": "salsa", "steel drums": "calypso"}
 #: instruments that name a genre only where no drum or mode word names another ("acoustic guitar
 #: and 808s" is a trap beat's, "solo acoustic guitar" a folk song's)
-_BAND_SIGN_RE = re.compile(r"\b(?:bass|bassline|beats?|synths?|808s?|edm|trap|house|drums|kit)\b")
+#: Dutch "oud" (old): "een oud liedje", "oud en nieuw"
+_DUTCH_OUD_RE = re.compile(r"\b(?:een|het|heel|erg|zo)\s+oud\b|\boud\s+(?:en\s+nieuw|hollands|liedje|deuntje)\b|"
+                           r"\b(?:liedje|slaapliedje|deuntje|muziek|lied)\b")
+#: moods of a screen's cue: a world drum beside them is its drum, not its music ("bodhran heartbeat,
+#: dark and tense")
+_SCREEN_MOODS = frozenset(("dark", "tense", "scary", "spooky", "horror", "epic", "suspense", "suspenseful", "ominous"))
+_BAND_SIGN_RE = re.compile(r"\b(?:bass|bassline|beats?|synth\w*|808s?|edm|trap|house|drums|kit)\b")
 _WORLD_DRUMS = frozenset(w for w, g in _DRUM_GENRE_HINTS.items() if g not in ("jazz", "trap", "drum and bass", "boom bap"))
 #: what plays beside an acoustic guitar that still names folk; the hand percussion beside it
 _ACOUSTIC_COMPANY = frozenset(("piano", "voice", "vocals", "vocal", "harmonica", "fiddle", "violin", "cello", "mandolin",
@@ -220,8 +224,9 @@ class Band:
         #: a kit or groove word ("brushes", "breakbeat") or "drums" still brings the kit
         self.lanes_only = bool(lanes) and kit is None and groove is None and "drums" not in spec.only_roles \
             and not any(d["role"] == "drums" for d in specs)
-        # (hand claps and a gong are no drum kit: "handclaps and mirwas drums, no drum kit")
-        hand = {ln: p for ln, p in lanes.items() if ln.rstrip("+") not in G.KIT_LANES - {"clap", "chinese"}}
+        # what the prompt names plays, kit pieces too: "handclaps and mirwas drums", "palmas and cajon",
+        # "claps and a kick drum … no drum kit"
+        hand = dict(lanes)
         if "drums" in spec.no_roles and hand and kit is None and not spec.no_percussion:
             # "darbuka and riq … no Western drum kit", "synth ve bateri yok" with a darbuka: the
             # percussionist plays what the prompt names, the kit stays out
@@ -454,8 +459,8 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
         if _BEAT_DRUM_HINTS.get(w) in G.GENRES:
             return _BEAT_DRUM_HINTS[w], f"the drum word {w!r}"
     named = list(dict.fromkeys(spec.instruments))
-    folk = [w for w in named if _FOLK_HINTS.get(w) in G.GENRES]
-    if folk and "808" not in named and "808 bass" not in named:
+    folk = [w for w in named if _FOLK_HINTS.get(w) in G.GENRES and not (w == "oud" and _DUTCH_OUD_RE.search(spec.text))]
+    if folk and not _BAND_SIGN_RE.search(spec.text):
         style = max(dict.fromkeys(_FOLK_HINTS[w] for w in folk), key=lambda g: sum(_FOLK_HINTS[w] == g for w in folk))
         if 2 * sum(_FOLK_HINTS[w] == style for w in folk) >= len(named):
             return style, f"the instrument {next(w for w in folk if _FOLK_HINTS[w] == style)!r}"
@@ -465,15 +470,11 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     for w in spec.drum_words:
         style = _DRUM_GENRE_HINTS.get(w)
         if style in G.GENRES and (w not in _WORLD_DRUMS or all(_FOLK_HINTS.get(x) == style for x in named)
-                                  and not _BAND_SIGN_RE.search(spec.text)):
+                                  and not _BAND_SIGN_RE.search(spec.text) and not set(spec.moods) & _SCREEN_MOODS):
             return style, f"the drum word {w!r}"
     for rx, name in _MODE_GENRE_RES:
         if (m := rx.search(spec.text)) and name in G.GENRES:
             return name, f"the word {m.group(0)!r}"
-    w = next((w for w in spec.instruments if w in _WEAK_GENRE_HINTS), None)
-    if w and _WEAK_GENRE_HINTS[w] in G.GENRES and set(named) <= _ACOUSTIC_COMPANY | set(_WEAK_GENRE_HINTS) \
-            and set(spec.drum_words) <= _HAND_PERCUSSION:
-        return _WEAK_GENRE_HINTS[w], f"the instrument {w!r}"
     if spec.meter == (3, 4):
         return "waltz", "the meter 3/4"
     for m in spec.moods:
@@ -481,6 +482,10 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
             opts = [o for o in G.MOOD_GENRES[m] if o in G.GENRES]
             if opts:
                 return opts[rng.randrange(len(opts))], f"the mood {m!r}"
+    w = next((w for w in spec.instruments if w in _WEAK_GENRE_HINTS), None)
+    if w and _WEAK_GENRE_HINTS[w] in G.GENRES and set(named) <= _ACOUSTIC_COMPANY | set(_WEAK_GENRE_HINTS) \
+            and set(spec.drum_words) <= _HAND_PERCUSSION:
+        return _WEAK_GENRE_HINTS[w], f"the instrument {w!r}"
     opts = [o for o in G.DEFAULT_GENRES if o in G.GENRES]
     return opts[rng.randrange(len(opts))], "no style named: an everyday style, by the seed"
 
@@ -755,6 +760,12 @@ def _pairs_alone(spec: PromptSpec, specs: list[dict]) -> list[dict]:
     return specs
 
 
+#: what asks an instrument alone to accompany, not to carry a tune: "chords only", "comping",
+#: "accompaniment for a singer", "harp arpeggios alone", "backing track", "no melody"
+_ACCOMPANY_ONLY_RE = re.compile(r"\b(?:chords?|comping|comps?|accompan\w*|arpeggi\w*|backing|strumming|strums?|"
+                                r"pads?|no\s+(?:melody|lead|solo|tune))\b")
+
+
 def _one_tune(spec: PromptSpec, specs: list[dict]) -> None:
     """Instruments played alone share one tune and its accompaniment, as their players would.
 
@@ -776,7 +787,8 @@ def _one_tune(spec: PromptSpec, specs: list[dict]) -> None:
         elif (hands := next((d for d in players if (d["role"] in ("chords", "arp") or d["role"] == "pad"
                                                     and d["program"] in range(16, 21)) and d["named"]
                              and d["program"] in _CHORD_MELODY), None)) is not None \
-                and all(d is hands or d["role"] == "bass" for d in players):
+                and all(d is hands or d["role"] == "bass" for d in players) and not _ACCOMPANY_ONLY_RE.search(spec.text) \
+                and "lead" not in spec.no_roles and not (spec.only_roles and spec.only_roles <= {"chords", "arp", "pad"}):
             # an instrument of both hands alone or over a bass ("solo acoustic guitar", "jazz guitar
             # alone", "upright bass and piano, no band"): its right hand carries the tune over its own
             # chords, and alone its thumb (or left hand) plays the bass — not chords for 30 s

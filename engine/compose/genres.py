@@ -762,8 +762,9 @@ INSTRUMENTS.update({w: v for w, v in {
     "12-string electric": (27, C, ""), "12 string electric": (27, C, ""), "12-string": (25, C, ""),
     "12-string guitar": (25, C, ""), "12 string guitar": (25, C, ""), "nylon-string": (24, C, ""),
     "nylon string": (24, C, ""), "gut-string guitar": (24, C, ""), "gut string guitar": (24, C, ""),
-    "gut-string": (24, C, ""), "tele": (27, C, ""), "teclado": (81, C, ""), "teclados": (81, C, ""),
-    "clavier": (81, C, ""), "guitare": (25, C, ""), "guitare electrique": (27, C, ""), "guitarra baiana": (27, L, ""),
+    "gut-string": (24, C, ""), "teclado": (81, C, ""), "teclados": (81, C, ""),
+    # the French keyboard: a piano unless it is said to sound like a synth
+    "clavier": (0, C, ""), "clavier facon synthe": (81, C, ""), "clavier synthe": (81, C, ""), "guitare": (25, C, ""), "guitare electrique": (27, C, ""), "guitarra baiana": (27, L, ""),
     "naipe de metais": (61, C, "stab"), "metais": (61, C, "stab"), "clavicembalo": (6, C, ""),
     "clavecin": (6, C, ""), "cembalo": (6, C, ""), "voci femminili": (53, PD, ""),
     "acordeon": (21, C, ""), "txistu": (74, L, ""), "pennywhistle": (78, L, ""), "penny whistle": (78, L, ""),

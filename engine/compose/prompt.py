@@ -89,8 +89,10 @@ _BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con p
 #: before a colon is a name's: "psalm 121:", "route 66:")
 _ABOUT_BPM_RE = re.compile(r"\b(?:about|around|roughly|approximately|circa)\s+(\d{2,3})(?=:(?!\d))")
 #: a unit after a number: no tempo ("at about 30 secs", "at around 60% volume", "at 15 years old")
-_UNIT_AFTER_RE = re.compile(r"\s*(?:%|seconds?|secs?|s\b|minutes?|mins?|ms\b|bars?|beats?\b|measures?|hz|khz|db\b|"
-                            r"percent|years?|yrs|times?|x\b|notes?|steps?|people|players?|voices?)")
+_UNIT_AFTER_RE = re.compile(r"\s*(?:%|seconds?|secs?|s\b|minutes?\b(?!\s*(?:a|per)\b)|mins?\b|ms\b|bars?|measures?|hz|"
+                            r"khz|db\b|percent|years?|yrs|times?|x\b|notes?|people|players?|voices?|pm\b|am\b|"
+                            r"o'?clock|degrees?|hours?|h\b)")
+_ABOUT_RE = re.compile(r"\b(?:about|around|roughly|approximately|approx|circa|c\.)|~")
 _TILDE_BPM_RE = re.compile(r"~\s*(\d{2,3})(?:\.(?!\d)|\b)")
 _TEMPO_RE = re.compile(r"\b(?:tempo|at)\s+(?:(?:about|around|roughly|approximately|approx\.?|circa|c\.|~)\s*)?(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:/|hz|seconds|s\b))")
 #: a bare number that reads as a tempo ("dubstep 140", "house at 124, deep"): 50–220, a word of
@@ -110,7 +112,8 @@ _WORD_METERS = {**{f"{a} {b}": (n, d) for a, n in (("two", 2), ("three", 3), ("f
                 "simple duple": (2, 4), "simple triple": (3, 4), "simple quadruple": (4, 4)}
 _WORD_METER_RE = re.compile(r"\b(" + "|".join(re.escape(k).replace(r"\ ", r"[\s-]+") for k in
                                               sorted(_WORD_METERS, key=len, reverse=True))
-                            + r")(?:\s+(?:time|meter|metre))?\b(?!-|\s*(?:bars?|measures?|beats?)\b)")
+                            + r")(?:\s+(?:time|meter|metre))?\b(?!-|\s*(?:bars?|measures?|beats?|minutes?|mins?|hours?|seconds?|pieces?|"
+                            r"parts?|tracks?|songs?|people|players?|years?|days?)\b)")
 _METER_RE = re.compile(r"(?<![\d/])(\d{1,2})\s*/\s*(\d{1,2})(?![\d/])")
 _NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero|avoid|avoiding)\s+(?:the\s+|any\s+)?([a-z0-9\- ]+?)(?=$|[,.;/]|\s+(?:and|with|in|at|but|no|just|only|except|then)\b)")
 #: one more drum of a list said no to: "… and snare", "…/snare", ", cymbals"
@@ -175,8 +178,7 @@ def _plurals(table: dict) -> dict:
 INSTRUMENT_WORDS = _plurals(G.INSTRUMENTS)
 #: "clean lead vocals" sing; "the piano leads the head", "a sax leads off": verbs, not a synth lead
 _INSTR_RX = _alternation(INSTRUMENT_WORDS, {"clean lead": r"\s+vocal", "clean leads": r"\s+vocal",
-                                            "tele": r"-",            # a tele-novela, a tele-vision
-                                            "lead": r"\s+(?:the|a|an|into|us|off)\b",
+                                                                                        "lead": r"\s+(?:the|a|an|into|us|off)\b",
                                             "leads": r"\s+(?:the|a|an|into|us|off)\b"})
 #: candombe's "piano drum" is no drum in a "piano drum and bass" (a piano over drum and bass)
 _DRUM_RX = _alternation(G.DRUM_WORDS, {"piano drum": r"s?\s*(?:and|n|&|'n')\s*bass",
@@ -191,7 +193,7 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     "intro outro long short build solo only just drums bass chords melody lead key".split()) | frozenset(
     # everyday words one edit from a style word ("horse" is no house, "match" no march)
     "horse mouse trace discs medal tangy match tramp sting grudge marsh louse rocky drily droll chart clash "
-    "metals traces matches stings hoses houses".split()) | frozenset(
+    "metals traces matches stings hoses houses minute minutes".split()) | frozenset(
     # words one or two edits from an instrument word ("harmonies" is no harmonica, "charanga" the
     # Cuban flute-and-violins band, not a charango; "guitarra" is Spanish for the guitar)
     "harmony harmonies harmonic harmonics harmonized harmonised harmonizing charanga charangas".split()) | frozenset(
@@ -257,9 +259,9 @@ _KANA = {"木琴": "xylophone", "鉄琴": "glockenspiel", "小太鼓": "snare dr
          "ソロ": "solo", "ジャズ": "jazz", "ロック": "rock", "ポップス": "pop", "ポップ": "pop", "ファンク": "funk",
          "ボサノバ": "bossa nova", "ローファイ": "lofi", "ヒップホップ": "hip hop", "ハウス": "house", "テクノ": "techno",
          "アニソン": "anisong", "演歌": "enka", "バラード": "ballad", "ワルツ": "waltz", "年代": "s",
-         "ユーロビート": "eurobeat", "パラパラ": "para para", "シンセリード": "synth lead", "リード": "lead",
+         "ユーロビート": "eurobeat", "パラパラ": "para para", "シンセリード": "synth lead",
          "キック": "kick", "スネア": "snare", "ハイハット": "hi-hat", "四つ打ち": "four on the floor",
-         "メロディー": "melody", "メロディ": "melody", "拍": " beat ",
+         "メロディー": "melody", "メロディ": "melody",
          # keys in the Japanese names: ハ ニ ホ ヘ ト イ ロ are C D E F G A B, 嬰 sharp, 変 flat,
          # 長調 major, 短調 minor ("嬰ハ短調" is C# minor)
          **{f"{acc}{kana}{mode}": f"in {letter}{sign} {word}"
@@ -401,7 +403,8 @@ def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
     text = spec.text
     m = _BPM_RE.search(text) or next((b for b in _BEAT_NOTE_RE.finditer(text) if 30.0 <= float(b.group(1)) <= 220.0),
                                       None) or next((b for b in _TEMPO_RE.finditer(text) if not _UNIT_AFTER_RE.match(
-                                          text, b.end())), None)
+                                          text, b.end()) and (not _ABOUT_RE.search(b.group(0))
+                                                              or 50.0 <= float(b.group(1)) <= 220.0)), None)
     if m is None:
         m = next((b for b in _BARE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None) or next(
             (b for b in _TILDE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None) or next(
@@ -947,7 +950,11 @@ _FLAVOURS = frozenset(("wuxia", "xianxia", "guofeng", "chinese traditional", "tr
                        "guoyue", "musique de film", "filmmusik", "musica de pelicula", "musica de cine",
                        "colonna sonora", "trilha sonora", "banda sonora", "griot", "griots", "jeli", "djeli",
                        "malian music", "musique malienne", "west african folk", "mande", "manding", "mandingue",
-                       "mandinka", "mandinga", "malinke", "musique mandingue", "wassoulou"))
+                       "mandinka", "mandinga", "malinke", "musique mandingue", "wassoulou",
+                       # an era's or a genre film's colour: "late romantic orchestral" is a film
+                       # score, "70s poliziottesco funk" funk — alone, classical and a film score
+                       "late romantic", "late-romantic", "mahler", "poliziottesco", "giallo score",
+                       "spaghetti western", "morricone", "ennio morricone", "western showdown"))
 #: the style words that yield to another style word in the prompt
 _YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES | _TEXTURES | _FLAVOURS
 
@@ -1326,8 +1333,7 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
         spec.tempo_factor *= 0.92
         spec.pace = -1
     if words & {"fast", "uptempo", "up-tempo", "faster", "driving", "frantic", "quick", "rapido", "rapida",
-                "schnell", "vite", "presto", "allegro", "rapide", "snel", "nopea", "cepat", "breakneck",
-                "blistering"} and not _NOT_FAST_RE.search(spec.text):
+                "schnell", "vite", "presto", "allegro", "rapide", "snel", "nopea", "cepat", "breakneck"} and not _NOT_FAST_RE.search(spec.text):
         spec.tempo_factor *= 1.06
         spec.pace = 1
     if words & {"swing", "swung", "shuffle", "swingy"} and not _NO_SWING_RE.search(spec.text):
@@ -1389,7 +1395,7 @@ _BAND_BESIDE_RE = re.compile(r"\b(?:band|rhythm section|backing|backed|accompani
 #: player alone is a form of its own — in rock, metal, the blues or a beat style a "solo guitar"
 #: or "solo piano" is a solo in the band, as a "solo trumpet" or "solo violin" is in any style
 _SOLO_PIECE_PROGRAMS = frozenset((*range(0, 8), 24, 25, 26, 46))
-_SOLO_PIECE_FAMILIES = frozenset(("jazz", "classical", "folk", "latin", "country", "celtic"))
+_SOLO_PIECE_FAMILIES = frozenset(("jazz", "classical", "folk", "latin", "celtic"))
 
 
 def _solo_before(spec: PromptSpec, w: str) -> bool:
@@ -1398,13 +1404,16 @@ def _solo_before(spec: PromptSpec, w: str) -> bool:
     drum word, no band — not "solo sax over the band" nor "a solo piano intro, then the band"."""
     if len(set(spec.instruments) - {w}) or spec.drum_words or _BAND_BESIDE_RE.search(spec.text) \
             or INSTRUMENT_WORDS.get(w, (None,))[0] not in _SOLO_PIECE_PROGRAMS \
-            or spec.genre in G.GENRES and G.GENRES[spec.genre].family not in _SOLO_PIECE_FAMILIES:
+            or spec.genre in G.GENRES and (G.GENRES[spec.genre].family not in _SOLO_PIECE_FAMILIES
+                                           or spec.genre in ("cinematic", "marching band", "military march")):
         return False
     iw = re.escape(w) + "s?"
-    m = re.search(rf"\bsolo\s+{iw}(?:\s+(?:piece|pieces|version|arrangement|performance|rendition|tune|"
+    m = re.search(rf"(?<!\bwith )(?<!\bwith a )(?<!\bwith an )\bsolo\s+{iw}(?:\s+(?:piece|pieces|version|arrangement|performance|rendition|tune|"
                   rf"number|ballad))?" + _PHRASE_END, spec.text)
-    return m is not None and not re.search(r"\b(?:intro|outro|then|until|break|bridge|starts?|opens?)\b",
-                                           spec.text[m.end():] + " " + spec.text[:m.start()])
+    # not "a solo piano intro, then …": the phrase it stands in (to the next comma or stop) tells
+    return m is not None and not re.search(r"\b(?:intro|outro|then|until|break|bridge|starts?|opens?|featuring)\b",
+                                           re.split(r"[,.;:!?]", spec.text[m.end():], 1)[0] + " "
+                                           + re.split(r"[,.;:!?]", spec.text[:m.start()])[-1])
 
 
 def _style_instrument(phrase: str) -> str | None:
@@ -1422,15 +1431,21 @@ def _read_solo(spec: PromptSpec, words: set[str], phrase: str | None = None) -> 
     if phrase and (last := _style_instrument(phrase)) and last not in spec.instruments \
             and (_alone(spec.text, phrase) or _solo_before(spec, phrase)):
         spec.instruments.append(last)            # "flamenco guitar alone": the style's guitar, alone
-    spans = [m.group(0) for w in spec.instruments if (m := _alone_match(spec.text, w))]
+    spans = [m for w in spec.instruments if (m := _alone_match(spec.text, w))]
     alone = bool(spans)
     if alone and _NOTHING_ELSE_RE.search(spec.text):
-        # "just the prepared piano, nothing else": what the other words name is how it sounds ("bolts
-        # on the strings", "half gamelan, half drum"), not who else plays — only what the "just …"
-        # phrase names plays ("just piano and drums, nothing else": both)
-        spec.instruments = [w for w in spec.instruments if any(_phrase_re(w).search(t) for t in spans)]
-        spec.drum_words = [w for w in spec.drum_words if any(_phrase_re(w).search(t) for t in spans)]
-        words = set(re.findall(r"[a-z]+", " ".join(spans)))
+        # "… bolts on the strings so it sounds half gamelan, half drum … just the prepared piano,
+        # nothing else": what the words before it name is how it sounds, not who else plays — the
+        # "just …" phrase's instruments play, and whatever is named after it ("just piano, with a
+        # cello joining later, nothing else")
+        start = min(m.start() for m in spans)
+
+        def kept(w: str) -> bool:
+            ats = [at.start() for at in _phrase_re(w).finditer(spec.text)]
+            return bool(ats) and max(ats) >= start     # (a word read from another: "gamelan" is bells)
+        spec.instruments = [w for w in spec.instruments if kept(w)]
+        spec.drum_words = [w for w in spec.drum_words if kept(w)]
+        words = set(re.findall(r"[a-z]+", spec.text[start:]))
     solo = solo or bool(alone) or any(_solo_before(spec, w) for w in spec.instruments) \
         or bool(_NO_BAND_RE.search(spec.text)) or (len(set(spec.instruments)) == 2 and bool(_DUO_RE.search(spec.text)))
     spec.solo = solo and bool(spec.instruments)

@@ -120,7 +120,7 @@ _g(name="hymn", aliases=("hymn", "madrigal", "madrigals", "madrigale", "madrigal
    family=CL, tone=-0.2)
 
 # --- the screen --------------------------------------------------------------------------------------
-_g(name="cinematic", aliases=("cinematic", "spaghetti western", "morricone", "ennio morricone", "western showdown", "giallo", "giallo score", "poliziottesco", "epic", "orchestral", "film score", "film music", "movie score",
+_g(name="cinematic", aliases=("cinematic", "spaghetti western", "morricone", "ennio morricone", "western showdown", "giallo score", "giallo film", "giallo soundtrack", "poliziottesco", "epic", "orchestral", "film score", "film music", "movie score",
                               "movie soundtrack", "soundtrack", "trailer", "trailer music", "heroic", "horror",
                               "boss battle", "battle", "adventure", "fantasy", "hans zimmer", "zimmer",
                               "john williams", "epic orchestral", "score music",
