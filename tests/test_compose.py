@@ -1711,3 +1711,53 @@ def test_the_second_reviews_instruments_and_drums():
     assert 39 in hits and hits & {35, 37}, hits
     assert len(compose("epic orchestral, solo piano", 1).parts) >= 4
     assert composer_of(compose("ピアノ 3拍子", 1)).g.name == "romantic piano"
+
+
+# --- set S: dances, classes, games ------------------------------------------------------------------
+@pytest.mark.parametrize("prompt,bpm", [
+    ("Quickstep at 50 bars per minute, big band swing", 200.0), ("cha cha, 32 bars per minute", 128.0),
+    ("ballroom samba, 2/4 at 50 bars per minute", 100.0), ("jive, 44 bars/min, honking sax", 176.0),
+    ("Slow waltz, 29 bars per minute in 3/4", 87.0), ("a jig at 40 MPM", 80.0), ("tango 31 bars per minute", 124.0),
+])
+def test_a_dance_teachers_bars_per_minute_are_the_meters_beats(prompt, bpm):
+    """Bars a minute × the beats of the bar asked for, or the style's (a 6/8 jig's two dotted quarters)."""
+    assert read_prompt(prompt).bpm == bpm
+
+
+@pytest.mark.parametrize("prompt,style", [
+    ("quickstep for my bronze medal class", "swing"), ("slow foxtrot", "swing"), ("cha-cha for latin technique class", "salsa"),
+    ("west coast swing practice, slinky", "r&b"), ("kizomba para a minha aula", "dancehall"),
+    ("Kuku at around 140 bpm, two djembes", "mande"), ("Highland schottische for our ceilidh", "reel"),
+    ("savasana sound bath, singing bowls", "ambient"), ("final boss: orchestral metal in 7/8", "metal"),
+    ("la Gavotte de Gossec en ré majeur", "baroque"), ("ii–V–I drill in B♭ for my jazz piano students", "jazz"),
+    ("नवरात्रि गरबा क्लास के लिए म्यूज़िक चाहिए – 6/8 की ताल में, ढोल, शहनाई और हारमोनियम", "bhangra"),
+    ("Vinyasa flow: tanpura drone tuned to C#, slow bansuri alap, soft tabla", "raga"),
+    ("main menu music, slow evolving synth pads, a soft music-box arpeggio, no drums", "ambient"),
+    ("cozy pixel RPG shop theme: pizzicato strings, a bouncy bassoon", "classical"),
+])
+def test_set_s_words_reach_their_style(prompt, style):
+    assert composer_of(compose(prompt, 1)).g.name == style
+
+
+def test_set_s_dances_paces_and_words():
+    """A slow waltz and a foxtrot at a walk; "drone on A" and "tuned to C#" are keys; Korean and
+    Hindi drum and instrument words; "las cuatro coplas" has no cuatro; a chip's triangle wave is its
+    bass, no triangle; "no piano on the track" and "sans violon" leave them out though named elsewhere;
+    "no melody instruments" is the drums alone; the voices a podcast bed sits under are no choir."""
+    assert 80 <= compose("slow waltz for a wedding", 1).bpm <= 96 and 108 <= compose("slow foxtrot", 1).bpm <= 124
+    assert read_prompt("drone on A, for intonation practice").key_root == 9
+    assert read_prompt("tanpura drone tuned to C#").key_root == 1
+    assert {"kick", "clap"} <= set(read_prompt("킥이랑 클랩은 또렷하게, 신스 베이스").drum_words)
+    sp = read_prompt("गरबा, ढोल, शहनाई और हारमोनियम")
+    assert "dhol" in sp.drum_words and {"shehnai", "harmonium"} <= set(sp.instruments)
+    assert "cuatro" not in read_prompt("Sevillanas: las cuatro coplas seguidas, dos guitarras").instruments
+    sp = read_prompt("8-bit dungeon: pulse-wave lead, triangle-wave bassline and noise-channel hats")
+    assert "triangle" not in sp.drum_words and "triangle-wave bassline" in sp.instruments
+    s = compose("ii–V–I drill for my jazz piano students, upright bass and ride. No piano on the track.", 1)
+    assert all(p.program not in range(0, 4) for p in s.parts)
+    s = compose("Accompagnement pour l'examen de violon : juste le piano, sans violon dans l'enregistrement.", 1)
+    assert {p.program for p in s.parts} == {0}, s.describe()
+    s = compose("Drum solo for belly dance: darbuka leading, riq and a big tabl. No melody instruments.", 1)
+    assert all(p.is_drums for p in s.parts), s.describe()
+    s = compose("Podcast bed under two people talking, jazzy hip hop, nothing fighting the voices", 1)
+    assert not any(p.program in (52, 53, 54) for p in s.parts), s.describe()

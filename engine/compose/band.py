@@ -33,7 +33,10 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 "steel drums": "calypso", "steel pan": "calypso", "square lead": "chiptune", "tuba": "polka", "choir": "cinematic", "harp": "ambient",
                 "slap bass": "funk", "clavinet": "funk", "funk guitar": "funk", "disco guitar": "disco",
                 "jazz guitar": "jazz", "nyckelharpa": "polska", "portuguese guitar": "fado", "tumbi": "bhangra",
-                "charango": "huayno", "quena": "huayno", "organ": "soul", "koto": "ambient", "sitar": "ambient"}
+                "charango": "huayno", "quena": "huayno", "organ": "soul", "koto": "ambient", "sitar": "ambient",
+                # pads alone are ambient's; a bassoon or pizzicato strings a concert piece's
+                **dict.fromkeys(("synth pad", "synth pads", "warm pad", "space pad", "pad", "pads"), "ambient"),
+                **dict.fromkeys(("bassoon", "pizzicato strings", "pizzicato", "pizz"), "classical")}
 #: a folk instrument names its music when it is at least half of what the prompt names ("oud and
 #: darbuka", "kora and djembe", "sitar and violin" — not "oud, piano and cello", a chamber trio):
 #: the Levant's and Anatolia's lutes, zither and reed flute, India's, the griots', the Balkans' and
@@ -443,7 +446,10 @@ _DANCE_PACE = {"scherzo": (2.6, ("romantic piano", "classical"), (30.0, 240.0)),
                # happy hardcore: trance's sounds at 165–180
                "hardcore": (1.25, ("trance",), (30.0, 240.0)),
                # a waltz for the piano (Chopin's): a dance's three, not a nocturne's slow four
-               "waltz": (2.0, ("romantic piano",), (30.0, 240.0))}
+               "waltz": (2.0, ("romantic piano",), (30.0, 240.0)),
+               # the ballroom's slow waltz (84–90) and foxtrot (112–120): a Viennese waltz's and a
+               # swing band's dances at a walk
+               "slow waltz": (0.58, ("waltz",), (80.0, 96.0)), "foxtrot": (0.7, ("swing",), (108.0, 124.0))}
 
 
 def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
@@ -930,7 +936,7 @@ def _keep(g: G.Genre, spec: PromptSpec, specs: list[dict]) -> list[dict]:
     if spec.only_roles:
         specs = [d for d in specs if d["role"] in spec.only_roles or d["named"]]
     if not any(d["role"] in ("chords", "pad", "arp", "lead") for d in specs) and \
-            not (spec.only_roles and spec.only_roles <= {"drums", "bass"}):
+            not (spec.only_roles and spec.only_roles <= {"drums", "bass"}) and not {"pad", "chords"} <= spec.no_roles:
         specs.append(_part("pad", "pad", 89, named=False))
     return specs
 

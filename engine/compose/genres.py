@@ -770,6 +770,11 @@ INSTRUMENTS.update({w: v for w, v in {
     "acordeon": (21, C, ""), "txistu": (74, L, ""), "pennywhistle": (78, L, ""), "penny whistle": (78, L, ""),
     "kamancheh": (110, L, ""), "kamanche": (110, L, ""), "kemenche": (110, L, ""), "prepared piano": (0, C, ""), "prepared-piano": (0, C, ""),
     "bass synth": (38, B, ""), "bass synths": (38, B, ""),
+    # set S's: the button box, a synth bass in Portuguese, a music-box, a chip's pulse and triangle waves
+    "button box": (21, C, ""), "button accordion": (21, C, ""), "baixo sintetizado": (38, B, ""),
+    "music-box": (10, A, "arp8"), "pulse-wave lead": (80, L, ""), "pulse wave lead": (80, L, ""),
+    "pulse lead": (80, L, ""), "triangle-wave bassline": (38, B, ""), "triangle-wave bass": (38, B, ""),
+    "triangle wave bass": (38, B, ""), "triangle wave bassline": (38, B, ""),
 }.items() if w not in INSTRUMENTS})
 # set R's drums: Senegal's sabar and tama (its talking drum), Bahia's timbau, Pará's curimbó, the
 # Gulf's mirwas, Persia's tombak, South India's kanjira, a pipe band's tenor drums, German cymbals
@@ -777,5 +782,11 @@ DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
     "sabar": "djembe", "sabars": "djembe", "timbau": "congas", "timbaus": "congas", "curimbo": "congas",
     "curimbo drums": "congas", "mirwas": "darbuka", "mirwas drums": "darbuka", "tombak": "darbuka",
     "tonbak": "darbuka", "zarb": "darbuka", "kanjira": "tambourine", "tenor drums": "toms", "tenor drum": "toms",
-    "becken": "cymbals", "standtom": "floor tom", "gongs": "gong"}.items() if w not in DRUM_WORDS and same in DRUM_WORDS})
+    "becken": "cymbals", "standtom": "floor tom", "gongs": "gong",
+    # set S's: Spanish castanets, the Balkan tapan, the Arab tabl, a finger-snap, a German bass drum
+    # and open hi-hats, the dunun family's smallest
+    "castanuelas": "castanets", "castanuela": "castanets", "castagnette": "castanets", "kastagnetten": "castanets",
+    "tupan": "davul", "tapan": "davul", "tabl": "davul", "finger-snap": "finger snaps", "finger snap": "finger snaps",
+    "fingersnap": "finger snaps", "finger-snaps": "finger snaps", "bassdrum": "kick", "offene hi-hats": "open hat",
+    "offene hihats": "open hat", "offene hi-hat": "open hat"}.items() if w not in DRUM_WORDS and same in DRUM_WORDS})
 

@@ -49,6 +49,7 @@ class PromptSpec:
     no_lanes: set[str] = field(default_factory=set)          # "no hi-hats", "no kick": kit lanes left out
     pairs: set[str] = field(default_factory=set)             # "two guitars (one clean, one overdriven)": "guitar"
     no_percussion: bool = False                               # "no drums at all", "no percussion": no taiko either
+    bars_per_minute: float | None = None                      # a dance teacher's tempo ("50 bars per minute", "32 MPM")
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
@@ -72,6 +73,9 @@ _MODE_ON_RE = re.compile(r"\b(" + "|".join(sorted((*G.MAQAM_MODES, "phrygian dom
                                                     "aeolian"), key=len, reverse=True))
                          + r")\s+(?:on|from)\s+(?:the\s+note\s+)?([a-g])" + _ACC
                          + r"(?![\w#♯♭'-])")
+#: a drone's or a tuning's note: "drone on A", "tanpura tuned to C#", "a pedal on D", "Sa on D"
+_DRONE_ON_RE = re.compile(r"\b(?:drones?|pedal|tuned|tonic|sa|root)\s+(?:on|to|in|at)\s+(?:the\s+note\s+)?([a-g])" + _ACC
+                          + r"(?![\w#♯♭'-])")
 _TEMPO_NEXT = r"\s*[,;]?\s*~?\d{2,3}(?:\.\d+)?\s*bpm\b"          # ", 95bpm" right after a word
 _BESIDE_TEMPO_BEFORE = re.compile(r"\d{2,3}(?:\.\d+)?\s*bpm\s*[,;]?\s*$")
 _BESIDE_TEMPO_AFTER = re.compile(_TEMPO_NEXT + r"|\s*(?:[,;.!)]|$)")
@@ -85,12 +89,14 @@ _BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con p
                            r"\s*(?:=|:|at|about|around|of|is|a unos|a|de|circa|~)?\s*(?:about|around|unos|~|c\.)?\s*"
                            r"(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:bars?|beats?|measures?|notes?|times?|seconds?|%))")
 #: "~170." at a sentence's end (a bare number before a full stop is no tempo: "Route 66.", "Studio 54.")
+#: a dance teacher's tempo in bars a minute: "50 bars per minute", "44 bars/min", "32 MPM"
+_BARS_PER_MIN_RE = re.compile(r"\b(\d{2})\s*(?:bars?|measures?)\s*(?:per|a|/)\s*min(?:ute)?\b|\b(\d{2})\s*mpm\b")
 #: a number said to be about so much before a colon ("lively, around 132: santur …"; a bare number
 #: before a colon is a name's: "psalm 121:", "route 66:")
 _ABOUT_BPM_RE = re.compile(r"\b(?:about|around|roughly|approximately|circa)\s+(\d{2,3})(?=:(?!\d))")
 #: a unit after a number: no tempo ("at about 30 secs", "at around 60% volume", "at 15 years old")
 _UNIT_AFTER_RE = re.compile(r"\s*(?:%|seconds?|secs?|s\b|minutes?\b(?!\s*(?:a|per)\b)|mins?\b|ms\b|bars?|measures?|hz|"
-                            r"khz|db\b|percent|years?|yrs|times?|x\b|notes?|people|players?|voices?|pm\b|am\b|"
+                            r"khz|db\b|percent|years?|yrs|times?|x\b|notes?|people|players?|voices?|pm\b|am\b|mpm\b|"
                             r"o'?clock|degrees?|hours?|h\b)")
 _ABOUT_RE = re.compile(r"\b(?:about|around|roughly|approximately|approx|circa|c\.)|~")
 _TILDE_BPM_RE = re.compile(r"~\s*(\d{2,3})(?:\.(?!\d)|\b)")
@@ -178,13 +184,17 @@ def _plurals(table: dict) -> dict:
 INSTRUMENT_WORDS = _plurals(G.INSTRUMENTS)
 #: "clean lead vocals" sing; "the piano leads the head", "a sax leads off": verbs, not a synth lead
 _INSTR_RX = _alternation(INSTRUMENT_WORDS, {"clean lead": r"\s+vocal", "clean leads": r"\s+vocal",
+                                            # Spanish "las cuatro coplas": four, no Venezuelan cuatro
+                                            "cuatro": r"\s+[a-z]+s\b",
                                                                                         "lead": r"\s+(?:the|a|an|into|us|off)\b",
                                             "leads": r"\s+(?:the|a|an|into|us|off)\b"})
 #: candombe's "piano drum" is no drum in a "piano drum and bass" (a piano over drum and bass)
 _DRUM_RX = _alternation(G.DRUM_WORDS, {"piano drum": r"s?\s*(?:and|n|&|'n')\s*bass",
                                        # "the cello kicks in", "kick back", "kick-ass": verbs, not a drum
                                        "kick": r"\s+(?:in|off|back|it|out|up)\b|-ass",
-                                       "kicks": r"\s+(?:in|off|back|it|out|up)\b|-ass"})
+                                       "kicks": r"\s+(?:in|off|back|it|out|up)\b|-ass",
+                                       # a chip's triangle wave is its bass, no triangle
+                                       "triangle": r"[\s-]*waves?\b"})
 #: every word the tables know (a known word is never read as a misspelt style)
 _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.MOODS, _NOTE_NAMES)
                    for phrase in table for w in re.findall(r"[a-z0-9&']+", phrase)) | frozenset(
@@ -288,6 +298,12 @@ def _japanese(prompt: str) -> str:
 #: a voice the track leaves room for is no part of it: "under the voice-over", "leave space for the
 #: vocal", "vocals get added in the mix later"
 _VOICE_OVER_RE = re.compile(r"\bvoice-?overs?\b|\bvoice overs?(?=\s*(?:$|[,.;:!?)]|\s+(?:track|script|artist|narration)\b))")
+#: no pitched instrument at all: "no melody instruments", "no melodic instruments" (a drum solo)
+_NO_PITCHED_RE = re.compile(r"\b(?:no|without)\s+(?:any\s+)?(?:melody|melodic|pitched|tonal)\s+instruments?\b")
+#: the voices a bed sits under are people talking, no choir ("fighting the voices", "two people
+#: talking about personal finance")
+_TALK_RE = re.compile(r"\b(?:fighting|under|beneath|behind|around|against|over)\s+(?:the\s+|their\s+|our\s+)?"
+                      r"(?:voices?|speech|speakers?|dialogue|talking)\b|\b(?:people|hosts?|speakers?|guests?)\s+talking\b")
 _VOCAL_LATER_RE = re.compile(r"\b(?:leave|leaving|keep|keeping|with)\s+(?:some\s+|enough\s+|plenty\s+of\s+)?(?:space|room)"
                              r"\s+for\s+(?:the\s+|a\s+)?(?:vocals?|singers?|voice|vox|lyrics)\b|"
                              r"\b(?:the\s+)?(?:vocals?|vox)\s+(?:will\s+be|will\s+get|get|gets|are|is|to\s+be)\s+"
@@ -306,7 +322,8 @@ _HANGUL = {"케이팝": "k-pop", "발라드": "ballad", "피아노": "piano", "�
            "오케스트라": "orchestral", "첼로": "cello", "바이올린": "violin", "플루트": "flute", "가야금": "gayageum",
            "해금": "haegeum", "키보드": "keyboard", "어쿠스틱기타": "acoustic guitar", "아이패드": "ipad",
            "신스팝": "synthpop", "신스웨이브": "synthwave", "드럼 앤 베이스": "drum and bass", "드럼앤베이스": "drum and bass",
-           "로파이": "lofi", "시티팝": "city pop", "트로트": "enka"}
+           "로파이": "lofi", "시티팝": "city pop", "트로트": "enka", "킥": "kick", "클랩": "clap", "스네어": "snare",
+           "하이햇": "hi-hat", "리드": "lead"}
 #: 기타 is also "other" / "etc." (기타 등, 기타 악기, 기타 요청사항): a guitar only where it is none of those
 _HANGUL_RE = re.compile("|".join(sorted(map(re.escape, _HANGUL), key=len, reverse=True))
                         + r"|기타(?!\s*(?:등|악기|요청|사항|의견|문의|작업|참고))")
@@ -336,13 +353,24 @@ def _plain(prompt: str) -> str:
     return " ".join(fold(prompt).replace("’", "'").split())
 
 
+#: Hindi music words in Devanagari (a garba class's "ढोल, शहनाई और हारमोनियम")
+_DEVANAGARI = {"गरबा": "garba", "डांडिया": "dandiya", "ढोलक": "dholak", "ढोल": "dhol", "शहनाई": "shehnai",
+               "हारमोनियम": "harmonium", "तबला": "tabla", "सितार": "sitar", "बांसुरी": "bansuri", "भांगड़ा": "bhangra",
+               "बॉलीवुड": "bollywood", "गिटार": "guitar", "पियानो": "piano", "वायलिन": "violin", "ताल": "rhythm",
+               "और": " and ", "धुन": "melody", "तेज़": "fast", "धीमा": "slow", "धीरे": "slow", "लगभग": "about"}
+_DEVANAGARI_RE = re.compile("|".join(sorted(map(re.escape, _DEVANAGARI), key=len, reverse=True)))
+_DEVANAGARI_CHARS_RE = re.compile(r"[\u0900-\u097f]")
+
+
 def _normalise(prompt: str) -> str:
+    if _DEVANAGARI_CHARS_RE.search(prompt):
+        prompt = _DEVANAGARI_RE.sub(lambda m: f" {_DEVANAGARI[m.group(0)]} ", prompt)
     if _KANA_CHARS_RE.search(prompt):
         prompt = _japanese(prompt)
     if _HANGUL_CHARS_RE.search(prompt):
         prompt = _korean(prompt)
     text = _plain(prompt)
-    text = _VOCAL_LATER_RE.sub("no vocals,", _VOICE_OVER_RE.sub("narration", text))
+    text = _VOCAL_LATER_RE.sub("no vocals,", _VOICE_OVER_RE.sub("narration", _TALK_RE.sub("narration", text)))
     text = _BPM_FIRST_RE.sub(r"\1 bpm", text)                          # "BPM112", "bpm: 124"
     text = _PAIR_RE.sub(lambda m: f"{m.group(2)} {_PAIR_SINGULAR[m.group(1)]}, {m.group(3)} {_PAIR_SINGULAR[m.group(1)]}",
                         text)
@@ -389,6 +417,12 @@ def read_prompt(prompt: str) -> PromptSpec:
         if m.group(1) in G.DRUM_WORDS:            # "a shaker-like texture from the synth": no shaker (a
             claim(m)                              # "theremin-like lead" is a theremin's sound)
     _read_instruments(spec, claim, phrase, misspelt)
+    # an instrument said no to is out, whatever else its name describes ("for my jazz piano students …
+    # no piano on the track", "l'examen de violon … sans violon")
+    # ("no synths, but a synth bass" keeps the synth bass: only the word itself said no to)
+    spec.instruments = [w for w in spec.instruments if INSTRUMENT_WORDS.get(w, (None,))[0] not in spec.no_programs
+                        or not re.search(r"\b(?:no|without|sans|sin|ohne|senza|sem|zonder)\s+(?:the\s+|any\s+|le\s+|"
+                                         r"la\s+|el\s+|de\s+)?" + re.escape(w) + r"s?\b", text)]
     words = set(re.findall(r"[a-z]+", text))
     name = G.GENRES[spec.genre].name if spec.genre in G.GENRES else ""
     style_words = set(name.split()) if phrase and " " in name and name in phrase else set()
@@ -396,6 +430,11 @@ def read_prompt(prompt: str) -> PromptSpec:
     _read_solo(spec, words, phrase)
     spec.a_cappella = bool(_A_CAPPELLA_RE.search(text))
     _read_intro(spec)
+    if spec.bpm is None and spec.bars_per_minute:
+        # bars a minute × the bar's beats (felt beats: a 6/8 bar has two), in the meter asked or the style's
+        num, den = spec.meter or (G.GENRES[spec.genre].meter if spec.genre in G.GENRES else (4, 4))
+        beats = num // 3 if den == 8 and num % 3 == 0 else num if den == 4 else num / 2
+        spec.bpm = round(spec.bars_per_minute * beats, 1)
     return spec
 
 
@@ -411,6 +450,9 @@ def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
             (b for b in _ABOUT_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None)
     if m:
         spec.bpm = float(m.group(1))
+        claim(m)
+    elif (m := _BARS_PER_MIN_RE.search(text)) and 10 <= float(m.group(1) or m.group(2)) <= 80:
+        spec.bars_per_minute = float(m.group(1) or m.group(2))
         claim(m)
 
 
@@ -520,6 +562,11 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
         acc = (m.group(3) or "").strip(" -")
         spec.key_root = (_NOTE_NAMES[m.group(2)] + (1 if acc in ("#", "♯", "sharp") else -1 if acc else 0)) % 12
         spec.mode = G.MODE_ALIASES.get(m.group(1), m.group(1))
+    if spec.key_root is None and (m := next((m for m in _DRONE_ON_RE.finditer(text) if m.group(1) != "a" or m.group(2)
+                                             or re.match(r"\s*(?:$|[,;.!)])", text[m.end():])), None)) \
+            and claim.span(m.start(1), m.end()):          # (the note only: "drone" may still name the style)
+        acc = (m.group(2) or "").strip(" -")
+        spec.key_root = (_NOTE_NAMES[m.group(1)] + (1 if acc in ("#", "♯", "sharp") else -1 if acc else 0)) % 12
     if spec.key_root is None and (m := _SOLFEGE_PLAIN_RE.search(text)) and claim(m):
         acc = (m.group(2) or "").strip()
         spec.key_root = (_SOLFEGE[m.group(1)] + (1 if acc in ("#", "diyez") else -1 if acc else 0)) % 12
@@ -639,6 +686,10 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
     if re.search(r"\bscherz(?:o|i|os)\b", text):
         spec.meter = spec.meter or (3, 4)                # the scherzo: a fast three, one beat to the bar
         spec.dance = "scherzo"
+    elif re.search(r"\b(?:slow|english|ballroom|international)\s+waltz(?:es)?\b", text):
+        spec.dance = "slow waltz"                        # the ballroom's slow waltz: 28–30 bars a minute
+    elif re.search(r"\b(?:slow\s+)?fox[\s-]?trots?\b|\bslowfox\b", text):
+        spec.dance = "foxtrot"                           # the foxtrot: a swing band at a walk (28–30 bars)
 
 
 _NO_WALTZ_RE = re.compile(r"\b(?:not|no|never|without)\s+(?:an?\s+|the\s+)?(?:waltz|waltzes|valse|vals)\b")
@@ -726,6 +777,8 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
             # ("keine Vocals und keine Gitarre": the second "keine" is the first list's already)
             claim.span(m.start(), m.start(1) + len(said)) or claim.span(m.start(1), m.start(1) + len(said))
     _read_negations_after(spec, claim)
+    if _NO_PITCHED_RE.search(spec.text):
+        spec.no_roles |= {"lead", "chords", "pad", "arp", "bass"}   # a drum solo: "no melody instruments"
     for m in _LEAVE_OUT_RE.finditer(spec.text):
         said = next(g for g in m.groups() if g)
         if _NEG_WHEN_RE.match(spec.text, m.end()) or _NEG_MOMENT_RE.search(spec.text, m.end(), m.end() + 30):
@@ -815,7 +868,11 @@ _NEG_STOP_RE = re.compile(r"\s+(?:just|only|except|but|instead|then|rather|apart
 #: synths at all") — any other word makes it one kind or one use of it ("no heavy guitars", "no
 #: lead synth", "no reverb on the piano"), which leaves the instrument in
 _NEG_BARE_RE = re.compile(r"(?:(?:the|any|a|an|more|other|of|extra|additional|obvious)\s+)*(.+?)"
-                          r"(?:\s+(?:at\s+all|whatsoever|please|of\s+any\s+kind|anywhere|here|either|needed|parts?))*")
+                          r"(?:\s+(?:at\s+all|whatsoever|please|of\s+any\s+kind|anywhere|here|either|needed|parts?))*"
+                          # where it is left out of: "no piano on the track", "sans violon dans l'enregistrement"
+                          r"(?:\s+(?:on|in|from|dans|sur|en|im|auf|nel|sul|na|no|en\s+el)\s+(?:the|this|l'|le|la|el|der|dem|"
+                          r"das|il|o|a)?\s*(?:track|tracks|mix|recording|record|song|beat|enregistrement|morceau|"
+                          r"titre|mezcla|grabacion|aufnahme|mix|stuck|brano|registrazione|faixa|gravacao)\b.*)?")
 _NEG_ITEM_SPLIT = re.compile(r"\s*(?:,|/|&|\+|\bor\b|\band\b|\bnor\b|\bni\b|\bo\b|\bou\b|\boder\b|"
                              r"\bund\b|\bi\b|\by\b|\be\b)\s*")
 _PIANOLESS_RE = re.compile(r"\bpiano-?less\b")
@@ -991,12 +1048,22 @@ def _describes(text: str, m: re.Match) -> bool:
 
 
 
+#: an instrument's drone is that instrument's ("a tanpura drone", "bagpipe drones"), no ambient drone
+_DRONE_OF_RE = re.compile(r"\b(?:tanpura|tambura|tamboura|shruti|sruti|shruti box|harmonium|bagpipes?|pipes|sitar|"
+                          r"didgeridoo|hurdy[\s-]gurdy|organ)\s+$")
+
+
+_DRONE_INSTRUMENT_RE = re.compile(r"\b(?:tanpura|tamboura|shruti|sruti)\b")
+
+
 def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
     """The earliest genre phrase in the prompt ("jazz waltz" is jazz, in 3/4); returns the phrase."""
     longer = [(i.start(), i.end()) for i in _INSTR_RX.finditer(spec.text)]
     found = [m for m in _GENRE_RX.finditer(spec.text)
              if not any(a <= m.start() and m.end() <= b and b - a > m.end() - m.start() for a, b in longer)
-             and not any(claim.taken[m.start():m.end()])]     # "rock organ", "jazz guitar" name an instrument
+             and not any(claim.taken[m.start():m.end()])     # "rock organ", "jazz guitar" name an instrument
+             and not (m.group(0) in ("drone", "drones") and (_DRONE_OF_RE.search(spec.text, 0, m.start())
+                                                              or _DRONE_INSTRUMENT_RE.search(spec.text)))]
     if len(found) > 1 and (_said_no(spec.text, found[0]) or spec.text.startswith("-free", found[0].end())):
         # a style said no to gives way to the one asked for ("not idm, a warm deep house groove",
         # "glitch-free pop")
@@ -1374,7 +1441,8 @@ def _alone_match(text: str, w: str) -> re.Match | None:
     chorus", "the guitar only comes in at the chorus"), nor "not only strings but …"."""
     iw = re.escape(w) + "s?"
     for m in re.finditer(rf"\b(?:solo\s+)?{iw}\s+(?:only|alone)" + _PHRASE_END + "|"
-                         rf"(?<!\bnot )\b(?:only|just)\s+(?:an?\s+|the\s+)?{iw}"
+                         rf"(?<!\bnot )\b(?:only|just|juste|seulement|uniquement|nur|solamente|soltanto|apenas)\s+"
+                         rf"(?:an?\s+|the\s+|le\s+|la\s+|les\s+|l'|el\s+|das\s+|die\s+|den\s+|il\s+|lo\s+|o\s+)?{iw}"
                          rf"(?:\s+(?:and|&|\+)\s+(?:an?\s+|the\s+)?[a-z][a-z' -]*?)?" + _PHRASE_END, text):
         if re.search(r"\b(?:starts?|begins?|opens?|opening|intro|first)\b[^,.;]*$", text[:m.start()]) \
                 or re.match(r"\s*[,;]?\s*(?:then|before|until|till|and then)\b", text[m.end():]):

@@ -61,7 +61,7 @@ _g(name="classical", aliases=("classical", "adagietto", "late romantic", "late-r
    progressions=CLASSICAL, modes=("major", "major", "minor"), lead_density=0.5, reverb=0.4, grooves=(),
    intro_drums="none", family=CL, tone=-0.1)
 
-_g(name="baroque", aliases=("baroque", "gigue", "courante", "allemande",
+_g(name="baroque", aliases=("baroque", "gavotte", "gavottes", "bourree", "bourrees", "gigue", "courante", "allemande",
                             "baroque music", "baroque period", "bach", "vivaldi", "handel",
                             "telemann", "corelli", "pachelbel", "fugue", "toccata", "partita", "passacaglia",
                             "chaconne", "concerto grosso", "brandenburg", "basso continuo", "continuo", "canon",

@@ -192,7 +192,7 @@ _g(name="chiptune", aliases=("chiptune", "8-bit", "8 bit", "8bit", "16-bit", "16
              "tom_hi": "...x..x....x..x.", "tom_mid": "......x.......x."},
             {"kick": "X..X..X.X..X..X.", "snare": "....X.......X..x", "chat": "x.x.x.x.x.x.x.x.",
              "tom_hi": "...x.......x....", "tom_mid": ".......x.......x"}))
-_g(name="ambient", aliases=("ambient", "dungeon synth", "musique concrete", "tape music", "acousmatic", "electroacoustic", "gagaku", "court music", "lowercase", "microsound", "isolationism", "isolationist", "hauntology", "hauntological", "ghost box", "boards of canada", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
+_g(name="ambient", aliases=("ambient", "sound bath", "sound healing", "singing bowl meditation", "dungeon synth", "musique concrete", "tape music", "acousmatic", "electroacoustic", "gagaku", "court music", "lowercase", "microsound", "isolationism", "isolationist", "hauntology", "hauntological", "ghost box", "boards of canada", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
                             "sleep music", "spa music", "relaxing music", "gamelan", "healing music", "zen",
                             "space music", "yoga", "dark ambient", "ambient electronic",
                             "berlin school", "kosmische", "kosmische musik", "sequencer music", "psybient", "psychill", "psy chill", "psy-chill", "psy ambient", "psydub"),

@@ -99,7 +99,7 @@ _g(name="fado", family="folk",
 # the chaal in eighths: dhugg (bass stick: kick, a floor-tom boom) on 1, the and of 3 and 4; the
 # tilli (the cane on the high side: a muted high conga's crack) on every eighth, accented with the dhugg
 _g(name="bhangra", family="folk",
-   aliases=("bhangra", "dangdut", "dangdut koplo", "punjabi", "punjabi folk", "dhol beat", "dhol music", "bollywood", "filmi", "item song",
+   aliases=("bhangra", "garba", "dandiya", "dandiya raas", "navratri", "dangdut", "dangdut koplo", "punjabi", "punjabi folk", "dhol beat", "dhol music", "bollywood", "filmi", "item song",
             "bhangra beat", "desi beat"),
    bpm=(90, 110), kit=0, fill="toms", bass="pats", form="song", swing=0.16, swing_unit=0.5, humanize_ms=4,
    vel_var=10, tone=0.35, reverb=0.2, lead_density=0.6, intro_drums="all",
@@ -485,12 +485,12 @@ _g(name="slack key", family="folk",
 for _w, _v in {"ngoni": (105, L, "melody"), "n'goni": (105, L, "melody"), "koni": (105, L, "melody"),
                "kamale ngoni": (105, L, "melody")}.items():
     G.INSTRUMENTS.setdefault(_w, _v)
-for _w in ("dunun", "dundun", "doundoun", "dunun drums", "sangban"):
+for _w in ("dunun", "dundun", "doundoun", "dunun drums", "sangban", "kenkeni", "dununba"):
     G.DRUM_WORDS.setdefault(_w, (None, {"kick_lo": "X.......X.......", "conga_lo": "....x.......x..."}, None))
 # the griot's music: the kora's ostinato and the ngoni's tune over the djembe and the dunun, in a
 # lilting six; major or lydian, the tonic and the chord a tone below it
 _g(name="mande", family="african",
-   aliases=("mande", "manding", "mandingue", "mandinka", "mandinga", "malinke", "griot", "griots", "jeli", "djeli",
+   aliases=("mande", "kuku", "dununba", "west african dance", "djembe class", "manding", "mandingue", "mandinka", "mandinga", "malinke", "griot", "griots", "jeli", "djeli",
             "kora music", "musique mandingue", "wassoulou", "toumani diabate", "sona jobarteh", "ballake sissoko",
             "mory kante", "salif keita", "malian music", "musique malienne", "west african folk"),
    bpm=(76, 100), meter=(6, 8), kit=0, fill="none", bass="pats", chords="pats", form="calm", humanize_ms=6,

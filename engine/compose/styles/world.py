@@ -57,7 +57,7 @@ _g(name="bossa nova", chromatic_approach=True, family="latin",
 # samba: a 4/4 bar is two bars of the 2/4 samba — the surdo's open, low stroke on 2 (and 4), the
 # muted one on 1; tamborim, agogô, ganzá (shaker), cuíca in the chorus; cavaquinho over a nylon guitar
 _g(name="samba", family="latin",
-   aliases=("samba", "axe baiano", "axe music", "musica axe", "axe bahia", "axe da bahia", "pagode baiano", "samba-reggae", "samba reggae", "maracatu", "baque virado", "frevo", "frevo de rua", "marchinha", "choro", "chorinho", "choro carioca",
+   aliases=("samba", "axe baiano", "axe music", "musica axe", "axe bahia", "axe da bahia", "pagode baiano", "samba-reggae", "maracatu", "baque virado", "frevo", "frevo de rua", "marchinha", "choro", "chorinho", "choro carioca",
             "brazilian", "brazil", "batucada", "brazilian carnival", "rio carnival", "carnaval",
             "pagode", "samba enredo", "partido alto", "samba de roda", "bateria", "samba reggae"),
    bpm=(96, 106), kit=0, fill="snare", form="song", swing=0.06, swing_unit=0.25, humanize_ms=5, vel_var=10,
@@ -102,7 +102,7 @@ _g(name="forro", family="latin",
 # salsa: one bar holds the whole two-bar clave (its 16ths are the music's eighths), so ``bpm`` is
 # the half-note pulse: 90–104 here is salsa's 180–208
 _g(name="salsa", family="latin",
-   aliases=("salsa", "latin boogaloo", "bugalu", "boogaloo latino", "latin soul", "shing-a-ling", "big band mambo", "mambo big band", "bembe",
+   aliases=("salsa", "chachacha", "latin boogaloo", "bugalu", "boogaloo latino", "latin soul", "shing-a-ling", "big band mambo", "mambo big band", "bembe",
             "charanga", "latin", "cuban", "cuba", "havana", "afro-cuban", "afro cuban", "mambo", "cha cha",
             "cha-cha", "cha cha cha", "cha-cha-cha", "rumba", "son cubano", "son montuno", "timba",
             "puerto rican", "salsa dura", "salsa romantica", "latin jazz", "latin dance", "guaguanco"),
@@ -283,7 +283,7 @@ _g(name="ska", chromatic_approach=True, family="caribbean",
 
 # dancehall: the digital riddim — drum machine, synth bass figure, stabs on the off-beats
 _g(name="dancehall", family="caribbean",
-   aliases=("dancehall", "ragga", "raggamuffin", "zouk", "zouk love", "digital riddim", "dancehall riddim", "bashment",
+   aliases=("dancehall", "kizomba", "tarraxinha", "tarraxo", "urban kiz", "ragga", "raggamuffin", "zouk", "zouk love", "digital riddim", "dancehall riddim", "bashment",
             "sleng teng"),
    bpm=(90, 108), kit=25, fill="snare", form="song", humanize_ms=2, vel_var=6, tone=0.1, reverb=0.15,
    parts=(_p("drums", D, 25), _p("bass", B, 38), _p("keys", C, 90), _p("pad", PD, 89),
