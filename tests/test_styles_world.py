@@ -329,3 +329,17 @@ def test_a_raga_is_a_drone_a_line_and_the_tabla_never_a_chord_change():
         assert sitar and sum(n.part in sitar for n in notes) >= 20
     assert compose("raga yaman on the sitar", 0).mode == "lydian"
     assert compose("raga bhairavi at dawn", 0).mode == "phrygian"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_tanpura_rings_its_tonic_three_times_to_the_fifths_once(seed):
+    """The tanpura's cycle — Pa, Sa, Sa, low Sa — each string left ringing: its tonic sounds three
+    times to the fifth's once. Plucking the tonic and the fifth alike, a raga over a tanpura was
+    heard in the key of its fifth (C# heard as Ab)."""
+    s = compose("Vinyasa flow: tanpura drone tuned to C#, slow bansuri alap, soft tabla", seed)
+    t = [k for k, p in enumerate(s.parts) if p.name == "tanpura"]
+    notes = [n for i in range(2, 10) for n in s.bar(i)[0] if n.part in t]
+    tonic = sum(n.dur for n in notes if (n.pitch - s.key_root) % 12 == 0)
+    fifth = sum(n.dur for n in notes if (n.pitch - s.key_root) % 12 == 7)
+    assert s.key_root == 1 and tonic >= 2.5 * fifth > 0, (tonic, fifth)
+    assert min(n.dur for n in notes) >= 0.9                     # left ringing (an arp8 eighth: 0.28)

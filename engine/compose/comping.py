@@ -447,7 +447,7 @@ def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
     vs = sec.voicings[j][s]
     chords = sec.chords[s]
     style = pl.style
-    sub = 0.5 if style in ("arp8", "harp") else 0.25
+    sub = 0.5 if style in ("arp8", "harp") else 1.0 if style == "tanpura" else 0.25
     bpb = band.bpb
     order_kind = (sec.comp_var + pl.nth) % 3
     vel = 70 if sec.kind in ("B", "drop") else 62
@@ -464,6 +464,15 @@ def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
             p = r + (0, 12, 0, 10, 0, 7, 12, 0)[(q * 3 + sec.var) % 8]
         elif style == "trance16":
             p = (tones[0], tones[-1], tones[2 % len(tones)], tones[-1])[q % 4]
+        elif style == "tanpura":
+            # the tanpura's cycle: Pa, then the upper Sa twice, then the low Sa — the tonic three
+            # times to the fifth's once, each string left ringing (a drone heard on its tonic)
+            root = chords[x][2].root % 12
+            sa = min((n for n in v if n % 12 == root), default=v[0])   # the voicing's lowest tonic
+            pa = next((n for n in v if (n - sa) % 12 == 7), sa + 7)
+            while pa < sa:
+                pa += 12
+            p = (pa, sa + 12, sa + 12, sa)[q % 4]
         elif style == "harp":
             up = tones + [t_ + 12 for t_ in tones[1:]]      # a two-octave sweep
             # in 6/8, 9/8, 12/8 (a barcarolle's, a lullaby's left hand) each dotted quarter its own
@@ -482,5 +491,5 @@ def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
         else:
             on = any(abs(t - g) < 1e-6 for g in band.group_starts_beats)
         accent = 16 if band.compound and style == "harp" else 10
-        bar.ev.append((j, t, t + sub * (0.55 if style != "harp" else 0.95), p,
+        bar.ev.append((j, t, t + sub * (0.55 if style not in ("harp", "tanpura") else 0.95 if style == "harp" else 1.9), p,
                        vel + (accent if on else 0) - (0 if style != "acid16" else rng.randrange(12)), 0))

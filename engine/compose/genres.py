@@ -336,7 +336,7 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "agogo": (113, P, ""), "woodblock": (115, P, ""),
     # more of the world's instruments, by the nearest program
     "erhu": (110, L, ""), "er hu": (110, L, ""), "morin khuur": (110, L, ""), "sarangi": (110, L, ""),
-    "tanpura": (104, A, "arp8"), "tambura": (104, A, "arp8"), "sarod": (104, L, ""), "veena": (104, L, ""),
+    "tanpura": (104, A, "tanpura"), "tambura": (104, A, "tanpura"), "sarod": (104, L, ""), "veena": (104, L, ""),
     "bansuri": (73, L, ""), "shakuhachi": (77, L, ""), "duduk": (68, L, ""), "ney": (77, L, ""),
     "hang drum": (114, L, ""), "handpan": (114, L, ""), "tenor pan": (114, L, ""),
     "tenor pans": (114, L, ""), "steelpan": (114, L, ""), "steel pans": (114, L, ""), "bass pans": (114, B, ""),

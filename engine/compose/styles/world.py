@@ -363,7 +363,7 @@ _g(name="raga", family="indian",
             "raga rock", "tabla and sitar"),
    bpm=(60, 96), kit=0, fill="none", chords="pad", form="song", humanize_ms=8, vel_var=10,
    tone=0.05, reverb=0.35, lead_density=0.6, intro_drums="none", cadence_v=False,
-   parts=(_p("tabla", D, 0), _p("tanpura", A, 104, "arp8", level=0.3), _p("harmonium", PD, 20),
+   parts=(_p("tabla", D, 0), _p("tanpura", A, 104, "tanpura", level=0.3), _p("harmonium", PD, 20),
           _p("sitar", L, 104, "melody")),
    progressions={m: ("I5 I5 I5 I5",) for m in ("major", "lydian", "mixolydian")}
    | {m: ("i5 i5 i5 i5",) for m in ("minor", "dorian", "phrygian")},
