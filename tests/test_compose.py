@@ -1715,7 +1715,8 @@ def test_the_second_reviews_instruments_and_drums():
 
 # --- set S: dances, classes, games ------------------------------------------------------------------
 @pytest.mark.parametrize("prompt,bpm", [
-    ("Quickstep at 50 bars per minute, big band swing", 200.0), ("cha cha, 32 bars per minute", 128.0),
+    # (salsa's beat is the half note — its bar holds the two-bar clave: a cha-cha's 32 bars are 64)
+    ("Quickstep at 50 bars per minute, big band swing", 200.0), ("cha cha, 32 bars per minute", 64.0),
     ("ballroom samba, 2/4 at 50 bars per minute", 100.0), ("jive, 44 bars/min, honking sax", 176.0),
     ("Slow waltz, 29 bars per minute in 3/4", 87.0), ("a jig at 40 MPM", 80.0), ("tango 31 bars per minute", 124.0),
 ])
@@ -1725,9 +1726,9 @@ def test_a_dance_teachers_bars_per_minute_are_the_meters_beats(prompt, bpm):
 
 
 @pytest.mark.parametrize("prompt,style", [
-    ("quickstep for my bronze medal class", "swing"), ("slow foxtrot", "swing"), ("cha-cha for latin technique class", "salsa"),
+    ("quickstep for my bronze medal class", "swing"), ("slow foxtrot", "swing"), ("paso doble, 60 bars per minute", "marching band"), ("cha-cha for latin technique class", "salsa"),
     ("west coast swing practice, slinky", "r&b"), ("kizomba para a minha aula", "dancehall"),
-    ("Kuku at around 140 bpm, two djembes", "mande"), ("Highland schottische for our ceilidh", "reel"),
+    ("Kuku at around 140 bpm, two djembes", "mande"), ("Highland schottische for our ceilidh", "polka"),
     ("savasana sound bath, singing bowls", "ambient"), ("final boss: orchestral metal in 7/8", "metal"),
     ("la Gavotte de Gossec en ré majeur", "baroque"), ("ii–V–I drill in B♭ for my jazz piano students", "jazz"),
     ("नवरात्रि गरबा क्लास के लिए म्यूज़िक चाहिए – 6/8 की ताल में, ढोल, शहनाई और हारमोनियम", "bhangra"),
@@ -1761,3 +1762,56 @@ def test_set_s_dances_paces_and_words():
     assert all(p.is_drums for p in s.parts), s.describe()
     s = compose("Podcast bed under two people talking, jazzy hip hop, nothing fighting the voices", 1)
     assert not any(p.program in (52, 53, 54) for p in s.parts), s.describe()
+
+
+# --- the third review ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("prompt,bpm", [
+    ("samba 50 bars per minute", 100.0), ("salsa class 48 bars per minute", 96.0), ("paso doble 60 bars per minute", 120.0),
+    ("2/2 march, 60 bars per minute", 120.0), ("viennese waltz 60 MPM", 180.0), ("quickstep 52 MPM", 208.0),
+    ("techno loop 16 bars Amin", None), ("treadmill song 15 mpm", None), ("running playlist, 10 mpm pace, energetic", None),
+])
+def test_bars_per_minute_count_the_dances_own_bar(prompt, bpm):
+    """A samba's bar is 2/4 (two in the style's 4/4), salsa's beat the half note, a 2/2 bar two
+    beats; "16 bars Amin" is a loop in A minor and "15 mpm" a runner's pace — no tempo."""
+    assert read_prompt(prompt).bpm == bpm
+
+
+@pytest.mark.parametrize("prompt,style", [
+    ("foxtrot, dixieland band", "dixieland"), ("quickstep march for pipe band", "marching band"),
+    ("regimental quickstep, military band", "military march"), ("ii-v-i in bossa nova", "bossa nova"),
+    ("I-vi-ii-V doo wop ballad", "doo-wop"), ("vi-ii-V-I turnaround, 50s rock and roll", "rock"),
+    ("gavotte from a classical symphony, prokofiev", "classical"), ("sound bath style pads under a house beat", "house"),
+    ("west african dance, highlife guitars", "afrobeat"), ("schottische for a barn dance, fiddle and accordion", "polka"),
+    ("upbeat happy track with a synth pad and punchy drums", "pop"),
+])
+def test_a_shared_progression_or_dance_gives_way_to_the_style_named(prompt, style):
+    assert composer_of(compose(prompt, 1)).g.name == style
+
+
+@pytest.mark.parametrize("prompt,not_style", [
+    ("foxtrot alpha, military drone cue", "swing"), ("delta foxtrot, sci-fi command center ambience", "swing"),
+    ("a quick step up in energy at the drop, edm", "swing"), ("kuku the chicken song for kids", "mande"),
+    ("wcs blues, gritty guitar", "r&b"), ("orchestral metal hits for a trailer, braams", "metal"),
+    ("organ drone, dark and ominous", "soul"), ("lush pads, big drums, anthem", "ambient"),
+    ("pads and drums, 90 bpm", "ambient"), ("frog jumping on lily pads, bouncy", "ambient"),
+    ("pizzicato bass and brushes", "classical"), ("pizzicato synth pluck melody, uplifting", "classical"),
+])
+def test_the_third_reviews_words_name_no_style(prompt, not_style):
+    assert composer_of(compose(prompt, 1)).g.name != not_style
+
+
+def test_the_third_reviews_negations_moments_and_words():
+    """A "no X" at a moment ("last chorus without the piano", "sem cavaquinho no refrão") leaves X in;
+    "nicht nur die Gitarre" is not the guitar alone; "no melody instruments" beside a backing band
+    leaves the lead out only (a drum solo leaves the drums alone); the talking drum under a kora plays;
+    a cuatro's strums are a cuatro; "not a slow waltz" is no slow waltz; 리드미컬 (rhythmical) no lead."""
+    assert 25 in {p.program for p in compose("samba com cavaquinho, sem cavaquinho no refrão", 1).parts}
+    assert 0 in {p.program for p in compose("piano and strings, no piano in the track's outro", 1).parts}
+    assert not read_prompt("nicht nur die Gitarre, auch Bass und Schlagzeug").solo
+    assert not read_prompt("no solamente el piano, sino también la guitarra y la batería").solo
+    roles = {p.role for p in compose("jazz backing track, no melody instruments, just piano bass and drums", 1).parts}
+    assert {"drums", "bass", "chords"} <= roles and "lead" not in roles
+    assert "talking drum" in read_prompt("kora over the talking drum, mande").drum_words
+    assert "cuatro" in read_prompt("joropo: arpa, cuatro strums and maracas").instruments
+    assert compose("not a slow waltz, a fast viennese one", 1).bpm >= 130
+    assert "lead" not in read_prompt("리드미컬한 힙합 비트").text

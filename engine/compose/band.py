@@ -34,9 +34,15 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 "slap bass": "funk", "clavinet": "funk", "funk guitar": "funk", "disco guitar": "disco",
                 "jazz guitar": "jazz", "nyckelharpa": "polska", "portuguese guitar": "fado", "tumbi": "bhangra",
                 "charango": "huayno", "quena": "huayno", "organ": "soul", "koto": "ambient", "sitar": "ambient",
-                # pads alone are ambient's; a bassoon or pizzicato strings a concert piece's
-                **dict.fromkeys(("synth pad", "synth pads", "warm pad", "space pad", "pad", "pads"), "ambient"),
-                **dict.fromkeys(("bassoon", "pizzicato strings", "pizzicato", "pizz"), "classical")}
+                # a bassoon or pizzicato strings: a concert piece's
+                **dict.fromkeys(("bassoon", "pizzicato strings"), "classical")}
+#: pads alone name ambient — with no drum, beat, bass or tempo over 100 asked, nor an energetic mood
+#: ("slow evolving synth pads, a soft music-box arpeggio, no drums"; not "lush pads, big drums")
+_PAD_WORDS = frozenset(("synth pad", "synth pads", "warm pad", "warm pads", "space pad", "space pads", "ambient pad",
+                        "ambient pads", "evolving pads"))
+_PAD_COMPANY = _PAD_WORDS | {"music box", "music-box", "bells", "piano", "strings", "harp", "celesta", "arpeggio",
+                             "arpeggios", "arp", "glockenspiel", "choir", "voices"}
+_ENERGY_MOODS = frozenset(("happy", "energetic", "upbeat", "aggressive", "driving", "uplifting", "epic", "hype"))
 #: a folk instrument names its music when it is at least half of what the prompt names ("oud and
 #: darbuka", "kora and djembe", "sitar and violin" — not "oud, piano and cello", a chamber trio):
 #: the Levant's and Anatolia's lutes, zither and reed flute, India's, the griots', the Balkans' and
@@ -473,7 +479,14 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     for w in spec.instruments:
         if w in _GENRE_HINTS and _GENRE_HINTS[w] in G.GENRES:
             return _GENRE_HINTS[w], f"the instrument {w!r}"
+    pads = next((w for w in named if w in _PAD_WORDS), None)
+    bare = re.sub(r"\b(?:no|without)\s+(?:drums?|beats?|percussion)\b|\bgames?\b", "", spec.text.replace(pads or "", ""))
+    if pads and set(named) <= _PAD_COMPANY and not spec.drum_words and not _BEAT_WORDS_RE.search(bare) \
+            and not _BAND_SIGN_RE.search(bare) and (spec.bpm or 0) < 100 \
+            and not set(spec.moods) & _ENERGY_MOODS and "ambient" in G.GENRES:
+        return "ambient", f"the instrument {pads!r}"
     for w in spec.drum_words:
+        w = w if w in _DRUM_GENRE_HINTS or not w.endswith("s") else w[:-1]      # "two djembes"
         style = _DRUM_GENRE_HINTS.get(w)
         if style in G.GENRES and (w not in _WORLD_DRUMS or all(_FOLK_HINTS.get(x) == style for x in named)
                                   and not _BAND_SIGN_RE.search(spec.text) and not set(spec.moods) & _SCREEN_MOODS):

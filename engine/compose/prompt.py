@@ -90,7 +90,14 @@ _BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con p
                            r"(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:bars?|beats?|measures?|notes?|times?|seconds?|%))")
 #: "~170." at a sentence's end (a bare number before a full stop is no tempo: "Route 66.", "Studio 54.")
 #: a dance teacher's tempo in bars a minute: "50 bars per minute", "44 bars/min", "32 MPM"
-_BARS_PER_MIN_RE = re.compile(r"\b(\d{2})\s*(?:bars?|measures?)\s*(?:per|a|/)\s*min(?:ute)?\b|\b(\d{2})\s*mpm\b")
+_BARS_PER_MIN_RE = re.compile(r"\b(\d{2})\s*(?:bars?|measures?)\s*(?:(?:per|/)\s*min(?:ute)?\b|a\s+minute\b)|\b(\d{2})\s*mpm\b")
+#: a dance beside "MPM" (measures a minute; alone it is a runner's minutes per mile)
+_DANCE_CONTEXT_RE = re.compile(r"\b(?:waltz|tango|fox\s*trot|foxtrot|quickstep|samba|cha|rumba|jive|paso|salsa|swing|"
+                               r"ballroom|dance|dancing|dancers?|polka|mambo|bachata|merengue|viennese|march|jig|reel|"
+                               r"hornpipe|strathspey|mazurka|polonaise|minuet|hora|kolo|schottische|ceili|ceilidh)\w*")
+#: the beats a dance teacher counts in a bar of these styles where it is not the style's written bar:
+#: a samba's bar is 2/4 (two of them in the style's 4/4), salsa's beat a half note
+_MPM_BEATS = {"samba": 2, "salsa": 2}
 #: a number said to be about so much before a colon ("lively, around 132: santur …"; a bare number
 #: before a colon is a name's: "psalm 121:", "route 66:")
 _ABOUT_BPM_RE = re.compile(r"\b(?:about|around|roughly|approximately|circa)\s+(\d{2,3})(?=:(?!\d))")
@@ -169,7 +176,13 @@ def _alternation(phrases, not_before: dict[str, str] | None = None) -> re.Patter
     return re.compile(r"(?<![a-z0-9])(?:" + alts + r")(?![a-z0-9])")
 
 
-_GENRE_RX = _alternation(_GENRE_OF)
+#: style words that are something else before these words: "orchestral metal hits" are sound design, the
+#: NATO alphabet's "foxtrot alpha" and "delta foxtrot" no dance
+_GENRE_NOT_BEFORE = {**dict.fromkeys(("orchestral metal", "symphonic metal"),
+                                     r"\s+(?:hits?|impacts?|percussion|clangs?|whooshes|braams?|sound|sfx)"),
+                     "foxtrot": r"\s+(?:alpha|bravo|charlie|delta|echo|golf|hotel|india|kilo|lima|mike|oscar|papa|"
+                                r"romeo|sierra|tango|uniform|victor|whiskey|yankee|zulu|company|squad|team|unit)\b"}
+_GENRE_RX = _alternation(_GENRE_OF, _GENRE_NOT_BEFORE)
 
 
 def _plurals(table: dict) -> dict:
@@ -184,8 +197,6 @@ def _plurals(table: dict) -> dict:
 INSTRUMENT_WORDS = _plurals(G.INSTRUMENTS)
 #: "clean lead vocals" sing; "the piano leads the head", "a sax leads off": verbs, not a synth lead
 _INSTR_RX = _alternation(INSTRUMENT_WORDS, {"clean lead": r"\s+vocal", "clean leads": r"\s+vocal",
-                                            # Spanish "las cuatro coplas": four, no Venezuelan cuatro
-                                            "cuatro": r"\s+[a-z]+s\b",
                                                                                         "lead": r"\s+(?:the|a|an|into|us|off)\b",
                                             "leads": r"\s+(?:the|a|an|into|us|off)\b"})
 #: candombe's "piano drum" is no drum in a "piano drum and bass" (a piano over drum and bass)
@@ -303,7 +314,7 @@ _NO_PITCHED_RE = re.compile(r"\b(?:no|without)\s+(?:any\s+)?(?:melody|melodic|pi
 #: the voices a bed sits under are people talking, no choir ("fighting the voices", "two people
 #: talking about personal finance")
 _TALK_RE = re.compile(r"\b(?:fighting|under|beneath|behind|around|against|over)\s+(?:the\s+|their\s+|our\s+)?"
-                      r"(?:voices?|speech|speakers?|dialogue|talking)\b|\b(?:people|hosts?|speakers?|guests?)\s+talking\b")
+                      r"(?:voices?|speech|speakers?|dialogue|talking)\b(?!\s+drums?)|\b(?:people|hosts?|speakers?|guests?)\s+talking\b")
 _VOCAL_LATER_RE = re.compile(r"\b(?:leave|leaving|keep|keeping|with)\s+(?:some\s+|enough\s+|plenty\s+of\s+)?(?:space|room)"
                              r"\s+for\s+(?:the\s+|a\s+)?(?:vocals?|singers?|voice|vox|lyrics)\b|"
                              r"\b(?:the\s+)?(?:vocals?|vox)\s+(?:will\s+be|will\s+get|get|gets|are|is|to\s+be)\s+"
@@ -323,7 +334,7 @@ _HANGUL = {"케이팝": "k-pop", "발라드": "ballad", "피아노": "piano", "�
            "해금": "haegeum", "키보드": "keyboard", "어쿠스틱기타": "acoustic guitar", "아이패드": "ipad",
            "신스팝": "synthpop", "신스웨이브": "synthwave", "드럼 앤 베이스": "drum and bass", "드럼앤베이스": "drum and bass",
            "로파이": "lofi", "시티팝": "city pop", "트로트": "enka", "킥": "kick", "클랩": "clap", "스네어": "snare",
-           "하이햇": "hi-hat", "리드": "lead"}
+           "하이햇": "hi-hat"}
 #: 기타 is also "other" / "etc." (기타 등, 기타 악기, 기타 요청사항): a guitar only where it is none of those
 _HANGUL_RE = re.compile("|".join(sorted(map(re.escape, _HANGUL), key=len, reverse=True))
                         + r"|기타(?!\s*(?:등|악기|요청|사항|의견|문의|작업|참고))")
@@ -399,6 +410,21 @@ class _Claims:
         return True
 
 
+_MOMENT_WORDS_RE = re.compile(r"\b(?:chorus|choruses|refrao|refrain|estribillo|ritornello|verse|verses|intro|outro|"
+                               r"bridge|break|breakdown|drop|final|finale|end|ending|last|first|until|till|then|later|"
+                               r"start|starts|beginning|middle|solo|section|part)\b")
+
+
+def _said_no_to(text: str, w: str) -> bool:
+    """Whether the prompt says no to the instrument word ``w`` itself for the whole piece."""
+    for m in re.finditer(r"\b(?:no|without|sans|sin|ohne|senza|sem|zonder)\s+(?:the\s+|any\s+|le\s+|la\s+|el\s+|"
+                         r"de\s+)?" + re.escape(w) + r"s?\b", text):
+        clause = re.split(r"[,.;:!?]", text[:m.start()])[-1] + re.split(r"[,.;:!?]", text[m.end():], 1)[0]
+        if not _MOMENT_WORDS_RE.search(clause):
+            return True
+    return False
+
+
 def read_prompt(prompt: str) -> PromptSpec:
     """What ``prompt`` says about tempo, key, mode, meter, genre, moods and instruments. ``[engine]``"""
     text = _normalise(prompt)
@@ -419,10 +445,13 @@ def read_prompt(prompt: str) -> PromptSpec:
     _read_instruments(spec, claim, phrase, misspelt)
     # an instrument said no to is out, whatever else its name describes ("for my jazz piano students …
     # no piano on the track", "l'examen de violon … sans violon")
-    # ("no synths, but a synth bass" keeps the synth bass: only the word itself said no to)
+    # ("no synths, but a synth bass" keeps the synth bass: only the word itself said no to, and not
+    # at a moment: "last chorus without the piano", "sem cavaquinho no refrão", "sin piano al final")
     spec.instruments = [w for w in spec.instruments if INSTRUMENT_WORDS.get(w, (None,))[0] not in spec.no_programs
-                        or not re.search(r"\b(?:no|without|sans|sin|ohne|senza|sem|zonder)\s+(?:the\s+|any\s+|le\s+|"
-                                         r"la\s+|el\s+|de\s+)?" + re.escape(w) + r"s?\b", text)]
+                        or not _said_no_to(text, w)]
+    if "cuatro" in spec.instruments and re.search(r"\b(?:las|los|unas|unos|sus|mis|tus|estas|estos|esas|esos)\s+cuatro\b",
+                                                  text) and len(re.findall(r"\bcuatro\b", text)) == 1:
+        spec.instruments.remove("cuatro")         # Spanish "las cuatro coplas": four, no Venezuelan cuatro
     words = set(re.findall(r"[a-z]+", text))
     name = G.GENRES[spec.genre].name if spec.genre in G.GENRES else ""
     style_words = set(name.split()) if phrase and " " in name and name in phrase else set()
@@ -433,26 +462,30 @@ def read_prompt(prompt: str) -> PromptSpec:
     if spec.bpm is None and spec.bars_per_minute:
         # bars a minute × the bar's beats (felt beats: a 6/8 bar has two), in the meter asked or the style's
         num, den = spec.meter or (G.GENRES[spec.genre].meter if spec.genre in G.GENRES else (4, 4))
-        beats = num // 3 if den == 8 and num % 3 == 0 else num if den == 4 else num / 2
+        beats = num // 3 if den == 8 and num % 3 == 0 else num if den in (2, 4) else num / 2
+        if spec.meter is None and spec.genre in _MPM_BEATS:
+            beats = _MPM_BEATS[spec.genre]
         spec.bpm = round(spec.bars_per_minute * beats, 1)
     return spec
 
 
 def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
     text = spec.text
+    if (mb := _BARS_PER_MIN_RE.search(text)) and (mb.group(1) or _DANCE_CONTEXT_RE.search(text)) \
+            and 10 <= float(mb.group(1) or mb.group(2)) <= 80:
+        spec.bars_per_minute = float(mb.group(1) or mb.group(2))
+        claim(mb)
     m = _BPM_RE.search(text) or next((b for b in _BEAT_NOTE_RE.finditer(text) if 30.0 <= float(b.group(1)) <= 220.0),
                                       None) or next((b for b in _TEMPO_RE.finditer(text) if not _UNIT_AFTER_RE.match(
                                           text, b.end()) and (not _ABOUT_RE.search(b.group(0))
                                                               or 50.0 <= float(b.group(1)) <= 220.0)), None)
     if m is None:
-        m = next((b for b in _BARE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None) or next(
+        m = next((b for b in _BARE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0
+                  and not (spec.bars_per_minute and mb.start() <= b.start() < mb.end())), None) or next(
             (b for b in _TILDE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None) or next(
             (b for b in _ABOUT_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None)
     if m:
         spec.bpm = float(m.group(1))
-        claim(m)
-    elif (m := _BARS_PER_MIN_RE.search(text)) and 10 <= float(m.group(1) or m.group(2)) <= 80:
-        spec.bars_per_minute = float(m.group(1) or m.group(2))
         claim(m)
 
 
@@ -686,9 +719,10 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
     if re.search(r"\bscherz(?:o|i|os)\b", text):
         spec.meter = spec.meter or (3, 4)                # the scherzo: a fast three, one beat to the bar
         spec.dance = "scherzo"
-    elif re.search(r"\b(?:slow|english|ballroom|international)\s+waltz(?:es)?\b", text):
+    elif re.search(r"(?<!\bnot a )(?<!\bnot )\b(?:slow|english|ballroom|international)\s+waltz(?:es)?\b", text):
         spec.dance = "slow waltz"                        # the ballroom's slow waltz: 28–30 bars a minute
-    elif re.search(r"\b(?:slow\s+)?fox[\s-]?trots?\b|\bslowfox\b", text):
+    elif re.search(r"\b(?:slow\s+)?fox[\s-]?trots?\b(?!\s+(?:alpha|bravo|charlie|delta|company|uniform|team|unit))|"
+                   r"\bslowfox\b", text) and spec.genre in (None, "swing"):
         spec.dance = "foxtrot"                           # the foxtrot: a swing band at a walk (28–30 bars)
 
 
@@ -777,7 +811,7 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
             # ("keine Vocals und keine Gitarre": the second "keine" is the first list's already)
             claim.span(m.start(), m.start(1) + len(said)) or claim.span(m.start(1), m.start(1) + len(said))
     _read_negations_after(spec, claim)
-    if _NO_PITCHED_RE.search(spec.text):
+    if _NO_PITCHED_RE.search(spec.text) and re.search(r"\b(?:drum|percussion)\s+solos?\b", spec.text):
         spec.no_roles |= {"lead", "chords", "pad", "arp", "bass"}   # a drum solo: "no melody instruments"
     for m in _LEAVE_OUT_RE.finditer(spec.text):
         said = next(g for g in m.groups() if g)
@@ -872,7 +906,7 @@ _NEG_BARE_RE = re.compile(r"(?:(?:the|any|a|an|more|other|of|extra|additional|ob
                           # where it is left out of: "no piano on the track", "sans violon dans l'enregistrement"
                           r"(?:\s+(?:on|in|from|dans|sur|en|im|auf|nel|sul|na|no|en\s+el)\s+(?:the|this|l'|le|la|el|der|dem|"
                           r"das|il|o|a)?\s*(?:track|tracks|mix|recording|record|song|beat|enregistrement|morceau|"
-                          r"titre|mezcla|grabacion|aufnahme|mix|stuck|brano|registrazione|faixa|gravacao)\b.*)?")
+                          r"titre|mezcla|grabacion|aufnahme|mix|stuck|brano|registrazione|faixa|gravacao))?")
 _NEG_ITEM_SPLIT = re.compile(r"\s*(?:,|/|&|\+|\bor\b|\band\b|\bnor\b|\bni\b|\bo\b|\bou\b|\boder\b|"
                              r"\bund\b|\bi\b|\by\b|\be\b)\s*")
 _PIANOLESS_RE = re.compile(r"\bpiano-?less\b")
@@ -992,7 +1026,14 @@ _FEEL_HOSTS = frozenset(("two-step", "two step", "honky tonk", "honky-tonk", "ho
 #: words for a sound, not a style, where a style is named too: "glitch effects on a lofi beat",
 #: "aphex twin ambient", "trailer music with glitch hits" (alone they are IDM: electro)
 _TEXTURES = frozenset(("glitch", "glitchy", "glitchy idm", "idm", "braindance", "aphex twin", "autechre",
-                       "intelligent dance music"))
+                       "intelligent dance music",
+                       # a progression, a dance or a use many styles share: "ii-v-i in bossa nova" is bossa
+                       # nova, "foxtrot, dixieland band" dixieland, "quickstep march for pipe band" a pipe
+                       # band, "a gavotte from a classical symphony" classical, "sound bath style pads under
+                       # a house beat" house — alone, jazz, swing, baroque, ambient
+                       "ii-v-i", "ii–v–i", "ii v i", "ii-v-i drill", "ii–v–i drill", "two-five-one", "two five one",
+                       "quickstep", "foxtrot", "fox trot", "fox-trot", "slow foxtrot", "slowfox", "gavotte", "gavottes",
+                       "bourree", "bourrees", "sound bath", "sound healing", "west african dance", "djembe class"))
 #: style words that are adjectives first ("a heroic polonaise" is a polonaise)
 _ADJECTIVES = frozenset(("heroic",))
 #: a scene or a use, the brief a media composer is given ("tavern scene … celtic jig", "horror game
@@ -1049,10 +1090,11 @@ def _describes(text: str, m: re.Match) -> bool:
 
 
 #: an instrument's drone is that instrument's ("a tanpura drone", "bagpipe drones"), no ambient drone
-_DRONE_OF_RE = re.compile(r"\b(?:tanpura|tambura|tamboura|shruti|sruti|shruti box|harmonium|bagpipes?|pipes|sitar|"
-                          r"didgeridoo|hurdy[\s-]gurdy|organ)\s+$")
+_DRONE_OF_RE = re.compile(r"\b(?:tanpura|tambura|tamboura|shruti|sruti|shruti box|sitar)\s+$")
 
 
+_NATO_BEFORE_RE = re.compile(r"\b(?:alpha|bravo|charlie|delta|echo|golf|hotel|india|kilo|lima|mike|oscar|papa|romeo|"
+                             r"sierra|tango|uniform|victor|whiskey|yankee|zulu)\s+$")
 _DRONE_INSTRUMENT_RE = re.compile(r"\b(?:tanpura|tamboura|shruti|sruti)\b")
 
 
@@ -1063,7 +1105,8 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
              if not any(a <= m.start() and m.end() <= b and b - a > m.end() - m.start() for a, b in longer)
              and not any(claim.taken[m.start():m.end()])     # "rock organ", "jazz guitar" name an instrument
              and not (m.group(0) in ("drone", "drones") and (_DRONE_OF_RE.search(spec.text, 0, m.start())
-                                                              or _DRONE_INSTRUMENT_RE.search(spec.text)))]
+                                                              or _DRONE_INSTRUMENT_RE.search(spec.text)))
+             and not (m.group(0) in ("foxtrot", "fox trot") and _NATO_BEFORE_RE.search(spec.text, 0, m.start()))]
     if len(found) > 1 and (_said_no(spec.text, found[0]) or spec.text.startswith("-free", found[0].end())):
         # a style said no to gives way to the one asked for ("not idm, a warm deep house groove",
         # "glitch-free pop")
@@ -1441,7 +1484,8 @@ def _alone_match(text: str, w: str) -> re.Match | None:
     chorus", "the guitar only comes in at the chorus"), nor "not only strings but …"."""
     iw = re.escape(w) + "s?"
     for m in re.finditer(rf"\b(?:solo\s+)?{iw}\s+(?:only|alone)" + _PHRASE_END + "|"
-                         rf"(?<!\bnot )\b(?:only|just|juste|seulement|uniquement|nur|solamente|soltanto|apenas)\s+"
+                         rf"(?<!\bnot )(?<!\bno )(?<!\bnon )(?<!\bnao )(?<!\bpas )(?<!\bnicht )"
+                         rf"\b(?:only|just|juste|seulement|uniquement|nur|solamente|soltanto|apenas)\s+"
                          rf"(?:an?\s+|the\s+|le\s+|la\s+|les\s+|l'|el\s+|das\s+|die\s+|den\s+|il\s+|lo\s+|o\s+)?{iw}"
                          rf"(?:\s+(?:and|&|\+)\s+(?:an?\s+|the\s+)?[a-z][a-z' -]*?)?" + _PHRASE_END, text):
         if re.search(r"\b(?:starts?|begins?|opens?|opening|intro|first)\b[^,.;]*$", text[:m.start()]) \

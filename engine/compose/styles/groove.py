@@ -180,7 +180,7 @@ _g(name="soul", chromatic_approach=True, family="soul",
              "chat": "x.x.x.xxx.x.x.xx", "tamb+": "..x...x...x...x."}))
 
 _g(name="r&b", chromatic_approach=True, family="soul",
-   aliases=("r&b", "west coast swing", "wcs", "trap soul", "trap-soul", "rnb", "r and b", "r'n'b", "r n b", "r & b", "rhythm and blues", "contemporary r&b",
+   aliases=("r&b", "west coast swing", "trap soul", "trap-soul", "rnb", "r and b", "r'n'b", "r n b", "r & b", "rhythm and blues", "contemporary r&b",
             "90s r&b", "alt r&b", "alternative r&b", "slow jam", "quiet storm", "trapsoul", "bedroom r&b"),
    bpm=(60, 80), kit=25, fill="roll", bass="long", chords="soul", form="song", swing=0.08, swing_unit=0.25,
    humanize_ms=6, vel_var=10, laid_back_ms=10, tone=-0.3, reverb=0.32, lead_density=0.4, intro_drums="hats",
@@ -307,7 +307,7 @@ _BEBOP = {"major": ("Imaj7-vi7 ii7-V7 iii7-VI7 ii7-V7", "ii7-V7 Imaj7 ii7-V7 Ima
                     "i7-iv7 VII7-IIImaj7 iih7-V7 i7")}
 
 _g(name="jazz", chromatic_approach=True, family="jazz",
-   aliases=("jazz", "ii-v-i", "ii–v–i", "ii v i", "ii-v-i drill", "ii–v–i drill", "two-five-one", "two five one", "ii-v", "ii–v", "m-base", "mbase", "indo-jazz", "indo jazz", "dark jazz", "doom jazz", "third stream", "third-stream", "jazzy", "jazz trio", "jazz quartet", "jazz combo", "hard bop", "jazz club", "jazz standard",
+   aliases=("jazz", "ii-v-i", "ii–v–i", "ii v i", "ii-v-i drill", "ii–v–i drill", "two-five-one", "two five one", "m-base", "mbase", "indo-jazz", "indo jazz", "dark jazz", "doom jazz", "third stream", "third-stream", "jazzy", "jazz trio", "jazz quartet", "jazz combo", "hard bop", "jazz club", "jazz standard",
             "straight ahead jazz", "straight-ahead jazz", "modal jazz", "post-bop", "post bop", "jazz ballad"),
    bpm=(110, 170), kit=32, fill="jazz", bass="walking", chords="comp", form="jazz", swing=0.33,
    swing_unit=0.5, humanize_ms=9, vel_var=12, tone=-0.3, reverb=0.25,
@@ -343,7 +343,7 @@ _g(name="dixieland", chromatic_approach=True, family="jazz",
             {"kick": "X...X...X...X...", "snare": "x.x.x.x.x.x.x.x.", "phat": "....x.......x..."}))
 
 _g(name="swing", chromatic_approach=True, family="jazz",
-   aliases=("swing", "quickstep", "quick step", "foxtrot", "fox trot", "fox-trot", "slow foxtrot", "slowfox", "electro swing", "electroswing",
+   aliases=("swing", "quickstep", "foxtrot", "fox trot", "fox-trot", "slow foxtrot", "slowfox", "electro swing", "electroswing",
             "big band", "big-band", "big band jazz", "swing era", "swing band", "swing jazz", "lindy hop",
             "lindy", "jitterbug", "jive", "dance band", "jump swing"),
    bpm=(132, 196), kit=32, fill="jazz", bass="walking", chords="stab", form="jazz", swing=0.3, swing_unit=0.5,

@@ -490,7 +490,7 @@ for _w in ("dunun", "dundun", "doundoun", "dunun drums", "sangban", "kenkeni", "
 # the griot's music: the kora's ostinato and the ngoni's tune over the djembe and the dunun, in a
 # lilting six; major or lydian, the tonic and the chord a tone below it
 _g(name="mande", family="african",
-   aliases=("mande", "kuku", "dununba", "west african dance", "djembe class", "manding", "mandingue", "mandinka", "mandinga", "malinke", "griot", "griots", "jeli", "djeli",
+   aliases=("mande", "kuku rhythm", "kuku dance", "dununba", "west african dance", "djembe class", "manding", "mandingue", "mandinka", "mandinga", "malinke", "griot", "griots", "jeli", "djeli",
             "kora music", "musique mandingue", "wassoulou", "toumani diabate", "sona jobarteh", "ballake sissoko",
             "mory kante", "salif keita", "malian music", "musique malienne", "west african folk"),
    bpm=(76, 100), meter=(6, 8), kit=0, fill="none", bass="pats", chords="pats", form="calm", humanize_ms=6,
