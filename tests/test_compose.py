@@ -1728,7 +1728,7 @@ def test_a_dance_teachers_bars_per_minute_are_the_meters_beats(prompt, bpm):
 @pytest.mark.parametrize("prompt,style", [
     ("quickstep for my bronze medal class", "swing"), ("slow foxtrot", "swing"), ("paso doble, 60 bars per minute", "marching band"), ("cha-cha for latin technique class", "salsa"),
     ("west coast swing practice, slinky", "r&b"), ("kizomba para a minha aula", "dancehall"),
-    ("Kuku at around 140 bpm, two djembes", "mande"), ("Highland schottische for our ceilidh", "polka"),
+    ("Kuku at around 140 bpm, two djembes", "mande"), ("Highland schottische for our ceilidh", "reel"), ("schottische for a barn dance", "polka"),
     ("savasana sound bath, singing bowls", "ambient"), ("final boss: orchestral metal in 7/8", "metal"),
     ("la Gavotte de Gossec en ré majeur", "baroque"), ("ii–V–I drill in B♭ for my jazz piano students", "jazz"),
     ("नवरात्रि गरबा क्लास के लिए म्यूज़िक चाहिए – 6/8 की ताल में, ढोल, शहनाई और हारमोनियम", "bhangra"),
@@ -1815,3 +1815,12 @@ def test_the_third_reviews_negations_moments_and_words():
     assert "cuatro" in read_prompt("joropo: arpa, cuatro strums and maracas").instruments
     assert compose("not a slow waltz, a fast viennese one", 1).bpm >= 130
     assert "lead" not in read_prompt("리드미컬한 힙합 비트").text
+
+
+def test_the_fourth_reviews_paces_bars_and_dances():
+    """A runner's "12 MPM" is no dance tempo beside "dance pop"; a merengue's bar is 2/4; a paso
+    doble gives way to flamenco named beside it; a highland schottische is Scotland's (a reel's band)."""
+    assert read_prompt("easy jog 12 MPM, dance pop playlist").bpm is None
+    assert read_prompt("merengue 60 bars per minute").bpm == 120.0
+    assert composer_of(compose("paso doble flamenco guitar", 1)).g.name == "flamenco"
+    assert composer_of(compose("highland schottische bagpipes", 1)).g.name == "reel"

@@ -95,9 +95,11 @@ _BARS_PER_MIN_RE = re.compile(r"\b(\d{2})\s*(?:bars?|measures?)\s*(?:(?:per|/)\s
 _DANCE_CONTEXT_RE = re.compile(r"\b(?:waltz|tango|fox\s*trot|foxtrot|quickstep|samba|cha|rumba|jive|paso|salsa|swing|"
                                r"ballroom|dance|dancing|dancers?|polka|mambo|bachata|merengue|viennese|march|jig|reel|"
                                r"hornpipe|strathspey|mazurka|polonaise|minuet|hora|kolo|schottische|ceili|ceilidh)\w*")
+#: a runner's pace: "12 MPM" is minutes per mile beside these, whatever dance word is there
+_RUNNING_RE = re.compile(r"\b(?:pace|run|runs|running|runner|jog|jogging|walk|walking|mile|miles|treadmill|km|sprint)\b")
 #: the beats a dance teacher counts in a bar of these styles where it is not the style's written bar:
 #: a samba's bar is 2/4 (two of them in the style's 4/4), salsa's beat a half note
-_MPM_BEATS = {"samba": 2, "salsa": 2}
+_MPM_BEATS = {"samba": 2, "salsa": 2, "merengue": 2}
 #: a number said to be about so much before a colon ("lively, around 132: santur …"; a bare number
 #: before a colon is a name's: "psalm 121:", "route 66:")
 _ABOUT_BPM_RE = re.compile(r"\b(?:about|around|roughly|approximately|circa)\s+(\d{2,3})(?=:(?!\d))")
@@ -412,7 +414,8 @@ class _Claims:
 
 _MOMENT_WORDS_RE = re.compile(r"\b(?:chorus|choruses|refrao|refrain|estribillo|ritornello|verse|verses|intro|outro|"
                                r"bridge|break|breakdown|drop|final|finale|end|ending|last|first|until|till|then|later|"
-                               r"start|starts|beginning|middle|solo|section|part)\b")
+                               r"start|starts|beginning|middle|solo|section|part|anfang|schluss|principio|inicio|"
+                               r"comienzo|debut|fin|fine|inizio|fim|começo|comeco)\b")
 
 
 def _said_no_to(text: str, w: str) -> bool:
@@ -471,7 +474,8 @@ def read_prompt(prompt: str) -> PromptSpec:
 
 def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
     text = spec.text
-    if (mb := _BARS_PER_MIN_RE.search(text)) and (mb.group(1) or _DANCE_CONTEXT_RE.search(text)) \
+    if (mb := _BARS_PER_MIN_RE.search(text)) and (mb.group(1) or _DANCE_CONTEXT_RE.search(text)
+                                                  and not _RUNNING_RE.search(text)) \
             and 10 <= float(mb.group(1) or mb.group(2)) <= 80:
         spec.bars_per_minute = float(mb.group(1) or mb.group(2))
         claim(mb)
@@ -1033,7 +1037,8 @@ _TEXTURES = frozenset(("glitch", "glitchy", "glitchy idm", "idm", "braindance", 
                        # a house beat" house — alone, jazz, swing, baroque, ambient
                        "ii-v-i", "ii–v–i", "ii v i", "ii-v-i drill", "ii–v–i drill", "two-five-one", "two five one",
                        "quickstep", "foxtrot", "fox trot", "fox-trot", "slow foxtrot", "slowfox", "gavotte", "gavottes",
-                       "bourree", "bourrees", "sound bath", "sound healing", "west african dance", "djembe class"))
+                       "bourree", "bourrees", "sound bath", "sound healing", "west african dance", "djembe class",
+                       "paso doble", "pasodoble", "paso-doble"))
 #: style words that are adjectives first ("a heroic polonaise" is a polonaise)
 _ADJECTIVES = frozenset(("heroic",))
 #: a scene or a use, the brief a media composer is given ("tavern scene … celtic jig", "horror game

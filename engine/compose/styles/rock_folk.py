@@ -326,7 +326,7 @@ _g(name="pipe band", aliases=("pipe band", "pipe bands", "highland pipe band", "
    # the beat, the tenors on the beats; then the rolled street beat with the tenors on one
    grooves=({"kick": "X.......X.......", "snare": "X.rrx.x.X.rrx.xx", "tom_mid": "x...x...x...x..."},
             {"kick": "X...x...X...x...", "snare": "xrrrX.x.xrrrX.xr", "tom_lo": "x.......x......."}))
-_g(name="reel", aliases=("reel", "irish reel", "scottish reel", "celtic reel", "hornpipe", "strathspey",
+_g(name="reel", aliases=("reel", "highland schottische", "scottish schottische", "irish reel", "scottish reel", "celtic reel", "hornpipe", "strathspey",
                          "fiddle tune", "fiddle tunes", "reels", "celtic reels", "irish reels"),
    bpm=(152, 188), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4, vel_var=8,
    family="celtic", tone=0.25, reverb=0.22, intro_drums="all", lead_density=0.95,
@@ -351,7 +351,7 @@ _g(name="sea shanty", aliases=("sea shanty", "shanty", "sea shanties", "shanties
    grooves=({"kick": "X.......X.......", "clap": "....X.......X...", "floor": "X.......X......."},  # stomp, clap
             {"kick": "X.......X.....x.", "clap": "....X..x....X...", "tamb": "..x...x...x...x."},
             {"kick": "X.....x.....", "clap": "......X.....", "tamb": "x.x.x.x.x.x."}))         # a 6/8 shanty
-_g(name="polka", aliases=("polka", "schottische", "highland schottische", "scottish schottische", "rheinlander", "humppa", "humpa", "korean trot", "trot music", "ppongjjak", "bbongjjak", "teuroteu", "zortziko", "trikitixa", "trikiti", "sardana", "sardanes", "cobla", "banda sinaloense", "banda", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
+_g(name="polka", aliases=("polka", "schottische", "rheinlander", "humppa", "humpa", "korean trot", "trot music", "ppongjjak", "bbongjjak", "teuroteu", "zortziko", "trikitixa", "trikiti", "sardana", "sardanes", "cobla", "banda sinaloense", "banda", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
                           "bavarian", "tyrolean", "polish polka", "czech polka",
                           "norteno", "musica nortena", "conjunto", "tejano", "tex-mex", "tex mex", "landler", "laendler", "alpine folk", "alpenlandische volksmusik", "oberkrainer", "corrido tumbado", "corridos tumbados", "corrido", "corridos", "sierreno", "musica sierrena", "regional mexicano", "musica regional mexicana"),
    bpm=(112, 140), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4,
