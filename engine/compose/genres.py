@@ -776,6 +776,9 @@ INSTRUMENTS.update({w: v for w, v in {
     "pulse lead": (80, L, ""), "triangle-wave bassline": (38, B, ""), "triangle-wave bass": (38, B, ""),
     "triangle wave bass": (38, B, ""), "triangle wave bassline": (38, B, ""),
 }.items() if w not in INSTRUMENTS})
+# the Balkans' tapan and the Arab tabl: the big bass drum the style's own kick already is (its
+# lanes written in 4/4 blurred a rachenitsa's 2+2+3 and a kopanitsa's eleven)
+DRUM_WORDS.update({w: (None, {}, None) for w in ("tupan", "tapan", "tapans", "tabl") if w not in DRUM_WORDS})
 # set R's drums: Senegal's sabar and tama (its talking drum), Bahia's timbau, Pará's curimbó, the
 # Gulf's mirwas, Persia's tombak, South India's kanjira, a pipe band's tenor drums, German cymbals
 DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
@@ -786,7 +789,7 @@ DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
     # set S's: Spanish castanets, the Balkan tapan, the Arab tabl, a finger-snap, a German bass drum
     # and open hi-hats, the dunun family's smallest
     "castanuelas": "castanets", "castanuela": "castanets", "castagnette": "castanets", "kastagnetten": "castanets",
-    "tupan": "davul", "tapan": "davul", "tabl": "davul", "finger-snap": "finger snaps", "finger snap": "finger snaps",
+    "finger-snap": "finger snaps", "finger snap": "finger snaps",
     "fingersnap": "finger snaps", "finger-snaps": "finger snaps", "bassdrum": "kick", "offene hi-hats": "open hat",
     "offene hihats": "open hat", "offene hi-hat": "open hat"}.items() if w not in DRUM_WORDS and same in DRUM_WORDS})
 

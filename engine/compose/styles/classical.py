@@ -181,9 +181,7 @@ _g(name="waltz", aliases=("waltz", "valse", "vals", "mazurka", "viennese waltz",
    vel_var=8, parts=(_p("drums", D, 48, level=0.55), _p("double bass", B, 32), _p("strings", C, 48),
                      _p("horns", PD, 60, "pad", level=0.3), _p("violins", L, 40)),
    # the oom on one (the root, the fifth below the next bar), a cello answer on three
-   # the bass on the downbeats only: a bass on three as well, under the chords' two and three, blurred
-   # the bar into halves (a ballet class's waltz on the piano alone heard in two)
-   bass_pats=("R-..........l-..........", "R-..........5-..........", "R-..........R-........A."),
+   bass_pats=("R-..........l-..........", "R-..........5-..........", "R-......5-..R-......l-.."),
    # the pah-pah on two and three (short, or the third held into the next bar)
    comp_pats=("....x-..x-..", "....x...x...", "....x-..x---"),
    progressions={"major": ("I I V7 V7 V7 V7 I I", "I IV V7 I", "I vi ii V7", "I I ii V7"),
