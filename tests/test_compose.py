@@ -1472,7 +1472,7 @@ def test_a_folk_instrument_or_a_makam_names_its_music_when_no_style_is_named(pro
     """An oud, a kora, a sitar, a darbuka or a makam's name alone says where the music is from (an
     oud solo had been a house track, a taksim rock); a style named beside them still wins, and an
     acoustic guitar names folk only where no drum word names another style."""
-    assert composer_of(compose(prompt, 1)).g.name == style
+    assert compose(prompt, 1).genre == style
 
 
 @pytest.mark.parametrize("prompt,root,mode", [
@@ -1543,7 +1543,7 @@ def test_a_tempo_said_about_or_before_a_colon_is_read(prompt, bpm):
     ("dance-punk in the DFA mold", "disco"), ("パラパラ用のユーロビート", "disco"),
 ])
 def test_set_r_style_words_reach_their_style(prompt, style):
-    assert composer_of(compose(prompt, 1)).g.name == style
+    assert compose(prompt, 1).genre == style
 
 
 @pytest.mark.parametrize("prompt,root,mode", [("ユーロビート、BPM155、嬰ハ短調", 1, "minor"), ("変ロ長調のバラード", 10, "major"),
@@ -1598,7 +1598,7 @@ def test_a_word_with_another_meaning_names_no_style(prompt, not_style):
     """Spanish "Ud." and Danish "ud" are no oud, "yaman" Turkish slang, Kalyan a town, Benga a dubstep
     producer, a ratchet a tool; a folk instrument among others it does not lead, or a world drum
     beside a bass, synth or another music's instruments, names no style."""
-    assert composer_of(compose(prompt, 1)).g.name != not_style
+    assert compose(prompt, 1).genre != not_style
 
 
 @pytest.mark.parametrize("prompt,bpm", [
@@ -1648,7 +1648,7 @@ def test_words_of_other_meanings_are_no_instruments():
     assert 25 in {p.program for p in compose("gypsy jazz, guitar and violin", 1).parts}
     progs = [p.program for p in compose("guitar, oud and percussion", 1).parts]
     assert 24 in progs and 25 in progs
-    assert composer_of(compose("voci nella notte, piano", 1)).g.name == "romantic piano"
+    assert compose("voci nella notte, piano", 1).genre == "romantic piano"
 
 
 # --- the second review: what the readings must not take ---------------------------------------------
@@ -1665,7 +1665,7 @@ def test_the_second_reviews_words_name_no_style(prompt, not_style):
     Swahili "siku" a day; a sitar beside a bass or synth, a bodhrán or acoustic guitar in a dark cue,
     an era ("late romantic") or a genre film ("poliziottesco") beside another style, Italian
     "giallo" (yellow) and "minute" (no minuet) name no style of their own."""
-    assert composer_of(compose(prompt, 1)).g.name != not_style
+    assert compose(prompt, 1).genre != not_style
 
 
 @pytest.mark.parametrize("prompt,bpm", [
@@ -1710,7 +1710,7 @@ def test_the_second_reviews_instruments_and_drums():
     hits = {n.pitch for i in range(8) for n in s.bar(i)[0] if n.part in d}
     assert 39 in hits and hits & {35, 37}, hits
     assert len(compose("epic orchestral, solo piano", 1).parts) >= 4
-    assert composer_of(compose("ピアノ 3拍子", 1)).g.name == "romantic piano"
+    assert compose("ピアノ 3拍子", 1).genre == "romantic piano"
 
 
 # --- set S: dances, classes, games ------------------------------------------------------------------
@@ -1737,7 +1737,7 @@ def test_a_dance_teachers_bars_per_minute_are_the_meters_beats(prompt, bpm):
     ("cozy pixel RPG shop theme: pizzicato strings, a bouncy bassoon", "classical"),
 ])
 def test_set_s_words_reach_their_style(prompt, style):
-    assert composer_of(compose(prompt, 1)).g.name == style
+    assert compose(prompt, 1).genre == style
 
 
 def test_set_s_dances_paces_and_words():
@@ -1785,7 +1785,7 @@ def test_bars_per_minute_count_the_dances_own_bar(prompt, bpm):
     ("upbeat happy track with a synth pad and punchy drums", "pop"),
 ])
 def test_a_shared_progression_or_dance_gives_way_to_the_style_named(prompt, style):
-    assert composer_of(compose(prompt, 1)).g.name == style
+    assert compose(prompt, 1).genre == style
 
 
 @pytest.mark.parametrize("prompt,not_style", [
@@ -1797,7 +1797,7 @@ def test_a_shared_progression_or_dance_gives_way_to_the_style_named(prompt, styl
     ("pizzicato bass and brushes", "classical"), ("pizzicato synth pluck melody, uplifting", "classical"),
 ])
 def test_the_third_reviews_words_name_no_style(prompt, not_style):
-    assert composer_of(compose(prompt, 1)).g.name != not_style
+    assert compose(prompt, 1).genre != not_style
 
 
 def test_the_third_reviews_negations_moments_and_words():
@@ -1822,5 +1822,5 @@ def test_the_fourth_reviews_paces_bars_and_dances():
     doble gives way to flamenco named beside it; a highland schottische is Scotland's (a reel's band)."""
     assert read_prompt("easy jog 12 MPM, dance pop playlist").bpm is None
     assert read_prompt("merengue 60 bars per minute").bpm == 120.0
-    assert composer_of(compose("paso doble flamenco guitar", 1)).g.name == "flamenco"
-    assert composer_of(compose("highland schottische bagpipes", 1)).g.name == "reel"
+    assert compose("paso doble flamenco guitar", 1).genre == "flamenco"
+    assert compose("highland schottische bagpipes", 1).genre == "reel"

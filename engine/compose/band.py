@@ -45,13 +45,12 @@ _PAD_COMPANY = _PAD_WORDS | {"music box", "music-box", "bells", "piano", "string
 _ENERGY_MOODS = frozenset(("happy", "energetic", "upbeat", "aggressive", "driving", "uplifting", "epic", "hype"))
 #: a folk instrument names its music when it is at least half of what the prompt names ("oud and
 #: darbuka", "kora and djembe", "sitar and violin" — not "oud, piano and cello", a chamber trio):
-#: the Levant's and Anatolia's lutes, zither and reed flute, India's, the griots', the Balkans' and
-#: Greece's, the Andes', Ireland's
+#: the Levant's and Anatolia's lutes, zither and reed flute, India's, the griots', the Balkans' (not
+#: Greece's bouzouki, laouto or lyra: the balkan style is Bulgaria's brass in 7/8), the Andes', Ireland's
 _FOLK_HINTS = {**{w: "arabic" for w in ("oud", "qanun", "kanun", "ney", "buzuq", "mijwiz", "mizmar",
-                                         "arghul", "zurna", "saz", "baglama", "keman")},
-                **{w: "raga" for w in ("sitar", "sarod", "veena", "sarangi", "bansuri", "tanpura", "shehnai", "shanai")},
-                **{w: "mande" for w in ("kora", "ngoni", "n'goni", "balafon", "balafons", "balaphon")},
-                # (not Greece's bouzouki, laouto or lyra: the balkan style is Bulgaria's brass in 7/8)
+                                        "arghul", "zurna", "saz", "baglama", "keman")},
+               **{w: "raga" for w in ("sitar", "sarod", "veena", "sarangi", "bansuri", "tanpura", "shehnai", "shanai")},
+               **{w: "mande" for w in ("kora", "ngoni", "n'goni", "balafon", "balafons", "balaphon")},
                **{w: "balkan" for w in ("gaida", "kaval", "gadulka", "gusle")},
                "zampona": "huayno", "uilleann pipes": "celtic", "mbira": "afrobeat",
                "sanfona": "forro", "algoza": "bhangra"}
@@ -61,12 +60,11 @@ _BEAT_DRUM_HINTS = {"808s": "trap", "breakbeat": "drum and bass", "beatbox": "bo
 #: darbuka" is the oud's); a world drum only beside nothing or its own music's instruments, and
 #: no bass, beat or synth ("acoustic guitar with djembe" is a coffeehouse's, "tabla and bass" no raga)
 _DRUM_GENRE_HINTS = {**_BEAT_DRUM_HINTS, "amen": "drum and bass", "brushes": "jazz", "brush": "jazz",
-                     "darbuka": "arabic", "riq": "arabic", "davul": "arabic", "bendir": "arabic", "tabla": "raga", "djembe": "mande", "dunun": "mande", "dundun": "mande",
+                     "darbuka": "arabic", "riq": "arabic", "davul": "arabic", "bendir": "arabic", "tabla": "raga",
+                     "djembe": "mande", "dunun": "mande", "dundun": "mande",
                      "talking drum": "afrobeat", "talking drums": "afrobeat", "bodhran": "celtic",
                      "surdo": "samba", "tamborim": "samba", "cuica": "samba", "zabumba": "forro",
                      "dhol": "bhangra", "dholak": "bhangra", "timbales": "salsa", "steel drums": "calypso"}
-#: instruments that name a genre only where no drum or mode word names another ("acoustic guitar
-#: and 808s" is a trap beat's, "solo acoustic guitar" a folk song's)
 #: Dutch "oud" (old): "een oud liedje", "oud en nieuw"
 _DUTCH_OUD_RE = re.compile(r"\b(?:een|het|heel|erg|zo)\s+oud\b|\boud\s+(?:en\s+nieuw|hollands|liedje|deuntje)\b|"
                            r"\b(?:liedje|slaapliedje|deuntje|muziek|lied)\b")
@@ -81,6 +79,8 @@ _ACOUSTIC_COMPANY = frozenset(("piano", "voice", "vocals", "vocal", "harmonica",
                                "tin whistle", "ukulele", "acoustic guitar", "acoustic guitars"))
 _HAND_PERCUSSION = frozenset(("shaker", "shakers", "tambourine", "tambourines", "cajon", "djembe", "claps", "handclaps",
                               "hand claps", "clap", "stomps", "foot stomps", "bongos", "congas", "finger snaps"))
+#: instruments that name a genre last, among acoustic company only, after the moods ("acoustic
+#: guitar and 808s" is a trap beat's, "dark acoustic guitar" a film cue's, "solo acoustic guitar" a folk song's)
 _WEAK_GENRE_HINTS = {"acoustic guitar": "folk", "ukulele": "folk", "acoustic guitars": "folk", "steel string guitar": "folk",
                      "steel-string guitar": "folk", "twelve string guitar": "folk", "twelve-string acoustic": "folk",
                      "twelve string acoustic": "folk"}
@@ -458,6 +458,16 @@ _DANCE_PACE = {"scherzo": (2.6, ("romantic piano", "classical"), (30.0, 240.0)),
                "slow waltz": (0.58, ("waltz",), (80.0, 96.0)), "foxtrot": (0.7, ("swing",), (108.0, 124.0))}
 
 
+def _pads_alone(spec: PromptSpec, named: list[str]) -> str | None:
+    """The pad word of a prompt where pads name ambient (:data:`_PAD_WORDS`), else ``None``."""
+    pads = next((w for w in named if w in _PAD_WORDS), None)
+    if pads is None or not set(named) <= _PAD_COMPANY or spec.drum_words or (spec.bpm or 0) >= 100 \
+            or set(spec.moods) & _ENERGY_MOODS:
+        return None
+    rest = re.sub(r"\b(?:no|without)\s+(?:drums?|beats?|percussion)\b|\bgames?\b", "", spec.text.replace(pads, ""))
+    return None if _BEAT_WORDS_RE.search(rest) or _BAND_SIGN_RE.search(rest) else pads
+
+
 def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     """A genre for a prompt that names none, and why: from its instruments, drum words, meter or
     moods, else one of the everyday styles by the hash."""
@@ -479,11 +489,7 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     for w in spec.instruments:
         if w in _GENRE_HINTS and _GENRE_HINTS[w] in G.GENRES:
             return _GENRE_HINTS[w], f"the instrument {w!r}"
-    pads = next((w for w in named if w in _PAD_WORDS), None)
-    bare = re.sub(r"\b(?:no|without)\s+(?:drums?|beats?|percussion)\b|\bgames?\b", "", spec.text.replace(pads or "", ""))
-    if pads and set(named) <= _PAD_COMPANY and not spec.drum_words and not _BEAT_WORDS_RE.search(bare) \
-            and not _BAND_SIGN_RE.search(bare) and (spec.bpm or 0) < 100 \
-            and not set(spec.moods) & _ENERGY_MOODS and "ambient" in G.GENRES:
+    if (pads := _pads_alone(spec, named)) and "ambient" in G.GENRES:
         return "ambient", f"the instrument {pads!r}"
     for w in spec.drum_words:
         w = w if w in _DRUM_GENRE_HINTS or not w.endswith("s") else w[:-1]      # "two djembes"

@@ -440,6 +440,12 @@ _STYLES = {"pad": _pad, "swell": _swell, "stab": _stab, "piano8": _piano8, "chop
 
 
 # --- arpeggios ------------------------------------------------------------------------------------
+#: an arpeggio style's step (beats; 16ths unless named) and how long each note holds (of its step): a
+#: harp's notes ring through the sweep, a tanpura's strings on into the next pluck
+_ARP_STEP = {"arp8": 0.5, "harp": 0.5, "tanpura": 1.0}
+_ARP_HOLD = {"harp": 0.95, "tanpura": 1.9}
+
+
 def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
     """The planned voicings broken into 8ths or 16ths: up, up-down or a skipping order; acid and
     trance lines; a harp's two-octave sweep."""
@@ -447,7 +453,7 @@ def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
     vs = sec.voicings[j][s]
     chords = sec.chords[s]
     style = pl.style
-    sub = 0.5 if style in ("arp8", "harp") else 1.0 if style == "tanpura" else 0.25
+    sub = _ARP_STEP.get(style, 0.25)
     bpb = band.bpb
     order_kind = (sec.comp_var + pl.nth) % 3
     vel = 70 if sec.kind in ("B", "drop") else 62
@@ -491,5 +497,5 @@ def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
         else:
             on = any(abs(t - g) < 1e-6 for g in band.group_starts_beats)
         accent = 16 if band.compound and style == "harp" else 10
-        bar.ev.append((j, t, t + sub * (0.55 if style not in ("harp", "tanpura") else 0.95 if style == "harp" else 1.9), p,
+        bar.ev.append((j, t, t + sub * _ARP_HOLD.get(style, 0.55), p,
                        vel + (accent if on else 0) - (0 if style != "acid16" else rng.randrange(12)), 0))

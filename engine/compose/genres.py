@@ -756,7 +756,7 @@ INSTRUMENTS.update({w: v for w, v in {
     "metallophone": (11, L, ""), "metallophones": (11, L, ""),
     "lead vocals": (53, L, ""), "lead vocal": (53, L, ""),
     "clean lead": (81, L, ""), "clean leads": (81, L, ""), "clean guitar lead": (27, L, ""), "clean lead guitar": (27, L, ""),
-    # set R's words: the twelve-string electric, a gut or nylon string, a Tele; the Spanish, French
+    # set R's words: the twelve-string electric, a gut or nylon string; the Spanish, French
     # and Italian keyboards, guitars, harpsichord and voices; Brazil's brass section and Bahian
     # guitar; the Basque txistu, South Africa's pennywhistle, Persia's spike fiddle; the prepared piano
     "12-string electric": (27, C, ""), "12 string electric": (27, C, ""), "12-string": (25, C, ""),
@@ -764,11 +764,13 @@ INSTRUMENTS.update({w: v for w, v in {
     "nylon string": (24, C, ""), "gut-string guitar": (24, C, ""), "gut string guitar": (24, C, ""),
     "gut-string": (24, C, ""), "teclado": (81, C, ""), "teclados": (81, C, ""),
     # the French keyboard: a piano unless it is said to sound like a synth
-    "clavier": (0, C, ""), "clavier facon synthe": (81, C, ""), "clavier synthe": (81, C, ""), "guitare": (25, C, ""), "guitare electrique": (27, C, ""), "guitarra baiana": (27, L, ""),
+    "clavier": (0, C, ""), "clavier facon synthe": (81, C, ""), "clavier synthe": (81, C, ""),
+    "guitare": (25, C, ""), "guitare electrique": (27, C, ""), "guitarra baiana": (27, L, ""),
     "naipe de metais": (61, C, "stab"), "metais": (61, C, "stab"), "clavicembalo": (6, C, ""),
     "clavecin": (6, C, ""), "cembalo": (6, C, ""), "voci femminili": (53, PD, ""),
     "acordeon": (21, C, ""), "txistu": (74, L, ""), "pennywhistle": (78, L, ""), "penny whistle": (78, L, ""),
-    "kamancheh": (110, L, ""), "kamanche": (110, L, ""), "kemenche": (110, L, ""), "prepared piano": (0, C, ""), "prepared-piano": (0, C, ""),
+    "kamancheh": (110, L, ""), "kamanche": (110, L, ""), "kemenche": (110, L, ""),
+    "prepared piano": (0, C, ""), "prepared-piano": (0, C, ""),
     "bass synth": (38, B, ""), "bass synths": (38, B, ""),
     # set S's: the button box, a synth bass in Portuguese, a music-box, a chip's pulse and triangle waves
     "button box": (21, C, ""), "button accordion": (21, C, ""), "baixo sintetizado": (38, B, ""),
@@ -786,10 +788,8 @@ DRUM_WORDS.update({w: DRUM_WORDS[same] for w, same in {
     "curimbo drums": "congas", "mirwas": "darbuka", "mirwas drums": "darbuka", "tombak": "darbuka",
     "tonbak": "darbuka", "zarb": "darbuka", "kanjira": "tambourine", "tenor drums": "toms", "tenor drum": "toms",
     "becken": "cymbals", "standtom": "floor tom", "gongs": "gong",
-    # set S's: Spanish castanets, the Balkan tapan, the Arab tabl, a finger-snap, a German bass drum
-    # and open hi-hats, the dunun family's smallest
+    # set S's: Spanish, Italian and German castanets, a finger-snap, a German bass drum and open hi-hats
     "castanuelas": "castanets", "castanuela": "castanets", "castagnette": "castanets", "kastagnetten": "castanets",
     "finger-snap": "finger snaps", "finger snap": "finger snaps",
     "fingersnap": "finger snaps", "finger-snaps": "finger snaps", "bassdrum": "kick", "offene hi-hats": "open hat",
     "offene hihats": "open hat", "offene hi-hat": "open hat"}.items() if w not in DRUM_WORDS and same in DRUM_WORDS})
-

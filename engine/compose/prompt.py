@@ -66,16 +66,15 @@ _KEY_RES = (
     re.compile(r"\b([b-g]|a(?=\s*(?:#|♯|♭|b\b|sharp|flat)))" + _ACC + r"\s*("
                + "|".join(sorted(G.MAQAM_MODES, key=len, reverse=True)) + r")\b"),
 )
-#: a mode and then its tonic ("hijaz on D", "dorian from E", "maqam bayati on Eb"); a bare "a" only
-#: where its phrase ends ("hijaz on a kanun" is no A)
-_MODE_ON_RE = re.compile(r"\b(" + "|".join(sorted((*G.MAQAM_MODES, "phrygian dominant", "harmonic minor", "freygish",
-                                                    "dorian", "phrygian", "lydian", "mixolydian", "locrian",
-                                                    "aeolian"), key=len, reverse=True))
-                         + r")\s+(?:on|from)\s+(?:the\s+note\s+)?([a-g])" + _ACC
-                         + r"(?![\w#♯♭'-])")
+#: a note name and its accidental as a word of its own (for :func:`_note_after`)
+_NOTE = r"(?P<note>[a-g])(?P<acc>" + _ACC[1:] + r"(?![\w#♯♭'-])"
+#: a mode and then its tonic ("hijaz on D", "dorian from E", "maqam bayati on Eb")
+_MODE_ON_RE = re.compile(r"\b(?P<mode>" + "|".join(sorted((*G.MAQAM_MODES, "phrygian dominant", "harmonic minor",
+                                                            "freygish", "dorian", "phrygian", "lydian", "mixolydian",
+                                                            "locrian", "aeolian"), key=len, reverse=True))
+                         + r")\s+(?:on|from)\s+(?:the\s+note\s+)?" + _NOTE)
 #: a drone's or a tuning's note: "drone on A", "tanpura tuned to C#", "a pedal on D", "Sa on D"
-_DRONE_ON_RE = re.compile(r"\b(?:drones?|pedal|tuned|tonic|sa|root)\s+(?:on|to|in|at)\s+(?:the\s+note\s+)?([a-g])" + _ACC
-                          + r"(?![\w#♯♭'-])")
+_DRONE_ON_RE = re.compile(r"\b(?:drones?|pedal|tuned|tonic|sa|root)\s+(?:on|to|in|at)\s+(?:the\s+note\s+)?" + _NOTE)
 _TEMPO_NEXT = r"\s*[,;]?\s*~?\d{2,3}(?:\.\d+)?\s*bpm\b"          # ", 95bpm" right after a word
 _BESIDE_TEMPO_BEFORE = re.compile(r"\d{2,3}(?:\.\d+)?\s*bpm\s*[,;]?\s*$")
 _BESIDE_TEMPO_AFTER = re.compile(_TEMPO_NEXT + r"|\s*(?:[,;.!)]|$)")
@@ -88,7 +87,6 @@ _BPM_RE = re.compile(r"\b(\d{2,3}(?:\.\d+)?)(?:-?ish)?\s*(?:bpm|beats per minute
 _BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con puntillo|seminima puntata|noire pointee)"
                            r"\s*(?:=|:|at|about|around|of|is|a unos|a|de|circa|~)?\s*(?:about|around|unos|~|c\.)?\s*"
                            r"(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:bars?|beats?|measures?|notes?|times?|seconds?|%))")
-#: "~170." at a sentence's end (a bare number before a full stop is no tempo: "Route 66.", "Studio 54.")
 #: a dance teacher's tempo in bars a minute: "50 bars per minute", "44 bars/min", "32 MPM"
 _BARS_PER_MIN_RE = re.compile(r"\b(\d{2})\s*(?:bars?|measures?)\s*(?:(?:per|/)\s*min(?:ute)?\b|a\s+minute\b)|\b(\d{2})\s*mpm\b")
 #: a dance beside "MPM" (measures a minute; alone it is a runner's minutes per mile)
@@ -100,16 +98,19 @@ _RUNNING_RE = re.compile(r"\b(?:pace|run|runs|running|runner|jog|jogging|walk|wa
 #: the beats a dance teacher counts in a bar of these styles where it is not the style's written bar:
 #: a samba's bar is 2/4 (two of them in the style's 4/4), salsa's beat a half note
 _MPM_BEATS = {"samba": 2, "salsa": 2, "merengue": 2}
+#: the words that say a number is about so much
+_ABOUT = r"about|around|roughly|approximately|approx\.?|circa|c\."
 #: a number said to be about so much before a colon ("lively, around 132: santur …"; a bare number
 #: before a colon is a name's: "psalm 121:", "route 66:")
-_ABOUT_BPM_RE = re.compile(r"\b(?:about|around|roughly|approximately|circa)\s+(\d{2,3})(?=:(?!\d))")
+_ABOUT_BPM_RE = re.compile(r"\b(?:" + _ABOUT + r")\s+(\d{2,3})(?=:(?!\d))")
 #: a unit after a number: no tempo ("at about 30 secs", "at around 60% volume", "at 15 years old")
 _UNIT_AFTER_RE = re.compile(r"\s*(?:%|seconds?|secs?|s\b|minutes?\b(?!\s*(?:a|per)\b)|mins?\b|ms\b|bars?|measures?|hz|"
                             r"khz|db\b|percent|years?|yrs|times?|x\b|notes?|people|players?|voices?|pm\b|am\b|mpm\b|"
                             r"o'?clock|degrees?|hours?|h\b)")
-_ABOUT_RE = re.compile(r"\b(?:about|around|roughly|approximately|approx|circa|c\.)|~")
+_ABOUT_RE = re.compile(r"\b(?:" + _ABOUT + r")|~")
+#: "~170." at a sentence's end (a bare number before a full stop is no tempo: "Route 66.", "Studio 54.")
 _TILDE_BPM_RE = re.compile(r"~\s*(\d{2,3})(?:\.(?!\d)|\b)")
-_TEMPO_RE = re.compile(r"\b(?:tempo|at)\s+(?:(?:about|around|roughly|approximately|approx\.?|circa|c\.|~)\s*)?(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:/|hz|seconds|s\b))")
+_TEMPO_RE = re.compile(r"\b(?:tempo|at)\s+(?:(?:" + _ABOUT + r"|~)\s*)?(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:/|hz|seconds|s\b))")
 #: a bare number that reads as a tempo ("dubstep 140", "house at 124, deep"): 50–220, a word of
 #: its own — not "808", "80s", "4/4", "12 bar", "30 seconds", "no. 5"
 _BARE_BPM_RE = re.compile(r"(?<![\w./'#-])(\d{2,3}(?:\.\d+)?)(?:-?ish\b)?(?![\w./'%:-])"
@@ -199,7 +200,7 @@ def _plurals(table: dict) -> dict:
 INSTRUMENT_WORDS = _plurals(G.INSTRUMENTS)
 #: "clean lead vocals" sing; "the piano leads the head", "a sax leads off": verbs, not a synth lead
 _INSTR_RX = _alternation(INSTRUMENT_WORDS, {"clean lead": r"\s+vocal", "clean leads": r"\s+vocal",
-                                                                                        "lead": r"\s+(?:the|a|an|into|us|off)\b",
+                                            "lead": r"\s+(?:the|a|an|into|us|off)\b",
                                             "leads": r"\s+(?:the|a|an|into|us|off)\b"})
 #: candombe's "piano drum" is no drum in a "piano drum and bass" (a piano over drum and bass)
 _DRUM_RX = _alternation(G.DRUM_WORDS, {"piano drum": r"s?\s*(?:and|n|&|'n')\s*bass",
@@ -415,7 +416,7 @@ class _Claims:
 _MOMENT_WORDS_RE = re.compile(r"\b(?:chorus|choruses|refrao|refrain|estribillo|ritornello|verse|verses|intro|outro|"
                                r"bridge|break|breakdown|drop|final|finale|end|ending|last|first|until|till|then|later|"
                                r"start|starts|beginning|middle|solo|section|part|anfang|schluss|principio|inicio|"
-                               r"comienzo|debut|fin|fine|inizio|fim|começo|comeco)\b")
+                               r"comienzo|debut|fin|fine|inizio|fim|comeco)\b")
 
 
 def _said_no_to(text: str, w: str) -> bool:
@@ -576,6 +577,19 @@ def _key_match_counts(rx: re.Pattern, m: re.Match, text: str) -> bool:
     return True
 
 
+def _pitch(letter: str, acc: str | None) -> int:
+    """The pitch class of a note letter and its accidental ("#", "sharp", "b", "-flat" …)."""
+    acc = (acc or "").strip(" -")
+    return (_NOTE_NAMES[letter] + (1 if acc in ("#", "♯", "sharp") else -1 if acc else 0)) % 12
+
+
+def _note_after(rx: re.Pattern, text: str) -> re.Match | None:
+    """The first match of ``rx`` (a ``note`` and its ``acc``) that is a note: a bare "a" only where
+    its phrase ends ("hijaz on A, oud" — "hijaz on a kanun" is no A)."""
+    return next((m for m in rx.finditer(text) if m["note"] != "a" or m["acc"]
+                 or re.match(r"\s*(?:$|[,;.!)])", text[m.end():])), None)
+
+
 def _read_key(spec: PromptSpec, claim: _Claims) -> None:
     """The tonic and mode ("in A minor", "F# dorian", "key of Eb"; "la menor", "fis-moll"), else a
     bare mode word."""
@@ -585,25 +599,20 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
     for rx in _KEY_RES:
         m = next((m for m in rx.finditer(text) if _key_match_counts(rx, m, text)), None)
         if m:
-            letter, acc, mword = m.group(1), (m.group(2) or "").strip(" -"), (m.group(3) or "")
+            mword = m.group(3) or ""
             if rx is _KEY_RES[0] and len(m.groups()) >= 4 and m.group(4) or rx is _KEY_RES[3]:
                 mword = "minor"
-            spec.key_root = (_NOTE_NAMES[letter] + (1 if acc in ("#", "sharp") else -1 if acc in ("b", "flat")
-                                                    else 0)) % 12
+            spec.key_root = _pitch(m.group(1), m.group(2))
             if mword:
                 spec.mode = _FOREIGN_MODES.get(mword) or G.MODE_ALIASES.get(mword, mword)
             claim(m)
             break
-    if spec.key_root is None and (m := next((m for m in _MODE_ON_RE.finditer(text) if m.group(2) != "a" or m.group(3)
-                                             or re.match(r"\s*(?:$|[,;.!)])", text[m.end():])), None)) and claim(m):
-        acc = (m.group(3) or "").strip(" -")
-        spec.key_root = (_NOTE_NAMES[m.group(2)] + (1 if acc in ("#", "♯", "sharp") else -1 if acc else 0)) % 12
-        spec.mode = G.MODE_ALIASES.get(m.group(1), m.group(1))
-    if spec.key_root is None and (m := next((m for m in _DRONE_ON_RE.finditer(text) if m.group(1) != "a" or m.group(2)
-                                             or re.match(r"\s*(?:$|[,;.!)])", text[m.end():])), None)) \
-            and claim.span(m.start(1), m.end()):          # (the note only: "drone" may still name the style)
-        acc = (m.group(2) or "").strip(" -")
-        spec.key_root = (_NOTE_NAMES[m.group(1)] + (1 if acc in ("#", "♯", "sharp") else -1 if acc else 0)) % 12
+    if spec.key_root is None and (m := _note_after(_MODE_ON_RE, text)) and claim(m):
+        spec.key_root = _pitch(m["note"], m["acc"])
+        spec.mode = G.MODE_ALIASES.get(m["mode"], m["mode"])
+    if spec.key_root is None and (m := _note_after(_DRONE_ON_RE, text)) \
+            and claim.span(m.start("note"), m.end()):    # (the note only: "drone" may still name the style)
+        spec.key_root = _pitch(m["note"], m["acc"])
     if spec.key_root is None and (m := _SOLFEGE_PLAIN_RE.search(text)) and claim(m):
         acc = (m.group(2) or "").strip()
         spec.key_root = (_SOLFEGE[m.group(1)] + (1 if acc in ("#", "diyez") else -1 if acc else 0)) % 12
