@@ -402,10 +402,11 @@ def test_the_piano_roll_draws_the_slots_score_and_web_midi_keys_steer_the_slot(t
         assert len(want) > 10 and want <= got, sorted(want - got)[:5]
         drums = {i for i, p in enumerate(score.parts) if p.is_drums}
         assert {n[0] for n in got} & drums and {n[0] for n in got} - drums     # drums in their lane, and the rest
-        # it moves with the read head: the drawn playhead, and the read head's beat it was polled at
-        time.sleep(0.6)
-        later = drawn()
-        assert later["playhead_beat"] > first["playhead_beat"] and later["polled_beat"] > first["polled_beat"]
+        # it moves with the read head: the drawn playhead, and the read head's beat it was polled at (the
+        # next poll waited for, not a fixed sleep: a loaded CI machine's next poll came after 0.6 s)
+        later = _wait(lambda: (d := drawn()) and d["playhead_beat"] > first["playhead_beat"]
+                      and d["polled_beat"] > first["polled_beat"] and d, timeout=10)
+        assert later and later["playhead_beat"] > first["playhead_beat"] and later["polled_beat"] > first["polled_beat"]
         assert later["bpm"] == pytest.approx(score.bpm)
         roll = browser.find_element(By.CSS_SELECTOR, f'.roll[data-slot="{name}"]')
         assert roll.find_element(By.CSS_SELECTOR, ".rbar").text.startswith("bar ")
