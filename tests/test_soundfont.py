@@ -163,3 +163,56 @@ def test_a_fast_strum_on_plucked_strings_does_not_start_loud(pool, program):
     y = play(pool, score, 3.0)
     pyln = pytest.importorskip("pyloudnorm")
     assert pyln.Meter(SR).integrated_loudness(y.astype(np.float64)) <= TARGET_LUFS + 2.5
+
+
+def k_loudness(x: np.ndarray) -> float:
+    """BS.1770's K-weighted loudness of ``x`` without the gate (what the estimate guesses)."""
+    from engine.synth.perform import k_weighting_power
+
+    n = x.shape[0]
+    spec = np.fft.rfft(x.astype(np.float64), axis=0)
+    ms = 2.0 * (np.abs(spec) ** 2 * k_weighting_power(n, SR)[:, None]).sum() / (n * n)
+    return -0.691 + 10 * np.log10(ms + 1e-20)
+
+
+def _held_render(pool, score, seconds, monkeypatch):
+    """``score``'s first ``seconds`` as the instrument plays it at the calibrated starting gain
+    held (no follower, no balance), aimed 10 dB under the target so that the limiter never
+    touches it (a piano's attack at the target's gain would be held down), and that gain."""
+    from engine.synth import perform
+
+    inst = pool.instrument()
+    perf = Performance(score, inst, SR)
+    est = pool.expected_lufs(score, inst)
+    perf.mix.set_initial(perf.mix.target - 10.0 - est)
+    perf.mix.balance = None
+    monkeypatch.setattr(perform.Mix, "_follow", lambda self, x: self.gain_db)
+    try:
+        return perf.read(int(seconds * SR)), perf.mix.gain_db
+    finally:
+        perf.close()
+
+
+@pytest.mark.parametrize("program, vel, length", [
+    (0, 40, 1.0),      # a soft piano: FluidSynth's velocity curve is (vel/100)⁴ in power, not ³
+    (0, 115, 0.25),    # staccato: a piano's short note rings on after the key is let go
+    (0, 70, 4.0),      # whole notes at 60 bpm: a held piano note dies away
+    (33, 100, 0.5),    # a fingered bass
+    (48, 60, 4.0),     # strings sustain: as long as held
+    (89, 90, 0.25),    # a pad's short notes never swell to its level
+])
+def test_the_starting_gain_puts_the_first_bars_at_the_target(pool, program, vel, length, monkeypatch):
+    """The renderer's guess of a score's loudness (its starting gain) from the calibration: the
+    first four bars played at that gain measure the target within 1 dB, soft or loud, short or
+    long notes, decaying or sustained. Before the guess knew the velocity curve and each
+    program's energy by note length, a soft piano started 4 dB quiet, staccato piano 5 dB loud
+    and held piano notes 3 dB quiet; a stream then swelled or sank for its first seconds."""
+    bpm = 60.0
+    chord = (40, 60, 72)           # the calibration's (a register's own colour is not what this tests)
+    per_bar = max(1, int(round(4 / length)))
+    parts = [Part("p", "chords", program, 0, level=0.8, reverb=0.2, chorus=0.1)]
+    score = Score("est", 0, bpm, (4, 4), 4, "major", "test", parts,
+                  make_bar=lambda i: ([Note(0, i * 4 + k * 4 / per_bar, length, p, vel)
+                                       for k in range(per_bar) for p in chord], []))
+    y, gain = _held_render(pool, score, 4 * 4 * 60 / bpm, monkeypatch)
+    assert abs(k_loudness(y) - (TARGET_LUFS - 10.0)) <= 1.0, (k_loudness(y), gain)

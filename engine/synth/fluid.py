@@ -129,6 +129,7 @@ def _lib():
         "fluid_synth_pitch_wheel_sens": (i, [vp, i, i]),
         "fluid_synth_set_gen": (i, [vp, i, i, f]),
         "fluid_synth_system_reset": (i, [vp]),
+        "fluid_synth_all_sounds_off": (i, [vp, i]),
         "fluid_synth_write_float": (i, [vp, i, vp, i, i, vp, i, i]),
         "fluid_set_log_function": (vp, [i, vp, vp]),
     }
@@ -282,17 +283,31 @@ class FluidPool:
 
     def expected_lufs(self, score, inst: "FluidInstrument") -> float | None:
         """The score's loudness through ``inst`` (after its trims), from the calibration. ``[engine]``"""
-        note_ms, hit = [], []
+        note_ms, hit, hold = [], [], []
+        lv = self.levels or {}
         for p, (bank, prog), trim in zip(score.parts, inst.presets, inst.trim_db):
             ms = 10 ** ((self.part_level_db(p, bank, prog) - trim + 0.691) / 10)
             if bank == 128:
                 note_ms.append(0.0)
                 hit.append(ms * 0.4 / len(_KIT_NOTES))
+                hold.append(None)
             else:
                 note_ms.append(ms / len(_CAL_KEYS))
                 hit.append(0.0)
-        return perform.expected_lufs(score, note_ms, hit)
+                db = tuple(lv.get(("hold", prog, s)) for s in HOLDS_S)
+                hold.append(None if None in db else db)
+        return perform.expected_lufs(score, note_ms, hit, vel_power=VEL_POWER, holds=HOLDS_S, hold_db=hold,
+                                     sends=SEND_SHARES)
 
+
+#: FluidSynth's default velocity curve in power: a note's K-weighted loudness goes as (vel/100)⁴
+#: (measured on FluidR3's piano, organ, guitar, strings, bass, brass and synths: within 0.1 dB
+#: from velocity 30 to 120 — a brass or reed patch's filter makes a soft note up to 1.5 dB softer)
+VEL_POWER = 4.0
+#: what a full reverb and a full chorus send add to a part's K-weighted power, with this pool's
+#: effect settings (measured on a piano, strings, a guitar and a synth lead, held 1.5 s and let
+#: ring 1.5 s: the reverb returns −1 … +3 %, the chorus +9 … +29 %)
+SEND_SHARES = (0.0, 0.25)
 
 REF_DB = -20.0           # calibrated presets are attenuated toward this reference loudness
 
@@ -425,8 +440,8 @@ def _font_key(path: str) -> str:
 def _cache_path(key: str) -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     # v2: measured through EDGE_FILTER_CENTS; v3: with the kits' clicking keys; v4: the square's
-    # filter closed further (older caches are measured again)
-    return os.path.join(base, "wavebridge", f"fluid-levels-v4-{hashlib.sha1(key.encode()).hexdigest()[:16]}.json")
+    # filter closed further; v5: each program's energy by note length (older caches are measured again)
+    return os.path.join(base, "wavebridge", f"fluid-levels-v5-{hashlib.sha1(key.encode()).hexdigest()[:16]}.json")
 
 
 def _decode(d: dict) -> dict:
@@ -435,6 +450,8 @@ def _decode(d: dict) -> dict:
         a, *rest = k.split(":")
         if a == "click":                    # "click:<kit>:<key>": that key's onset clicks
             out[("click", int(rest[0]), int(rest[1]))] = float(v)
+        elif a == "hold":                   # "hold:<program>:<s>": a note that long (see calibrate)
+            out[("hold", int(rest[0]), float(rest[1]))] = float(v)
         else:
             out[("kit", int(rest[0])) if a == "kit" else (int(a), int(rest[0]))] = float(v)
     return out
@@ -531,11 +548,40 @@ def _kw_db(x: np.ndarray, sr: int) -> float:
     return -0.691 + 10 * math.log10(ms + 1e-20)
 
 
+#: the note lengths (s) whose energy the calibration measures for every program: a piano's,
+#: a guitar's or a bass's short note carries its attack and its ring after the key is let go,
+#: +5 … +7 dB over its mean square held 1.2 s times its length, and a 3 s note has decayed,
+#: −3 … −4 dB; an organ's, a string section's or a synth lead's is within 1 dB at any length
+HOLDS_S = (0.1, 0.3, 1.0, 3.0)
+HOLD_TAIL_S = 1.0        # what is rendered after the note-off: the release and the ring
+
+
+def _hold_db(lib, h, ch: int, held: float, buf: np.ndarray, sr: int) -> float:
+    """K-weighted energy (dB, mean square × s) of the calibration chord on channel ``ch`` held
+    ``held`` s and then let go, with :data:`HOLD_TAIL_S` after, minus ``10·log10(held)``: so it
+    reads as a mean square over the hold, like the program's level."""
+    p = buf.ctypes.data
+    n_on = int(held * sr) // 64 * 64
+    n_all = n_on + int(HOLD_TAIL_S * sr) // 64 * 64
+    lib.fluid_synth_all_sounds_off(h, ch)
+    lib.fluid_synth_write_float(h, 64, p, 0, 2, p, 1, 2)          # the old voices gone
+    for key in _CAL_KEYS.values():
+        lib.fluid_synth_noteon(h, ch, key, 100)
+    lib.fluid_synth_write_float(h, n_on, p, 0, 2, p, 1, 2)
+    for key in _CAL_KEYS.values():
+        lib.fluid_synth_noteoff(h, ch, key)
+    q = p + n_on * 8
+    lib.fluid_synth_write_float(h, n_all - n_on, q, 0, 2, q, 1, 2)
+    return _kw_db(buf[:n_all], sr) + 10 * math.log10(n_all / n_on)
+
+
 def calibrate(pool: FluidPool) -> dict:
     """Loudness of every GM program and kit in the pool's SoundFont, measured once at warmup.
 
     A program: a three-note chord (E2, C4, C5 struck together, velocity 100) held 1.2 s — the
-    louder of the whole hold and its second half, so a slow pad counts once it has swelled; a
+    louder of the whole hold and its second half, so a slow pad counts once it has swelled —
+    and, for each of :data:`HOLDS_S`, the chord's whole energy when held that long and let ring
+    out (:func:`_hold_db`), in dB over that mean square times the hold; a
     kit: its kick, snare, hats, crash and ride one after another. Rendered dry (sends 0) on the
     owner instance (it never plays a stream) at CC7 127, K-weighted. Then the composer's kits'
     clicking keys (:func:`_scan_clicks`). About ten seconds of CPU for a full GM font, so the
@@ -548,6 +594,7 @@ def calibrate(pool: FluidPool) -> dict:
     sid = 1
     n_hold, n_tail = int(1.2 * sr) // 64 * 64, int(0.1 * sr) // 64 * 64
     buf = np.zeros((n_hold + n_tail, 2), dtype=np.float32)
+    long_buf = np.zeros((int((max(HOLDS_S) + HOLD_TAIL_S) * sr) // 64 * 64 + 64, 2), dtype=np.float32)
     p = buf.ctypes.data
     out: dict = {}
     pool._presets.clear()
@@ -580,6 +627,16 @@ def calibrate(pool: FluidPool) -> dict:
                     # a slow pad is measured where it has swelled, a decaying sound over its note
                     out[(0, prog)] = max(_kw_db(buf[:n_hold], sr), _kw_db(buf[n_hold // 2:n_hold], sr))
         out.update(_scan_clicks(pool, h, buf))
+        for prog in range(128):
+            if (0, prog) in out:
+                lib.fluid_synth_system_reset(h)
+                lib.fluid_synth_set_channel_type(h, 0, CHANNEL_TYPE_MELODIC)
+                lib.fluid_synth_program_select(h, 0, sid, 0, prog)
+                for cc, v in ((7, 127), (91, 0), (93, 0), (10, 64)):
+                    lib.fluid_synth_cc(h, 0, cc, v)
+                lib.fluid_synth_set_gen(h, 0, GEN_FILTERFC, edge_filter_cents(0, prog))
+                for held in HOLDS_S:
+                    out[("hold", prog, held)] = _hold_db(lib, h, 0, held, long_buf, sr) - out[(0, prog)]
     finally:
         lib.fluid_synth_set_gen(h, 0, GEN_FILTERFC, 0.0)
         lib.fluid_synth_system_reset(h)

@@ -62,16 +62,37 @@ RINGING = frozenset((24, 25, 32, 15, 45, 46, 104, 105, 106, 107))
 RING_S = 0.3
 
 
-def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], bars: int = 4) -> float | None:
+def hold_energy(held: float, holds: tuple, db: tuple) -> float:
+    """A note's energy over its mean square (s) when held ``held`` s, from measured points: at
+    each of ``holds`` (s, rising) the energy was ``held · 10^(db/10)`` (the attack and the ring
+    after the key is let go included). Interpolated in log energy over log length, the end
+    segments' slopes carried on past the first and the last point (a sustained sound's grows
+    with its length, a piano's hardly once it has died away)."""
+    h = max(held, 1e-3)
+    lh = [math.log(x) for x in holds]
+    le = [math.log(x) + d * math.log(10) / 10 for x, d in zip(holds, db)]
+    x = math.log(h)
+    k = 0 if x <= lh[1] else len(lh) - 2 if x >= lh[-2] else next(i for i in range(len(lh) - 1) if lh[i] <= x <= lh[i + 1])
+    t = (x - lh[k]) / (lh[k + 1] - lh[k])
+    return math.exp(le[k] + t * (le[k + 1] - le[k]))
+
+
+def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], bars: int = 4,
+                  vel_power: float = 3.0, holds: tuple | None = None,
+                  hold_db: list | None = None, sends: tuple = (1.5, 1.0)) -> float | None:
     """The score's loudness guessed from its notes (first ``bars`` bars) and calibrated parts.
 
     ``note_ms[i]``: K-weighted mean square of part ``i`` holding one note at velocity 100
     (melodic parts; sounding time capped at 3 s, and at least :data:`RING_S` for a plucked
     string of :data:`RINGING`); ``hit_energy[i]``: K-weighted energy
     (mean square × seconds) of one drum hit at velocity 100. Levels scale as ``level²`` and
-    velocity as ``(vel/100)³`` (close to FluidSynth's default velocity curve); reverb and
-    chorus sends add their share. ``None`` if
-    the bars are silent. ``[engine]``
+    velocity as ``(vel/100) ** vel_power``, the renderer's own velocity curve in power: 3 for
+    the oscillators (amplitude ∝ vel^1.5), 4 for FluidSynth (its default velocity modulator,
+    amplitude ∝ vel²; measured within 0.1 dB from velocity 30 to 120); the reverb and
+    chorus sends add ``sends`` = (reverb, chorus) times the send to a part's power. ``hold_db[i]`` (with ``holds``; ``None`` for a part without):
+    part ``i``'s measured energy at each of ``holds`` (:func:`hold_energy`) — a piano's short
+    notes ring on and its long ones die away — instead of its mean square times the note's
+    length. ``None`` if the bars are silent. ``[engine]``
     """
     bpb = score.beats_per_bar
     span_beats = bars * bpb
@@ -79,11 +100,16 @@ def expected_lufs(score: Score, note_ms: list[float], hit_energy: list[float], b
     energy = 0.0
     for n in score.notes_between(0.0, span_beats):
         p = score.parts[n.part]
-        v = (n.vel / 100.0) ** 3 * p.level ** 2 * (1.0 + 1.5 * p.reverb + 1.0 * p.chorus)
+        v = (n.vel / 100.0) ** vel_power * p.level ** 2 * (1.0 + sends[0] * p.reverb + sends[1] * p.chorus)
         if hit_energy[n.part] > 0:
             energy += hit_energy[n.part] * v
         else:
             held = n.dur * sec_per_beat
+            if hold_db is not None and hold_db[n.part] is not None:
+                # what sounds inside the bars (a pad held for 16 bars counts for these)
+                held = min(held, (span_beats - n.start) * sec_per_beat)
+                energy += note_ms[n.part] * v * hold_energy(held, holds, hold_db[n.part])
+                continue
             if p.program in RINGING:
                 held = max(held, RING_S)       # a plucked string sounds on past a short note
             energy += note_ms[n.part] * v * min(held, 3.0)
