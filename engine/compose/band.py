@@ -35,7 +35,12 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 "jazz guitar": "jazz", "nyckelharpa": "polska", "portuguese guitar": "fado", "tumbi": "bhangra",
                 "charango": "huayno", "quena": "huayno", "organ": "soul", "koto": "ambient", "sitar": "ambient",
                 # a bassoon or pizzicato strings: a concert piece's
-                **dict.fromkeys(("bassoon", "pizzicato strings"), "classical")}
+                **dict.fromkeys(("bassoon", "pizzicato strings"), "classical"),
+                # the review after set S: the orchestra's low reed and cor anglais, the strings in
+                # Italian and Polish (a mazurka's "fortepian" is the piano's: the piano alone rule)
+                **dict.fromkeys(("bass clarinet", "cor anglais", "oboe", "archi", "smyczki", "contrabassoon"), "classical"),
+                "honky-tonk piano": "ragtime", "honky tonk piano": "ragtime", "honkytonk piano": "ragtime",
+                "hurdy-gurdy": "celtic", "hurdy gurdy": "celtic", "baglama": "arabic"}
 #: pads alone name ambient — with no drum, beat, bass or tempo over 100 asked, nor an energetic mood
 #: ("slow evolving synth pads, a soft music-box arpeggio, no drums"; not "lush pads, big drums")
 _PAD_WORDS = frozenset(("synth pad", "synth pads", "warm pad", "warm pads", "space pad", "space pads", "ambient pad",
@@ -65,6 +70,11 @@ _DRUM_GENRE_HINTS = {**_BEAT_DRUM_HINTS, "amen": "drum and bass", "brushes": "ja
                      "talking drum": "afrobeat", "talking drums": "afrobeat", "bodhran": "celtic",
                      "surdo": "samba", "tamborim": "samba", "cuica": "samba", "zabumba": "forro",
                      "dhol": "bhangra", "dholak": "bhangra", "timbales": "salsa", "steel drums": "calypso"}
+#: the drum kit's own words: a kit said to play alone with these is a plain backbeat's (pop's);
+#: a world drum alone names its music (:data:`_DRUM_GENRE_HINTS`)
+_KIT_WORDS = frozenset(("kick", "kicks", "kick drum", "snare", "snares", "snare drum", "hats", "hi-hats", "hi-hat",
+                        "hihats", "hihat", "hi hats", "closed hats", "open hats", "open hat", "toms", "tom", "cymbals",
+                        "crash", "ride", "ride cymbal", "rimshot", "rimshots", "clap", "claps", "handclaps"))
 #: Dutch "oud" (old): "een oud liedje", "oud en nieuw"
 _DUTCH_OUD_RE = re.compile(r"\b(?:een|het|heel|erg|zo)\s+oud\b|\boud\s+(?:en\s+nieuw|hollands|liedje|deuntje)\b|"
                            r"\b(?:liedje|slaapliedje|deuntje|muziek|lied)\b")
@@ -480,6 +490,9 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     for w in spec.drum_words:
         if _BEAT_DRUM_HINTS.get(w) in G.GENRES:
             return _BEAT_DRUM_HINTS[w], f"the drum word {w!r}"
+    if spec.only_roles and spec.only_roles <= {"drums", "bass"} and not spec.instruments and "pop" in G.GENRES \
+            and not set(spec.drum_words) - _KIT_WORDS:
+        return "pop", "the kit alone (or with a bass): a plain backbeat"
     named = list(dict.fromkeys(spec.instruments))
     folk = [w for w in named if _FOLK_HINTS.get(w) in G.GENRES and not (w == "oud" and _DUTCH_OUD_RE.search(spec.text))]
     if folk and not _BAND_SIGN_RE.search(spec.text):
@@ -504,14 +517,14 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
         return "waltz", "the meter 3/4"
     for m in spec.moods:
         if m in G.MOOD_GENRES:
-            opts = [o for o in G.MOOD_GENRES[m] if o in G.GENRES]
+            opts = [o for o in G.MOOD_GENRES[m] if o in G.GENRES and o != spec.refused]
             if opts:
                 return opts[rng.randrange(len(opts))], f"the mood {m!r}"
     w = next((w for w in spec.instruments if w in _WEAK_GENRE_HINTS), None)
     if w and _WEAK_GENRE_HINTS[w] in G.GENRES and set(named) <= _ACOUSTIC_COMPANY | set(_WEAK_GENRE_HINTS) \
             and set(spec.drum_words) <= _HAND_PERCUSSION:
         return _WEAK_GENRE_HINTS[w], f"the instrument {w!r}"
-    opts = [o for o in G.DEFAULT_GENRES if o in G.GENRES]
+    opts = [o for o in G.DEFAULT_GENRES if o in G.GENRES and o != spec.refused]
     return opts[rng.randrange(len(opts))], "no style named: an everyday style, by the seed"
 
 
@@ -897,7 +910,9 @@ def _without(specs: list[dict], banned: set[int]) -> list[dict]:
         prog = next((p for p in kinds if p not in banned and p not in used), None)
         if prog is not None:
             used.add(prog)
-            out.append(dict(d, program=prog))
+            # a voice's part played by an instrument is no longer called a voice ("no vocals": the
+            # electro vocoder's line on a lead)
+            out.append(dict(d, program=prog, name=d["role"] if d["program"] in (52, 53, 54, 85) else d["name"]))
     return out
 
 

@@ -778,6 +778,22 @@ INSTRUMENTS.update({w: v for w, v in {
     "pulse lead": (80, L, ""), "triangle-wave bassline": (38, B, ""), "triangle-wave bass": (38, B, ""),
     "triangle wave bass": (38, B, ""), "triangle wave bassline": (38, B, ""),
 }.items() if w not in INSTRUMENTS})
+# the review after set S: the piano, guitar and strings in German, Polish, Italian and Russian (the
+# Cyrillic read as Latin first: _CYRILLIC in prompt.py), the cor anglais, the hurdy-gurdy (a
+# fiddle's tune over its own drone: GM has none), the bass clarinet, the early consort's winds
+INSTRUMENTS.update({w: v for w, v in {
+    "klavier": (0, C, ""), "fortepian": (0, C, ""), "fortepiano": (0, C, ""), "pianino": (0, C, ""),
+    "chitarra": (25, C, ""), "chitarre": (25, C, ""), "chitarra classica": (24, C, ""), "gitara": (25, C, ""),
+    "gitary": (25, C, ""), "gitare": (25, C, ""), "archi": (48, PD, ""), "smyczki": (48, PD, ""),
+    "yaylilar": (48, PD, ""), "strunnye": (48, PD, ""), "cor anglais": (69, L, ""), "corno inglese": (69, L, ""),
+    "englischhorn": (69, L, ""), "hurdy-gurdy": (110, L, ""), "hurdy gurdy": (110, L, ""),
+    "drehleier": (110, L, ""), "bass clarinet": (71, L, ""), "bass clarinets": (71, L, ""),
+    "kontrabas": (32, B, ""), "akordeonem": (21, C, ""), "contrabassoon": (70, B, ""), "theorbo": (24, C, ""), "viola da gamba": (42, B, ""),
+    "crumhorn": (68, L, ""), "crumhorns": (68, L, ""), "shawm": (68, L, ""), "shawms": (68, L, ""),
+    "sackbut": (57, L, ""), "sackbuts": (57, L, ""), "cornett": (56, L, ""), "cornetto": (56, L, ""),
+    "mandolino": INSTRUMENTS.get("mandolin", (105, A, "arp8")), "bouzoukia": (25, C, ""), "buzuki": (25, C, ""),
+    "cuerdas": (48, PD, ""), "cordes": (48, PD, ""), "cordas": (48, PD, ""),
+}.items() if w not in INSTRUMENTS})
 # the Balkans' tapan and the Arab tabl: the big bass drum the style's own kick already is (its
 # lanes written in 4/4 blurred a rachenitsa's 2+2+3 and a kopanitsa's eleven)
 DRUM_WORDS.update({w: (None, {}, None) for w in ("tupan", "tapan", "tapans", "tabl") if w not in DRUM_WORDS})

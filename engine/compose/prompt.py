@@ -47,6 +47,7 @@ class PromptSpec:
     a_cappella: bool = False                                  # voices alone ("a cappella", "no instruments")
     no_programs: set[int] = field(default_factory=set)       # "no piano", "no synths", "no acoustic instruments"
     no_lanes: set[str] = field(default_factory=set)          # "no hi-hats", "no kick": kit lanes left out
+    refused: str | None = None                               # the style said no to ("not jazz, just a beat")
     pairs: set[str] = field(default_factory=set)             # "two guitars (one clean, one overdriven)": "guitar"
     no_percussion: bool = False                               # "no drums at all", "no percussion": no taiko either
     bars_per_minute: float | None = None                      # a dance teacher's tempo ("50 bars per minute", "32 MPM")
@@ -55,7 +56,7 @@ class PromptSpec:
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
 _MODE_WORDS = r"(major|minor|maj|min|dorian|phrygian dominant|phrygian|lydian|mixolydian|aeolian|ionian|locrian|harmonic minor|freygish|majeur|mineur|maina|mainaa|meja|mejaa)"
 _KEY_RES = (
-    re.compile(r"\b(?:in|key of|key)\s+([a-g])" + _ACC + r"(?:\s*" + _MODE_WORDS + r"|(m)(?![a-z]))?(?![a-z#♯♭])"),
+    re.compile(r"\b(?:in|key of|key)(?:\s*[:=]\s*|\s+)([a-g])" + _ACC + r"(?:\s*" + _MODE_WORDS + r"|(m)(?![a-z]))?(?![a-z#♯♭])"),
     re.compile(r"\b([a-g])" + _ACC + r"\s*" + _MODE_WORDS + r"\b"),
     # a flat or sharp key letter standing alone in a list ("walking bass, Bb, 190"): no word is spelt so
     re.compile(r"(?<![\w/'-])([a-g])(#|♯|b|♭)()(?=\s*(?:[,;!)]|\.(?!\d)|$))"),
@@ -65,6 +66,8 @@ _KEY_RES = (
     # a note before a makam's name ("E hicaz", "D hijaz"); not a bare "a" ("a hijaz riff")
     re.compile(r"\b([b-g]|a(?=\s*(?:#|♯|♭|b\b|sharp|flat)))" + _ACC + r"\s*("
                + "|".join(sorted(G.MAQAM_MODES, key=len, reverse=True)) + r")\b"),
+    # a key written as a chord's symbol run together: "Ebmaj", "F#min", "Bbmaj 96"
+    re.compile(r"(?<![\w/'#♯-])([a-g])(#|♯|b|♭)?(maj|min)(?![a-z])"),
 )
 #: a note name and its accidental as a word of its own (for :func:`_note_after`)
 _NOTE = r"(?P<note>[a-g])(?P<acc>" + _ACC[1:] + r"(?![\w#♯♭'-])"
@@ -125,7 +128,27 @@ _WORD_METERS = {**{f"{a} {b}": (n, d) for a, n in (("two", 2), ("three", 3), ("f
                    for b, d in (("four", 4), ("eight", 8)) if (n, d) not in ((2, 8), (6, 4), (9, 4), (10, 4), (11, 4),
                                                                              (12, 4), (13, 4), (15, 4), (3, 8))},
                 "compound duple": (6, 8), "compound triple": (9, 8), "compound quadruple": (12, 8),
-                "simple duple": (2, 4), "simple triple": (3, 4), "simple quadruple": (4, 4)}
+                "simple duple": (2, 4), "simple triple": (3, 4), "simple quadruple": (4, 4),
+                # the meter in other languages: German "Dreivierteltakt", Dutch "driekwartsmaat",
+                # Spanish "tres por cuatro" (no Venezuelan cuatro), Italian "tre quarti", Polish
+                # "trzy czwarte", French "à trois temps" (a waltz's), Portuguese "três por quatro"
+                **{f"{a}{b}": (n, d) for a, n, d in (("zweiviertel", 2, 4), ("dreiviertel", 3, 4), ("vierviertel", 4, 4),
+                                                      ("sechsachtel", 6, 8), ("neunachtel", 9, 8), ("siebenachtel", 7, 8),
+                                                      ("fuenfviertel", 5, 4), ("funfviertel", 5, 4))
+                   for b in ("takt", "takts", "")},
+                **{f"{a} {b}": (n, d) for a, n, d in (("twee", 2, 4), ("drie", 3, 4), ("vier", 4, 4))
+                   for b in ("kwartsmaat", "kwart")},
+                **{f"{a}kwartsmaat": (n, 4) for a, n in (("twee", 2), ("drie", 3), ("vier", 4))},
+                **{f"{a} por {b}": (n, d) for a, n in (("dos", 2), ("tres", 3), ("cuatro", 4), ("cinco", 5),
+                                                       ("seis", 6), ("siete", 7), ("nueve", 9), ("doce", 12),
+                                                       ("quatro", 4))
+                   for b, d in (("cuatro", 4), ("ocho", 8), ("quatro", 4), ("oito", 8))
+                   if (n, d) in ((2, 4), (3, 4), (4, 4), (5, 4), (6, 8), (7, 8), (9, 8), (12, 8))},
+                "tres cuartos": (3, 4), "dos cuartos": (2, 4), "tre quarti": (3, 4), "due quarti": (2, 4),
+                "quattro quarti": (4, 4), "sei ottavi": (6, 8), "dodici ottavi": (12, 8), "nove ottavi": (9, 8),
+                "sette ottavi": (7, 8), "trois temps": (3, 4), "deux temps": (2, 4), "quatre temps": (4, 4),
+                "trois quatre": (3, 4), "six huit": (6, 8), "trzy czwarte": (3, 4), "trzech czwartych": (3, 4),
+                "dwie czwarte": (2, 4), "cztery czwarte": (4, 4), "szesc osmych": (6, 8)}
 _WORD_METER_RE = re.compile(r"\b(" + "|".join(re.escape(k).replace(r"\ ", r"[\s-]+") for k in
                                               sorted(_WORD_METERS, key=len, reverse=True))
                             + r")(?:\s+(?:time|meter|metre))?\b(?!-|\s*(?:bars?|measures?|beats?|minutes?|mins?|hours?|seconds?|pieces?|"
@@ -371,9 +394,63 @@ def _plain(prompt: str) -> str:
 _DEVANAGARI = {"गरबा": "garba", "डांडिया": "dandiya", "ढोलक": "dholak", "ढोल": "dhol", "शहनाई": "shehnai",
                "हारमोनियम": "harmonium", "तबला": "tabla", "सितार": "sitar", "बांसुरी": "bansuri", "भांगड़ा": "bhangra",
                "बॉलीवुड": "bollywood", "गिटार": "guitar", "पियानो": "piano", "वायलिन": "violin", "ताल": "rhythm",
-               "और": " and ", "धुन": "melody", "तेज़": "fast", "धीमा": "slow", "धीरे": "slow", "लगभग": "about"}
+               "और": " and ", "धुन": "melody", "तेज़": "fast", "धीमा": "slow", "धीरे": "slow", "लगभग": "about",
+               "बिना": "without", "ड्रम": "drums", "ड्रम्स": "drums", "अकूस्टिक": "acoustic", "फ़ोक": "folk", "फोक": "folk",
+               "रॉक": "rock", "जैज़": "jazz", "जैज": "jazz", "ग़ज़ल": "ghazal", "गजल": "ghazal", "सिर्फ़": "only",
+               "सिर्फ": "only", "केवल": "only", "बांसुरी": "bansuri", "सारंगी": "sarangi"}
 _DEVANAGARI_RE = re.compile("|".join(sorted(map(re.escape, _DEVANAGARI), key=len, reverse=True)))
 _DEVANAGARI_CHARS_RE = re.compile(r"[\u0900-\u097f]")
+
+
+#: Russian music words (folded: ё is е), as stems (its nouns and adjectives decline: гитара,
+#: гитару, гитарой; ударных, ударные) — read in English before anything else; a key's solfège
+#: ("ля минор") and a meter in words ("три четверти") too
+_CYRILLIC = ((r"без", "without"), (r"только", "only"), (r"и", "and"), (r"ударн\w*|барабан\w*", "drums"),
+             (r"акустическ\w*\s+гитар\w*", "acoustic guitar"), (r"электрогитар\w*|электрическ\w*\s+гитар\w*",
+                                                                   "electric guitar"),
+             (r"бас-гитар\w*", "bass guitar"), (r"гитар\w*", "guitar"), (r"пианино|фортепиано|роял\w*", "piano"),
+             (r"скрипк\w*", "violin"), (r"виолончел\w*", "cello"), (r"контрабас\w*", "double bass"), (r"бас\w*", "bass"),
+             (r"струнн\w*", "strings"), (r"оркестр\w*", "orchestral"), (r"хор\w*", "choir"), (r"синтезатор\w*", "synth"),
+             (r"аккордеон\w*|баян\w*", "accordion"), (r"балалайк\w*", "balalaika"), (r"флейт\w*", "flute"),
+             (r"саксофон\w*", "sax"), (r"труб[аыуе]\b", "trumpet"), (r"орган\w*", "organ"), (r"арф\w*", "harp"),
+             (r"фолк\w*|народн\w*", "folk"), (r"рок\w*", "rock"), (r"джаз\w*", "jazz"), (r"поп\b", "pop"),
+             (r"электронн\w*", "electronic"), (r"музык\w*", "music"), (r"хип-?хоп\w*", "hip hop"), (r"рэп\w*", "rap"),
+             (r"вальс\w*", "waltz"), (r"танго", "tango"), (r"блюз\w*", "blues"), (r"метал\w*", "metal"),
+             (r"панк\w*", "punk"), (r"техно", "techno"), (r"хаус\w*", "house"), (r"эмбиент\w*", "ambient"),
+             (r"классическ\w*", "classical"), (r"быстр\w*", "fast"), (r"медленн\w*|медленно", "slow"),
+             (r"грустн\w*|печальн\w*", "sad"), (r"весел\w*|радостн\w*", "happy"), (r"спокойн\w*", "calm"),
+             (r"ударов\s+в\s+минуту|уд\.?/мин", "bpm"), (r"три\s+четверти", "3/4"), (r"две\s+четверти", "2/4"),
+             (r"четыре\s+четверти", "4/4"), (r"шесть\s+восьмых", "6/8"), (r"семь\s+восьмых", "7/8"),
+             (r"(до|ре|ми|фа|соль|ля|си)(?:\s+(диез|бемоль))?\s+(мажор|минор)\w*", None), (r"соло", "solo"))
+_CYR_NOTES = {"до": "c", "ре": "d", "ми": "e", "фа": "f", "соль": "g", "ля": "a", "си": "b"}
+_CYRILLIC_RE = re.compile("|".join(rf"(?P<c{i}>(?<![\w-]){rx}(?![\w-]))" for i, (rx, _) in enumerate(_CYRILLIC)))
+_CYRILLIC_CHARS_RE = re.compile(r"[\u0400-\u04ff]")
+
+
+def _cyrillic(m: re.Match) -> str:
+    i = int(m.lastgroup[1:])
+    if _CYRILLIC[i][1] is not None:
+        return f" {_CYRILLIC[i][1]} "
+    note, acc, mode = re.match(r"(до|ре|ми|фа|соль|ля|си)(?:\s+(диез|бемоль))?\s+(мажор|минор)", m.group(0)).groups()
+    return f" in {_CYR_NOTES[note]}{'#' if acc == 'диез' else 'b' if acc else ''} {'major' if mode == 'мажор' else 'minor'} "
+
+
+#: Greek music words (folded: no accents): the bouzouki's styles, "without", "only"
+_GREEK = {"χωρις": "without", "μονο": "only", "και": "and", "ντραμς": "drums", "τυμπανα": "drums", "κρουστα": "percussion",
+          "ακουστικη κιθαρα": "acoustic guitar", "ηλεκτρικη κιθαρα": "electric guitar", "κιθαρα": "guitar",
+          "κιθαρες": "guitars", "πιανο": "piano", "μπουζουκι": "bouzouki", "μπαγλαμας": "baglama", "βιολι": "violin",
+          "κλαρινο": "clarinet", "μπασο": "bass", "φολκ": "folk", "ροκ": "rock", "τζαζ": "jazz", "ποπ": "pop",
+          "ρεμπετικο": "rebetiko", "ρεμπετικα": "rebetiko", "λαικο": "laiko", "λαικα": "laiko", "ζειμπεκικο": "zeibekiko",
+          "χασαπικο": "hasapiko", "συρτακι": "sirtaki", "αργο": "slow", "γρηγορο": "fast", "λυπημενο": "sad"}
+_GREEK_RE = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, _GREEK), key=len, reverse=True)) + r")(?!\w)")
+_GREEK_CHARS_RE = re.compile(r"[\u0370-\u03ff]")
+#: Turkish "without" is a suffix: davulsuz (no drums), vokalsiz, gitarsiz
+_TURKISH_WITHOUT_RE = re.compile(r"\b(davul|bateri|gitar|piyano|vokal|synth|bas|yayli)(?:suz|siz|suz|sız|süz)\b")
+_TURKISH_NOUNS = {"davul": "drums", "bateri": "drums", "gitar": "guitar", "piyano": "piano", "vokal": "vocals",
+                  "synth": "synths", "bas": "bass", "yayli": "strings"}
+
+
+_BALADA_RE = re.compile(r"\b(?:balada|baladas|ballata|ballate)\b")
 
 
 def _normalise(prompt: str) -> str:
@@ -383,7 +460,13 @@ def _normalise(prompt: str) -> str:
         prompt = _japanese(prompt)
     if _HANGUL_CHARS_RE.search(prompt):
         prompt = _korean(prompt)
+    if _CYRILLIC_CHARS_RE.search(prompt):
+        prompt = _CYRILLIC_RE.sub(_cyrillic, fold(prompt))
+    if _GREEK_CHARS_RE.search(prompt):
+        prompt = _GREEK_RE.sub(lambda m: f" {_GREEK[m.group(0)]} ", fold(prompt))
     text = _plain(prompt)
+    text = _BALADA_RE.sub("ballad", text)                              # Spanish, Portuguese, Italian ballads
+    text = _TURKISH_WITHOUT_RE.sub(lambda m: f"without {_TURKISH_NOUNS[m.group(1)]}", text)
     text = _VOCAL_LATER_RE.sub("no vocals,", _VOICE_OVER_RE.sub("narration", _TALK_RE.sub("narration", text)))
     text = _BPM_FIRST_RE.sub(r"\1 bpm", text)                          # "BPM112", "bpm: 124"
     text = _PAIR_RE.sub(lambda m: f"{m.group(2)} {_PAIR_SINGULAR[m.group(1)]}, {m.group(3)} {_PAIR_SINGULAR[m.group(1)]}",
@@ -667,6 +750,8 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
             r"\b(?:on|beats?|and|&|snare|the)\s+$", text[:m.start()])), None)):
         spec.meter = _WORD_METERS[re.sub(r"[\s-]+", " ", m.group(1))]   # "in twelve-eight", "compound duple"
         claim(m)
+    if spec.meter is None and re.search(r"\b(?:krautrock|motorik)\b", text):
+        spec.meter = (4, 4)                              # krautrock's motorik: a steady four, no prog odd meter
     if spec.meter is None:
         if re.search(r"\b(waltz|valse|vals|valzer|walzer|three four|three-four|triple meter|triple time|in three|"
                      r"(?:a|à) trois temps)\b", text) and not _NO_WALTZ_RE.search(text) \
@@ -732,7 +817,8 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
     if re.search(r"\bscherz(?:o|i|os)\b", text):
         spec.meter = spec.meter or (3, 4)                # the scherzo: a fast three, one beat to the bar
         spec.dance = "scherzo"
-    elif re.search(r"(?<!\bnot a )(?<!\bnot )\b(?:slow|english|ballroom|international)\s+waltz(?:es)?\b", text):
+    elif re.search(r"(?<!\bnot a )(?<!\bnot )\b(?:slow|english|ballroom|international|langsamer)\s+(?:waltz(?:es)?|walzer)\b|"
+                   r"\b(?:valse|vals|valzer)\s+(?:lente|lenta|lento)\b|\bwalzer\s+langsam\b", text):
         spec.dance = "slow waltz"                        # the ballroom's slow waltz: 28–30 bars a minute
     elif re.search(r"\b(?:slow\s+)?fox[\s-]?trots?\b(?!\s+(?:alpha|bravo|charlie|delta|company|uniform|team|unit))|"
                    r"\bslowfox\b", text) and spec.genre in (None, "swing"):
@@ -819,6 +905,10 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
         if not left:                                      # "oute drums oute synth": up to the next "without"
             said = _WITHOUT_RE.split(said, 1)[0]
             left = _negated_programs(said, foreign=True)
+        lanes = _negated_lanes(said)                      # "ohne Hi-Hats", "sin hi-hats"
+        spec.no_lanes |= lanes
+        if lanes and not left:
+            claim.span(m.start(), m.start(1) + len(said))
         if left:
             spec.no_programs |= left
             # ("keine Vocals und keine Gitarre": the second "keine" is the first list's already)
@@ -877,6 +967,9 @@ _NEG_KINDS = {
     # brass in Portuguese, Spanish, French and Italian ("sem metais")
     **dict.fromkeys(("metais", "metales", "cuivres", "ottoni"), frozenset(range(56, 64))),
     **dict.fromkeys(("organ", "organs"), frozenset(range(16, 21))),
+    # "no orchestra", "no orchestral instruments": its strings, harp, timpani, brass and winds
+    **dict.fromkeys(("orchestra", "orchestral instruments", "orchestral", "real orchestra", "live orchestra"),
+                    frozenset((*range(40, 50), *range(56, 62), *range(68, 76)))),
 }
 _NEG_KINDS.update(dict.fromkeys(("sintetizadores", "sintetizador", "sintetizzatori", "sintetizzatore", "synthes",
                                   "synthetiseurs", "synthesizern", "synthies", "syntezatorow", "sintetizatoare",
@@ -940,7 +1033,8 @@ _LEAVE_OUT_RE = re.compile(
     r"entirely|completely|altogether|please|pls|plz))|"
     # "leave out the strings", "skip drums", "get rid of the sax", "omit the piano and guitar" —
     # not "drop the bass" or "cut the drums" (the drop)
-    r"\b(?:leave\s+out|leave\s+off|take\s+out|skip|ditch|remove|get\s+rid\s+of|omit|exclude|"
+    r"\b(?:leave\s+out|leave\s+off|take\s+out|skip|ditch|remove|get\s+rid\s+of|omit|exclude|(?<!palm )(?<!palm-)mute|lose|kill|"
+    r"strip\s+out|everything\s+(?:but|except)|all\s+but|(?<!one )(?<!one-)drop(?=\s+(?:the\s+|all\s+(?:the\s+)?)(?:drums|percussion)\b(?!\s+in\b))|"
     r"don'?t\s+(?:use|want|need|add)(?:\s+any)?|do\s+not\s+(?:use|want|need|add)(?:\s+any)?)\s+"
     r"(?:the\s+|any\s+|all\s+(?:the\s+)?)?([a-z][a-z &-]*?)(?=\s*(?:$|[,.;!]|\b(?:please|pls|plz|entirely|"
     r"completely|but|then|so|because|for|in|until|till|during|on|at|from|after|before|with)\b))|"
@@ -1014,7 +1108,7 @@ def _negated_programs(phrase: str, foreign: bool = False) -> set[int]:
 
 
 #: style words that name a place or a people rather than a style: a later style word wins over them
-_REGIONAL = frozenset(("western", "irish", "irish folk", "scottish", "scottish folk", "yiddish", "bulgarian",
+_REGIONAL = frozenset(("western", "irish", "irish folk", "irish trad", "trad session", "irish trad session", "scottish", "scottish folk", "yiddish", "bulgarian",
                        "bulgarian folk", "macedonian", "balkan folk", "brazilian", "brazil", "latin", "cuban", "cuba",
                        "dominican", "colombian", "argentinian", "argentine", "mexican", "mexico", "mexican folk",
                        "jamaican", "jamaica", "trinidad", "haitian", "caribbean", "nigerian", "nigeria", "punjabi",
@@ -1068,7 +1162,9 @@ _FLAVOURS = frozenset(("wuxia", "xianxia", "guofeng", "chinese traditional", "tr
                        "late romantic", "late-romantic", "mahler", "poliziottesco", "giallo score",
                        "spaghetti western", "morricone", "ennio morricone", "western showdown"))
 #: the style words that yield to another style word in the prompt
-_YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES | _TEXTURES | _FLAVOURS
+#: a composer's name gives way to a form named after it ("Mozart piano sonata" is the piano's)
+_COMPOSERS = frozenset(("mozart", "haydn", "beethoven", "schubert", "ravel", "faure"))
+_YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES | _TEXTURES | _FLAVOURS | _COMPOSERS
 
 
 #: the words before a style that say no to it ("not metal", "rather than trap"), "avoid" among them or not
@@ -1112,6 +1208,11 @@ _NATO_BEFORE_RE = re.compile(r"\b(?:alpha|bravo|charlie|delta|echo|golf|hotel|in
 _DRONE_INSTRUMENT_RE = re.compile(r"\b(?:tanpura|tamboura|shruti|sruti)\b")
 
 
+#: the words right before the only style a prompt names that refuse it ("not jazz, just a chill beat",
+#: "anything but rock, energetic")
+_REFUSED_RE = re.compile(r"\b(?:not|never|anything\s+but|nothing\s+like|instead\s+of|rather\s+than)\s+(?:an?\s+)?$")
+
+
 def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
     """The earliest genre phrase in the prompt ("jazz waltz" is jazz, in 3/4); returns the phrase."""
     longer = [(i.start(), i.end()) for i in _INSTR_RX.finditer(spec.text)]
@@ -1121,6 +1222,10 @@ def _read_genre(spec: PromptSpec, claim: _Claims) -> str | None:
              and not (m.group(0) in ("drone", "drones") and (_DRONE_OF_RE.search(spec.text, 0, m.start())
                                                               or _DRONE_INSTRUMENT_RE.search(spec.text)))
              and not (m.group(0) in ("foxtrot", "fox trot") and _NATO_BEFORE_RE.search(spec.text, 0, m.start()))]
+    if len(found) == 1 and _REFUSED_RE.search(spec.text, 0, found[0].start()):
+        claim(found[0])                                   # "not jazz, just a chill beat": any style but that one
+        spec.refused = _GENRE_OF[found[0].group(0)]
+        return None
     if len(found) > 1 and (_said_no(spec.text, found[0]) or spec.text.startswith("-free", found[0].end())):
         # a style said no to gives way to the one asked for ("not idm, a warm deep house groove",
         # "glitch-free pop")
@@ -1453,11 +1558,15 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
                 spec.mode = mmode
                 spec.mode_is_mood = True
     if words & {"slow", "slower", "slowly", "lazy", "downtempo", "lento", "lenta", "langsam", "adagio",
-                "largo", "langzaam", "hidas", "hidasta", "pelan"} and not _NOT_SLOW_RE.search(spec.text):
+                "largo", "langzaam", "hidas", "hidasta", "pelan", "lente", "lentement", "lentamente", "despacio",
+                "langsamer", "langsame", "langsames", "langsamen", "powolny", "powolna", "powolne", "powoli",
+                "wolno", "wolny", "yavas", "agir", "lenti"} and not _NOT_SLOW_RE.search(spec.text):
         spec.tempo_factor *= 0.92
         spec.pace = -1
     if words & {"fast", "uptempo", "up-tempo", "faster", "driving", "frantic", "quick", "rapido", "rapida",
-                "schnell", "vite", "presto", "allegro", "rapide", "snel", "nopea", "cepat", "breakneck"} and not _NOT_FAST_RE.search(spec.text):
+                "schnell", "vite", "presto", "allegro", "rapide", "snel", "nopea", "cepat", "breakneck",
+                "schneller", "schnelle", "schnelles", "szybko", "szybki", "szybka", "szybkie", "hizli", "veloce",
+                "vivace", "rapidamente", "rapidos", "rapidas", "extremely fast", "speedy"} and not _NOT_FAST_RE.search(spec.text):
         spec.tempo_factor *= 1.06
         spec.pace = 1
     if words & {"swing", "swung", "shuffle", "swingy"} and not _NO_SWING_RE.search(spec.text):
@@ -1499,9 +1608,11 @@ def _alone_match(text: str, w: str) -> re.Match | None:
     iw = re.escape(w) + "s?"
     for m in re.finditer(rf"\b(?:solo\s+)?{iw}\s+(?:only|alone)" + _PHRASE_END + "|"
                          rf"(?<!\bnot )(?<!\bno )(?<!\bnon )(?<!\bnao )(?<!\bpas )(?<!\bnicht )"
-                         rf"\b(?:only|just|juste|seulement|uniquement|nur|solamente|soltanto|apenas)\s+"
+                         rf"\b(?:only|just|juste|seulement|uniquement|nur|solamente|soltanto|apenas|tylko|alleen)\s+"
                          rf"(?:an?\s+|the\s+|le\s+|la\s+|les\s+|l'|el\s+|das\s+|die\s+|den\s+|il\s+|lo\s+|o\s+)?{iw}"
-                         rf"(?:\s+(?:and|&|\+)\s+(?:an?\s+|the\s+)?[a-z][a-z' -]*?)?" + _PHRASE_END, text):
+                         rf"(?:\s+(?:and|&|\+)\s+(?:an?\s+|the\s+)?[a-z][a-z' -]*?)?" + _PHRASE_END + "|"
+                         rf"(?<![\w-]){iw}(?:\s+(?:and|&|\+)\s+(?:an?\s+|the\s+)?[a-z][a-z' -]*?)?\s*[,.;:]?\s*"
+                         rf"nothing\s+(?:else|more)\b", text):
         if re.search(r"\b(?:starts?|begins?|opens?|opening|intro|first)\b[^,.;]*$", text[:m.start()]) \
                 or re.match(r"\s*[,;]?\s*(?:then|before|until|till|and then)\b", text[m.end():]):
             continue
@@ -1549,8 +1660,97 @@ def _style_instrument(phrase: str) -> str | None:
                  and t != phrase), None)
 
 
+#: one item of a list of parts said to be all that plays: a role ("drums", "bass"), a drum or a kit
+#: lane ("kick", "hats", "congas"), an instrument
+_ONLY_ITEM = "(?:" + "|".join(re.escape(w) for w in sorted(
+    {*_ROLE_WORDS, *_FOREIGN_ROLES, *G.DRUM_WORDS, *_NEG_LANES, *INSTRUMENT_WORDS, "hats", "kick", "kicks", "snare", "snares"},
+    key=len, reverse=True)) + ")"
+_ONLY_LIST = (_ONLY_ITEM + r"(?:\s*(?:,|and|&|\+|und|y|e|et|i|n)?\s*(?:the\s+|a\s+|an\s+|some\s+)?" + _ONLY_ITEM + ")*")
+_ONLY_WORDS = r"(?:just|only|nur|tylko|solamente|seulement|juste|apenas|soltanto|purely)"
+#: "drums only", "bass and drums only", "just kick, hats and bass", "kick, snare, hats. nothing else",
+#: "nur Schlagzeug und Bass" — with a style named or not: the parts listed are all that plays
+_ONLY_ROLES_RE = re.compile(r"(?<![\w-])(?P<a>" + _ONLY_LIST + r")\s+(?:only|alone)" + _PHRASE_END + "|"
+                            r"(?<!\bnot )(?<!\bno )\b" + _ONLY_WORDS + r"\s+(?:the\s+|a\s+|some\s+)?(?P<b>" + _ONLY_LIST + ")"
+                            + _PHRASE_END + r"|(?<![\w-])(?P<c>" + _ONLY_LIST + r")\s*[.,;:]?\s*(?:[^.,;:]{1,24}[.,;:]\s*)?"
+                            r"(?:and\s+)?nothing\s+(?:else|more)\b")
+
+
+#: a kit's own words (not a hand drum's): "kick, snare, hats only" is the kit's
+_KIT_PIECE_RE = re.compile(r"kick|snare|hat|toms?\b|cymbal|crash|ride|rim|kit|808|909|break|brush|drum")
+
+
+def _only_roles(spec: PromptSpec) -> tuple[set[str], bool] | None:
+    """The roles of the parts a prompt says are all that plays ("drums only, 170 bpm jungle",
+    "techno … no melody, just kick hats and bass"), when one of them is a role or a drum word
+    (an instrument alone is :func:`_alone_match`'s) and not at one moment ("drums only in the
+    intro", "starts with just bass and drums"), and whether its drums are hand percussion alone
+    ("shakers and congas only": a percussionist, no kit); ``None`` when it says none."""
+    for m in _ONLY_ROLES_RE.finditer(spec.text):
+        items = re.findall(_ONLY_ITEM, next(g for g in m.group("a", "b", "c") if g))
+        roles, hand = set(), True
+        for w in items:
+            if w in _ROLE_WORDS or w in _FOREIGN_ROLES:
+                roles.add(_ROLE_WORDS.get(w) or _FOREIGN_ROLES[w])
+            elif w in G.DRUM_WORDS or w in _NEG_LANES or w in ("hats", "kick", "kicks", "snare", "snares"):
+                roles.add("drums")
+                hand = hand and not _KIT_PIECE_RE.search(w)
+                continue
+            hand = hand and w not in _ROLE_WORDS and w not in _FOREIGN_ROLES
+        if not roles or re.search(r"\b(?:starts?|begins?|opens?|opening|intro|first)\b[^,.;]*$", spec.text[:m.start()]) \
+                or m.group("b") and (neg := re.search(r"\b(?:no|without)\s+([^,.;]*?)[,;]?\s*$", spec.text[:m.start()])) \
+                and _lane_item(neg.group(1)) \
+                or re.match(r"\s*[,;]?\s*(?:then|before|until|till|and then)\b|\s+(?:in|at|for|during|until)\s+(?:the\s+)?"
+                            r"(?:intro|outro|break|breakdown|bridge|verses?|start|beginning|first)\b", spec.text[m.end():]):
+            continue
+        return roles, hand and roles == {"drums"}
+    return None
+
+
+#: instruments whose "X solo" beside a style is a piece for X alone (a keyboard's, a guitar's, a
+#: harp's, a bellows' both hands: "harpsichord solo, baroque", "tango, bandoneón solo"); a "sax solo"
+#: in jazz or a "guitar solo" in rock is the band's
+_BOTH_HANDS_SOLO = frozenset((*range(0, 9), *range(16, 24), 24, 25, 46))
+#: the styles where a player alone is a form of its own: a recital's, a taqsim's, a tango's
+#: bandoneón (a "guitar solo" in a rock ballad is the band's)
+_SOLO_AFTER_FAMILIES = frozenset(("classical", "folk", "latin", "arabic", "indian", "celtic", "balkan", "african",
+                                  "ambient"))
+#: where any instrument's "solo" is the piece: a taqsim, an alap, a handpan's meditation
+_ANY_SOLO_FAMILIES = frozenset(("arabic", "indian", "ambient"))
+
+
+def _solo_after(spec: PromptSpec) -> bool:
+    """Whether the one instrument or hand drum named is said to play solo ("djembe solo", "bass
+    clarinet solo", "oud taqsim, solo", "harpsichord solo, baroque"): nothing else named, no band;
+    beside a style only an instrument of :data:`_BOTH_HANDS_SOLO`."""
+    named = set(spec.instruments) | set(spec.drum_words)
+    if len(named) != 1 or (spec.instruments and spec.drum_words) or _BAND_BESIDE_RE.search(
+            _INSTR_RX.sub(" ", _DRUM_RX.sub(" ", spec.text))):
+        return False
+    w = next(iter(named))
+    if w in spec.drum_words and _KIT_PIECE_RE.search(w):
+        return False                              # a drum solo on the kit is the kit's (its own rules)
+    fam = G.GENRES[spec.genre].family if spec.genre in G.GENRES else None
+    if fam is not None and (fam not in _SOLO_AFTER_FAMILIES or w in spec.instruments and fam not in _ANY_SOLO_FAMILIES
+                            and INSTRUMENT_WORDS[w][0] not in _BOTH_HANDS_SOLO):
+        return False
+    return bool(re.search(rf"(?<![\w-]){re.escape(w)}s?\s+(?:solo|sola|seule?|allein|alleine|da\s+sola?)\b"
+                          rf"(?!\s+(?:over|with|on|in|section|spot|break))",
+                          spec.text) or re.search(r"(?:^|[,.;:])\s*solo\s*(?:$|[,.;:])", spec.text))
+
+
 def _read_solo(spec: PromptSpec, words: set[str], phrase: str | None = None) -> None:
     """"solo piano", "drums only", "just bass and drums" (only when no genre is named)."""
+    # a role word inside an instrument's name is no role asked for ("bass clarinet", "lead guitar")
+    words = set(re.findall(r"[a-z]+", _INSTR_RX.sub(lambda m: " " if " " in m.group(0) else m.group(0), spec.text))) \
+        if re.search(r"\b(solo|only|alone|just)\b", spec.text) else words
+    solo_after = _solo_after(spec)
+    if solo_after and spec.drum_words:
+        spec.only_roles.add("drums")
+        spec.no_roles.add("drums")                # a hand drum alone: the percussionist, no kit
+    if (only := _only_roles(spec)) is not None:
+        spec.only_roles |= only[0] - spec.no_roles
+        if only[1]:
+            spec.no_roles.add("drums")           # hand percussion alone: the percussionist, no kit
     solo = bool(re.search(r"\b(solo|only|alone|just)\b", spec.text)) and spec.genre is None
     # with a style named, only an instrument said to play alone: "solo piano only", "piano only",
     # "just the piano" (a boogie-woogie for piano alone) — not a "flute solo" in a band
@@ -1572,11 +1772,12 @@ def _read_solo(spec: PromptSpec, words: set[str], phrase: str | None = None) -> 
         spec.instruments = [w for w in spec.instruments if kept(w)]
         spec.drum_words = [w for w in spec.drum_words if kept(w)]
         words = set(re.findall(r"[a-z]+", spec.text[start:]))
-    solo = solo or bool(alone) or any(_solo_before(spec, w) for w in spec.instruments) \
+    solo = solo or bool(alone) or solo_after or any(_solo_before(spec, w) for w in spec.instruments) \
         or bool(_NO_BAND_RE.search(spec.text)) or (len(set(spec.instruments)) == 2 and bool(_DUO_RE.search(spec.text)))
     spec.solo = solo and bool(spec.instruments)
     if solo:
-        spec.only_roles = {r for w, r in _ROLE_WORDS.items() if w in words} - spec.no_roles   # not "no drums … just piano"
+        # (not "no drums … just piano"; "just a chill beat" is a whole beat, not its drums alone)
+        spec.only_roles |= {r for w, r in _ROLE_WORDS.items() if w in words and w not in ("beat", "beats")} - spec.no_roles
 
 
 _LONG_INTRO_RE = re.compile(r"\b(long|slow|extended|big|gradual)\s+(intro|build|build-up|buildup|opening)\b|\bbuilds?\s+up\s+slowly\b")

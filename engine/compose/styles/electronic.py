@@ -45,7 +45,7 @@ from engine.compose.genres import (AMBIENT, BLUES, BOSSA, CLASSICAL, EDM, JAZZ, 
 EL, HH, AM = "electronic", "hiphop", "ambient"
 
 # --- the dance floor ------------------------------------------------------------------------------
-_g(name="house", aliases=("house", "kuduro", "chicago house", "tech house", "club", "edm", "big room", "electro house",
+_g(name="house", aliases=("house", "tb-303", "tb 303", "daft punk", "filtered disco", "french touch", "kuduro", "chicago house", "tech house", "club", "edm", "big room", "electro house",
                          "afro house", "club music", "dance music", "progressive house", "piano house",
                          "french house", "filter house", "acid house", "ibiza",
                          "gqom", "amapiano", "kwaito", "afro tech", "afrotech", "durban house"),
@@ -78,7 +78,7 @@ _g(name="deep house", aliases=("deep house", "soulful house", "lofi house", "lo-
              "bongo": "x..x..x...x.x...", "bongo_lo": ".......x.......x"},
             {"kick": "X...X...X...X...", "rim": "....x.......x..x", "ohat": "..x...x...x...x.",
              "shaker": ".x...x...x...x..", "bongo": "...x.....x....x."}))
-_g(name="techno", aliases=("techno", "singeli", "industrial techno", "minimal techno", "dub techno", "acid techno", "industrial",
+_g(name="techno", aliases=("techno", "drone techno", "speedcore", "terrorcore", "hardcore techno", "singeli", "industrial techno", "minimal techno", "dub techno", "acid techno", "industrial",
                           "hardstyle", "hard techno", "gabber", "rave", "ebm", "detroit techno", "berlin techno",
                           "berghain", "warehouse", "tekno", "peak time techno"),
    bpm=(126, 138), kit=24, fill="snare", bass="rolling", chords="stab", form="edm", humanize_ms=1, vel_var=5,
@@ -237,7 +237,7 @@ _g(name="g-funk", aliases=("g-funk", "ratchet beat", "ratchet rap", "ratchet mus
              "chat": "x.xxx.x.x.xxx.x.", "ohat+": "......x.......x."},
             {"kick": "X.x....xX.....x.", "snare": "....X.......X...", "clap": "....X.......X..x",
              "chat": "xx.xxx.xxx.xxx.x", "ohat": "..........x....."}))
-_g(name="boom bap", aliases=("boom bap", "chipmunk soul", "soul chop", "soul chops", "chipmunk soul beat", "east coast rap", "nyc hip hop", "new york hip hop", "new york rap", "mobb deep", "wu-tang", "wu tang", "wu-tang clan", "golden era hip hop", "horrorcore", "turntablism", "turntablist", "scratch dj", "boom bap hip hop", "hip hop", "hip-hop", "rap",
+_g(name="boom bap", aliases=("boom bap", "j dilla", "dilla", "dilla beat", "dilla-style", "chipmunk soul", "soul chop", "soul chops", "chipmunk soul beat", "east coast rap", "nyc hip hop", "new york hip hop", "new york rap", "mobb deep", "wu-tang", "wu tang", "wu-tang clan", "golden era hip hop", "horrorcore", "turntablism", "turntablist", "scratch dj", "boom bap hip hop", "hip hop", "hip-hop", "rap",
                             "old school hip hop", "golden age hip hop", "east coast hip hop", "90s hip hop",
                             "underground hip hop", "jazz rap", "instrumental hip hop"),
    bpm=(86, 96), kit=16, fill="snare", bass="lofi", chords="lofi", form="song", swing=0.2, swing_unit=0.25,

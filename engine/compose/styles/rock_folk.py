@@ -167,7 +167,7 @@ _g(name="blues shuffle", chromatic_approach=True, aliases=("blues shuffle", "shu
             {"kick": "X.....x.X.....x.", "snare": "....X...o...X...", "chat": "X.x.X.x.X.x.X.x."}))
 
 # --- metal ------------------------------------------------------------------------------------------
-_g(name="metal", aliases=("metal", "orchestral metal", "symphonic metal", "folk metal", "pagan metal", "neoclassical metal", "neo-classical metal", "neue deutsche harte", "ndh", "rammstein", "tanzmetall", "deathcore", "death core", "kawaii metal", "avant-garde metal", "glam metal", "hair metal", "pop metal", "sleaze metal", "viking metal", "post-metal", "post metal", "mathcore", "math metal", "math-core",
+_g(name="metal", aliases=("metal", "black sabbath", "sabbath riff", "orchestral metal", "symphonic metal", "folk metal", "pagan metal", "neoclassical metal", "neo-classical metal", "neue deutsche harte", "ndh", "rammstein", "tanzmetall", "deathcore", "death core", "kawaii metal", "avant-garde metal", "glam metal", "hair metal", "pop metal", "sleaze metal", "viking metal", "post-metal", "post metal", "mathcore", "math metal", "math-core",
                           "industrial metal", "groove metal", "heavy metal", "nwobhm", "power metal", "speed metal", "classic metal",
                           "traditional metal", "metalcore", "djent", "nu metal", "nu-metal", "melodeath", "melodic death metal", "melodic death", "gothenburg metal", "gothenburg sound", "gothenburg melodeath"),
    riffs=True, bpm=(120, 160), kit=16, fill="toms", bass="pats", chords="chug", form="song", humanize_ms=3, vel_var=6,
@@ -351,7 +351,7 @@ _g(name="sea shanty", aliases=("sea shanty", "shanty", "sea shanties", "shanties
    grooves=({"kick": "X.......X.......", "clap": "....X.......X...", "floor": "X.......X......."},  # stomp, clap
             {"kick": "X.......X.....x.", "clap": "....X..x....X...", "tamb": "..x...x...x...x."},
             {"kick": "X.....x.....", "clap": "......X.....", "tamb": "x.x.x.x.x.x."}))         # a 6/8 shanty
-_g(name="polka", aliases=("polka", "schottische", "rheinlander", "humppa", "humpa", "korean trot", "trot music", "ppongjjak", "bbongjjak", "teuroteu", "zortziko", "trikitixa", "trikiti", "sardana", "sardanes", "cobla", "banda sinaloense", "banda", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
+_g(name="polka", aliases=("polka", "polska polka", "polka polska", "schottische", "rheinlander", "humppa", "humpa", "korean trot", "trot music", "ppongjjak", "bbongjjak", "teuroteu", "zortziko", "trikitixa", "trikiti", "sardana", "sardanes", "cobla", "banda sinaloense", "banda", "levenslied", "smartlap", "volksmusik", "volkstumlich", "bierkeller", "beer hall", "oktoberfest",
                           "bavarian", "tyrolean", "polish polka", "czech polka",
                           "norteno", "musica nortena", "conjunto", "tejano", "tex-mex", "tex mex", "landler", "laendler", "alpine folk", "alpenlandische volksmusik", "oberkrainer", "corrido tumbado", "corridos tumbados", "corrido", "corridos", "sierreno", "musica sierrena", "regional mexicano", "musica regional mexicana"),
    bpm=(112, 140), meter=(2, 4), kit=0, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=4,
@@ -383,7 +383,7 @@ _BALKAN_PARTS = (_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _
                  _p("trumpet", L, 56, "melody", pan=-0.45))
 _BALKAN_PROG = {"minor": ("i iv V i", "i VII III V", "i iv i V"), "freygish": ("I II I I", "I iv II I"),
                 "major": ("I V I V", "I IV V I")}
-_g(name="balkan", aliases=("balkan", "sirtaki", "syrtaki", "hasapiko", "hasaposerviko", "greek folk", "greek dance", "zeybek", "zeybegi", "aydin zeybegi", "turkish folk", "turkish", "turku", "turkuler", "halk muzigi", "turk halk muzigi", "sevdah", "sevdalinka", "sevdalinke", "bosnian", "rebetiko", "rebetico", "rembetiko", "zeibekiko", "zeybekiko",
+_g(name="balkan", aliases=("balkan", "laiko", "laika", "greek laiko", "rebetika", "sirtaki", "syrtaki", "hasapiko", "hasaposerviko", "greek folk", "greek dance", "zeybek", "zeybegi", "aydin zeybegi", "turkish folk", "turkish", "turku", "turkuler", "halk muzigi", "turk halk muzigi", "sevdah", "sevdalinka", "sevdalinke", "bosnian", "rebetiko", "rebetico", "rembetiko", "zeibekiko", "zeybekiko",
                            "balkan brass", "rachenitsa", "ruchenitsa", "kalamatiano", "kalamatianos",
                            "bulgarian", "bulgarian folk",
                            "macedonian", "serbian brass", "gypsy brass", "romani brass", "balkan folk", "lesnoto", "lesno oro", "macedonian oro"),
