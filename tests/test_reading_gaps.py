@@ -225,3 +225,58 @@ def test_words_beside_the_new_readings_keep_their_meaning(prompt, kept):
 def test_a_one_drop_keeps_its_drums():
     s = compose("Roots reggae, one drop drums, a deep round bass line, 74 bpm", 1)
     assert any(p.is_drums for p in s.parts) and "drums" not in read_prompt("one drop drums, reggae").no_roles
+
+
+# --- chamber ensembles by name ----------------------------------------------------------------------
+@pytest.mark.parametrize("prompt,want", [
+    ("brass quintet, festive fanfare, Bb major", {56, 60, 57, 58}),
+    ("saxophone quartet", {64, 65, 66, 67}),
+    ("woodwind quintet", {73, 68, 71, 70, 60}),
+    ("piano trio in E flat", {0, 40, 42}),
+])
+def test_a_chamber_ensemble_is_its_players_and_no_one_else(prompt, want):
+    """A brass quintet had been a marching band with drums and a glockenspiel, a woodwind quintet a
+    film orchestra with taiko, a piano trio the piano alone."""
+    s = compose(prompt, 1)
+    assert progs(s) == want and not any(p.is_drums for p in s.parts), s.describe()
+
+
+def test_a_barbershop_quartet_is_sung():
+    s = compose("barbershop quartet", 1)
+    assert progs(s) <= {52, 53, 54} and not any(p.is_drums for p in s.parts), s.describe()
+
+
+def test_an_ensemble_with_a_guest_keeps_the_guest():
+    s = compose("jazz saxophone quartet", 1)
+    assert s.genre == "jazz" and {64, 65, 66, 67} <= progs(s)
+
+
+@pytest.mark.parametrize("prompt,genre", [
+    ("Gitarre und Gesang, ruhig, in E-Dur", "folk"), ("canzone napoletana, mandolino, in re minore", "folk"),
+    ("Buena Vista Social Club", "salsa"), ("Nusrat Fateh Ali Khan", "raga"), ("Ludovico Einaudi", "romantic piano"),
+    ("recorder consort, renaissance", "baroque"), ("allegretto, woodwinds, pastoral", "classical"),
+    ("English horn and strings, pastoral", "classical"),
+])
+def test_more_names_and_words_reach_their_style(prompt, genre):
+    assert compose(prompt, 1).genre == genre
+
+
+def test_a_recorder_consort_keeps_its_recorder():
+    assert 74 in progs(compose("recorder consort, renaissance", 1))
+
+
+def test_a_gymnopedie_is_in_three_and_slow_jazz_is_a_ballads_pace():
+    assert compose("Satie gymnopedie", 1).meter == (3, 4)
+    assert all(compose("slow jazz, upright bass and piano", seed).bpm <= 92 for seed in (1, 2, 3))
+
+
+@pytest.mark.parametrize("prompt,genre", [("sleigh bells, christmas, jingle", "pop"), ("christmas lullaby, music box", "lullaby")])
+def test_christmas_is_pop_unless_a_style_is_named(prompt, genre):
+    assert compose(prompt, 1).genre == genre
+
+
+@pytest.mark.parametrize("prompt", ["jazz waltz in 3/4 with brushes and a piano trio",
+                                    "piano trio, brushes, jazz waltz in 3/4, Bb, let the bass take a solo chorus"])
+def test_a_jazz_piano_trio_is_piano_bass_and_drums(prompt):
+    s = compose(prompt, 1)
+    assert 0 in progs(s) and 32 in progs(s) and any(p.is_drums for p in s.parts) and 40 not in progs(s), s.describe()

@@ -38,7 +38,8 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 **dict.fromkeys(("bassoon", "pizzicato strings"), "classical"),
                 # the review after set S: the orchestra's low reed and cor anglais, the strings in
                 # Italian and Polish (a mazurka's "fortepian" is the piano's: the piano alone rule)
-                **dict.fromkeys(("bass clarinet", "cor anglais", "oboe", "archi", "smyczki", "contrabassoon"), "classical"),
+                **dict.fromkeys(("bass clarinet", "cor anglais", "english horn", "oboe", "archi", "smyczki", "contrabassoon"),
+                                "classical"),
                 "honky-tonk piano": "ragtime", "honky tonk piano": "ragtime", "honkytonk piano": "ragtime",
                 "hurdy-gurdy": "celtic", "hurdy gurdy": "celtic", "baglama": "arabic"}
 #: pads alone name ambient — with no drum, beat, bass or tempo over 100 asked, nor an energetic mood
@@ -84,7 +85,7 @@ _SCREEN_MOODS = frozenset(("dark", "tense", "scary", "spooky", "horror", "epic",
 _BAND_SIGN_RE = re.compile(r"\b(?:bass|bassline|beats?|synth\w*|808s?|edm|trap|house|drums|kit)\b")
 _WORLD_DRUMS = frozenset(w for w, g in _DRUM_GENRE_HINTS.items() if g not in ("jazz", "trap", "drum and bass", "boom bap"))
 #: what plays beside an acoustic guitar that still names folk; the hand percussion beside it
-_ACOUSTIC_COMPANY = frozenset(("piano", "voice", "vocals", "vocal", "harmonica", "fiddle", "violin", "cello", "mandolin",
+_ACOUSTIC_COMPANY = frozenset(("piano", "voice", "vocals", "vocal", "gesang", "harmonica", "fiddle", "violin", "cello", "mandolin",
                                "banjo", "flute", "strings", "upright bass", "double bass", "accordion", "whistle",
                                "tin whistle", "ukulele", "acoustic guitar", "acoustic guitars"))
 _HAND_PERCUSSION = frozenset(("shaker", "shakers", "tambourine", "tambourines", "cajon", "djembe", "claps", "handclaps",
@@ -92,6 +93,8 @@ _HAND_PERCUSSION = frozenset(("shaker", "shakers", "tambourine", "tambourines", 
 #: instruments that name a genre last, among acoustic company only, after the moods ("acoustic
 #: guitar and 808s" is a trap beat's, "dark acoustic guitar" a film cue's, "solo acoustic guitar" a folk song's)
 _WEAK_GENRE_HINTS = {"acoustic guitar": "folk", "ukulele": "folk", "acoustic guitars": "folk", "steel string guitar": "folk",
+                     # the guitar in German, Italian, Polish, Spanish, French, Portuguese (acoustic unless said)
+                     **dict.fromkeys(("gitarre", "chitarra", "gitara", "guitarra", "guitare", "violao"), "folk"),
                      "steel-string guitar": "folk", "twelve string guitar": "folk", "twelve-string acoustic": "folk",
                      "twelve string acoustic": "folk"}
 #: a maqam or makam named (hijaz, "taksim on the oud"): the Arab and Turkish art music's (a raga's

@@ -451,6 +451,26 @@ _TURKISH_NOUNS = {"davul": "drums", "bateri": "drums", "gitar": "guitar", "piyan
 
 
 _BALADA_RE = re.compile(r"\b(?:balada|baladas|ballata|ballate)\b")
+#: the chamber ensembles by their players: a brass quintet is its four kinds of brass and no one else
+_ENSEMBLES = {"brass quintet": "trumpet, french horn, trombone and tuba", "brass quartet": "trumpet, french horn, trombone and tuba",
+              "saxophone quartet": "soprano sax, alto sax, tenor sax and baritone sax",
+              "sax quartet": "soprano sax, alto sax, tenor sax and baritone sax",
+              "woodwind quintet": "flute, oboe, clarinet, bassoon and french horn",
+              "wind quintet": "flute, oboe, clarinet, bassoon and french horn",
+              "piano trio": "piano, violin and cello", "string trio": "violin, viola and cello",
+              "barbershop quartet": "a cappella male voices"}
+_JAZZ_TRIO_RE = re.compile(r"\b(?:jazz\w*|swing\w*|bebop|bop|brush(?:es)?|evans|jarrett|oscar peterson|standards?|walking)\b")
+_ENSEMBLE_RE = re.compile(r"\b(" + "|".join(map(re.escape, _ENSEMBLES)) + r")s?\b(?!\s+(?:with|and|plus|\+|&))")
+
+
+def _ensemble(m: re.Match) -> str:
+    """A chamber ensemble's players, and no one else (a jazz piano trio is the jazz band's own)."""
+    name = m.group(1)
+    if name == "piano trio" and _JAZZ_TRIO_RE.search(m.string):
+        return m.group(0)
+    if name == "barbershop quartet":
+        return f"{_ENSEMBLES[name]}, nothing else"
+    return f"chamber music for {_ENSEMBLES[name]}, nothing else"
 
 
 def _normalise(prompt: str) -> str:
@@ -466,6 +486,7 @@ def _normalise(prompt: str) -> str:
         prompt = _GREEK_RE.sub(lambda m: f" {_GREEK[m.group(0)]} ", fold(prompt))
     text = _plain(prompt)
     text = _BALADA_RE.sub("ballad", text)                              # Spanish, Portuguese, Italian ballads
+    text = _ENSEMBLE_RE.sub(_ensemble, text)
     text = _TURKISH_WITHOUT_RE.sub(lambda m: f"without {_TURKISH_NOUNS[m.group(1)]}", text)
     text = _VOCAL_LATER_RE.sub("no vocals,", _VOICE_OVER_RE.sub("narration", _TALK_RE.sub("narration", text)))
     text = _BPM_FIRST_RE.sub(r"\1 bpm", text)                          # "BPM112", "bpm: 124"
@@ -752,6 +773,8 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
         claim(m)
     if spec.meter is None and re.search(r"\b(?:krautrock|motorik)\b", text):
         spec.meter = (4, 4)                              # krautrock's motorik: a steady four, no prog odd meter
+    if spec.meter is None and re.search(r"\bgymnopedies?\b", text):
+        spec.meter = (3, 4)                              # Satie's gymnopédies: a slow three
     if spec.meter is None:
         if re.search(r"\b(waltz|valse|vals|valzer|walzer|three four|three-four|triple meter|triple time|in three|"
                      r"(?:a|à) trois temps)\b", text) and not _NO_WALTZ_RE.search(text) \
@@ -808,7 +831,7 @@ def _read_meter(spec: PromptSpec, claim: _Claims) -> None:
         spec.dance = "strathspey"                        # the strathspey: a reel's four at two-thirds the pace
     if re.search(r"\b(?:happy|uk|freeform)\s+hardcore\b", text):
         spec.dance = "hardcore"
-    elif (re.search(r"\bballads?\b", text) and spec.meter is None or re.search(r"\bjazz ballads?\b", text)) \
+    elif (re.search(r"\bballads?\b", text) and spec.meter is None or re.search(r"\bjazz ballads?\b|\bslow\s+jazz\b", text)) \
             and not _NO_BALLAD_RE.search(text):
         spec.dance = "ballad"
     elif re.search(r"\b(?:waltz|waltzes|valse|vals|valzer|walzer)\b", text) and not re.search(
@@ -1148,7 +1171,8 @@ _ADJECTIVES = frozenset(("heroic",))
 #: … doom metal", "football club … UK drill", "trailer … djent"): the style it names wins
 _SCENES = frozenset(("trailer", "trailer music", "tavern", "horror", "club", "pirate", "meditation", "carnival",
                      "adventure", "battle", "boss battle", "epic", "fantasy", "sleep", "yoga", "video game",
-                     "retro game", "cowboy", "oom-pah"))
+                     "retro game", "cowboy", "oom-pah", "christmas", "xmas", "christmas music", "christmas song",
+                     "holiday music"))
 #: words for a region's colour or a brief's medium that name a style only alone: "chinese traditional
 #: instruments over a lofi beat" is lofi, "banda sonora de tango" a tango, "griot storytelling over a
 #: hip hop beat" boom bap — alone, a film score and the griots' mande
@@ -1765,6 +1789,9 @@ def _read_solo(spec: PromptSpec, words: set[str], phrase: str | None = None) -> 
         # "just …" phrase's instruments play, and whatever is named after it ("just piano, with a
         # cello joining later, nothing else")
         start = min(m.start() for m in spans)
+        # the whole list before "nothing else" ("flute, oboe, clarinet … nothing else"), not its last items
+        start = min([start] + [m.start("c") for m in _ONLY_ROLES_RE.finditer(spec.text)
+                               if m.group("c") and m.start("c") < start <= m.end("c")])
 
         def kept(w: str) -> bool:
             ats = [at.start() for at in _phrase_re(w).finditer(spec.text)]

@@ -51,7 +51,7 @@ for _w, _v in {"snare drum": (None, {"snare": "....x.......x..."}, None),
     G.DRUM_WORDS.setdefault(_w, _v)
 
 # --- the concert hall -------------------------------------------------------------------------------
-_g(name="classical", aliases=("classical", "quartetto d'archi", "quartetto d archi", "quartetto di archi", "woodwind quintet", "wind quintet", "adagietto", "late romantic", "late-romantic", "mahler", "neoclassico", "neoclassica", "modern classical", "post-classical", "postclassical", "neoclassical", "neo-classical", "neoclassicism", "scherzo", "scherzi", "string quartet", "quartet", "minimalism", "minimalist", "chamber",
+_g(name="classical", aliases=("classical", "pastoral", "pastorale", "quartetto d'archi", "quartetto d archi", "quartetto di archi", "woodwind quintet", "wind quintet", "adagietto", "late romantic", "late-romantic", "mahler", "neoclassico", "neoclassica", "modern classical", "post-classical", "postclassical", "neoclassical", "neo-classical", "neoclassicism", "scherzo", "scherzi", "string quartet", "quartet", "minimalism", "minimalist", "chamber",
                               "chamber music",
                               "classical music", "classical period", "viennese classical", "sonata", "symphony",
                               "concerto", "opera", "mozart", "haydn", "beethoven", "schubert", "string trio", "pavane", "pavan", "pavana", "ravel", "faure", "tone poem", "symphonic poem"),
@@ -61,7 +61,7 @@ _g(name="classical", aliases=("classical", "quartetto d'archi", "quartetto d arc
    progressions=CLASSICAL, modes=("major", "major", "minor"), lead_density=0.5, reverb=0.4, grooves=(),
    intro_drums="none", family=CL, tone=-0.1)
 
-_g(name="baroque", aliases=("baroque", "gavotte", "gavottes", "bourree", "bourrees", "gigue", "courante", "allemande",
+_g(name="baroque", aliases=("baroque", "renaissance", "early music", "consort music", "renaissance consort", "pavane consort", "gavotte", "gavottes", "bourree", "bourrees", "gigue", "courante", "allemande",
                             "baroque music", "baroque period", "bach", "vivaldi", "handel",
                             "telemann", "corelli", "pachelbel", "fugue", "toccata", "partita", "passacaglia",
                             "chaconne", "concerto grosso", "brandenburg", "basso continuo", "continuo", "canon",
@@ -92,7 +92,7 @@ _g(name="minuet", aliases=("minuet", "menuet", "minuetto", "courtly dance", "cou
    progressions=CLASSICAL, modes=("major", "major", "minor"), lead_density=0.45, reverb=0.35, grooves=(),
    intro_drums="none", family=CL, tone=0.15)
 
-_g(name="romantic piano", aliases=("romantic piano", "piano sonatas", "sonata for piano", "classical piano sonata", "piano sonata", "solo piano piece", "piano scherzo", "solo piano scherzo", "furniture music", "musique d'ameublement", "polonaise", "polacca", "barcarolle", "barcarola", "barcarole", "barkarole",
+_g(name="romantic piano", aliases=("romantic piano", "ludovico einaudi", "einaudi", "yiruma", "piano sonatas", "sonata for piano", "classical piano sonata", "piano sonata", "solo piano piece", "piano scherzo", "solo piano scherzo", "furniture music", "musique d'ameublement", "polonaise", "polacca", "barcarolle", "barcarola", "barcarole", "barkarole",
                                    "gondolier song", "nocturne", "chopin", "liszt", "schumann",
                                    "rachmaninoff", "romantic era", "romantic period", "impromptu",
                                    "etude", "debussy", "satie", "gymnopedie",

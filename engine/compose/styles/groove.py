@@ -62,7 +62,7 @@ _POP = {"major": ("I V vi IV", "vi IV I V", "I vi IV V", "IV I V vi", "I V vi ii
 
 # --- pop ------------------------------------------------------------------------------------------------
 _g(name="pop", family="pop",
-   aliases=("pop", "dream pop", "dreampop", "beach house", "baroque pop", "chamber pop", "emotional ballad", "love ballad", "opm", "original pilipino music", "pinoy pop", "v-pop", "vpop", "ye-ye", "yeye", "ye ye",
+   aliases=("pop", "christmas", "xmas", "christmas music", "christmas song", "holiday music", "dream pop", "dreampop", "beach house", "baroque pop", "chamber pop", "emotional ballad", "love ballad", "opm", "original pilipino music", "pinoy pop", "v-pop", "vpop", "ye-ye", "yeye", "ye ye",
             "mandopop", "cantopop", "indie pop",
             "city pop", "bubblegum", "bubblegum pop", "top 40", "chart pop", "radio pop",
             "mainstream pop", "teen pop", "pop song", "pop music", "pop ballad", "k-ballad", "korean ballad", "balladeu", "hanguk ballad", "k-pop ballad", "kpop ballad"),

@@ -275,7 +275,7 @@ _g(name="bluegrass", aliases=("bluegrass", "newgrass", "hillbilly", "appalachian
    comp_pats=("....X.......X...", "....X.......X..o"),                                # the mandolin chop
    grooves=({"swirl": "x.x.x.x.x.x.x.x.", "snare": "....x.......x...", "kick": "o.......o......."},
             {"snare": "..o.x...o.o.x...", "swirl": "x...x...x...x...", "kick": "x.......x......."}))
-_g(name="folk", aliases=("folk", "mor lam", "molam", "luk thung", "folk song", "folk rock", "singer songwriter", "singer-songwriter", "campfire",
+_g(name="folk", aliases=("folk", "canzone napoletana", "neapolitan song", "neapolitan", "mor lam", "molam", "luk thung", "folk song", "folk rock", "singer songwriter", "singer-songwriter", "campfire",
                          "fingerstyle", "fingerpicking", "indie folk", "contemporary folk", "protest song",
                          "troubadour", "coffeehouse"),
    bpm=(80, 110), kit=40, fill="none", bass="pats", chords="pats", form="calm", humanize_ms=8, vel_var=10,

@@ -102,7 +102,7 @@ _g(name="forro", family="latin",
 # salsa: one bar holds the whole two-bar clave (its 16ths are the music's eighths), so ``bpm`` is
 # the half-note pulse: 90–104 here is salsa's 180–208
 _g(name="salsa", family="latin",
-   aliases=("salsa", "chachacha", "latin boogaloo", "bugalu", "boogaloo latino", "latin soul", "shing-a-ling", "big band mambo", "mambo big band", "bembe",
+   aliases=("salsa", "buena vista social club", "buena vista", "chachacha", "latin boogaloo", "bugalu", "boogaloo latino", "latin soul", "shing-a-ling", "big band mambo", "mambo big band", "bembe",
             "charanga", "latin", "cuban", "cuba", "havana", "afro-cuban", "afro cuban", "mambo", "cha cha",
             "cha-cha", "cha cha cha", "cha-cha-cha", "rumba", "son cubano", "son montuno", "timba",
             "puerto rican", "salsa dura", "salsa romantica", "latin jazz", "latin dance", "guaguanco"),
@@ -358,7 +358,7 @@ _g(name="afrobeat", family="african",
 # tabla's theka, the harmonium of a qawwali or a bhajan; the mode is the scale nearest the raga's
 # (yaman lydian, bilawal major, khamaj mixolydian, kafi dorian, bhairavi phrygian, asavari minor)
 _g(name="raga", family="indian",
-   aliases=("raga", "raag", "ragas", "hindustani", "hindustani classical", "indian classical", "carnatic",
+   aliases=("raga", "nusrat fateh ali khan", "nusrat", "raag", "ragas", "hindustani", "hindustani classical", "indian classical", "carnatic",
             "qawwali", "sufi", "ghazal", "bhajan", "kirtan", "sitar music", "ravi shankar", "indian raga",
             "raga rock", "tabla and sitar"),
    bpm=(60, 96), kit=0, fill="none", chords="pad", form="song", humanize_ms=8, vel_var=10,
