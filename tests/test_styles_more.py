@@ -128,7 +128,7 @@ def test_bhangra_plays_the_dhols_chaal(seed):
     ("son jarocho in 6/8, jaranas and zapateado footwork", "mariachi"),
     ("mathcore like dillinger escape plan", "metal"), ("bay area hyphy, thizz era", "g-funk"),
     ("choro carioca, flauta e cavaquinho", "samba"), ("danzón cubano, elegante y lento", "bolero"),
-    ("rebetico zeibekiko, bouzouki", "balkan"), ("hungarian csárdás, violin and cimbalom", "klezmer"),
+    ("rebetico zeibekiko, bouzouki", "rebetiko"), ("hungarian csárdás, violin and cimbalom", "klezmer"),
     ("chanson yé-yé, batterie et basse", "pop"), ("glam rok stomper, fuzzy boogie guitar riff", "rock"),
     ("Electro Swing wie Parov Stelar", "swing"), ("big band mambo, pérez prado style", "salsa"),
     ("nola bounce on the triggerman beat", "trap"), ("breton fest-noz an dro", "celtic")])
@@ -840,7 +840,7 @@ def test_set_l_words_near_leaving_out_that_leave_nothing_out(prompt):
     ("HAPPY HARDCORE like the 90s bonkers cds!! 170 bpm", "trance"), ("uk hardcore with hoovers", "trance"),
     ("gimme a grimy 90s new york beat, Mobb Deep era", "boom bap"), ("afroswing ting like J Hus, 104 bpm", "afrobeat"),
     ("sertanejo universitario, sanfona + violao, bateria batidao", "country"),
-    ("Thelo ena sirtaki san tou Zorba", "balkan"), ("Fes-me una sardana per a cobla", "polka"),
+    ("Thelo ena sirtaki san tou Zorba", "rebetiko"), ("Fes-me una sardana per a cobla", "polka"),
     ("Pwede mo ba akong gawan ng OPM love song, parang Moira", "pop"),
     ("rock, later some indie rock", "rock")])
 def test_set_l_styles_are_reached_by_their_words(prompt, style):

@@ -537,3 +537,22 @@ def test_a_pipe_band_is_pipes_over_their_drones_and_a_snare_line(seed):
     assert at(kick, 0) >= len(bars)
     snare = onsets(s, part_idx(s, drums=True), bars, pitches={38, 40})
     assert len(snare) >= 4 * len(bars)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_rebetiko_is_the_bouzoukis_tune_over_a_guitars_afterbeat(seed):
+    """Rebetiko and laïko (a bouzouki named no style: `rebetiko with bouzouki` had been the Balkan
+    brass band's tuba, clarinet and trumpet at 167 in 7/8): the bouzouki has the tune over a guitar
+    strumming off the beat, the baglamas' tremolo and a double bass on the beat; in four at a
+    hasapiko's pace, or the zeibekiko's slow nine in 2+2+2+3."""
+    s = compose("rebetiko with bouzouki, Tsitsanis style", seed)
+    assert s.genre == "rebetiko" and s.meter == (4, 4) and s.bpm <= 120
+    assert {(25, "lead"), (24, "chords"), (32, "bass")} <= {(p.program, p.role) for p in s.parts}
+    assert not {p.program for p in s.parts} & {56, 58, 71}
+    bars = groove_bars(s)
+    comp = onsets(s, part_idx(s, program=24, role="chords"), bars)
+    on = sum(abs(t - round(t)) < 1e-6 for t in comp)
+    assert on <= 0.4 * len(comp), comp                                   # off the beat, mostly
+    z = compose("zeibekiko, bouzouki, in hijaz", seed)
+    assert z.genre == "rebetiko" and z.meter == (9, 8) and z.groups == (2, 2, 2, 3) and z.mode == "freygish"
+    assert compose("bouzouki and guitar", seed).genre == "rebetiko"

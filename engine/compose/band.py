@@ -33,13 +33,14 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 "steel drums": "calypso", "steel pan": "calypso", "square lead": "chiptune", "tuba": "polka", "choir": "cinematic", "harp": "ambient",
                 "slap bass": "funk", "clavinet": "funk", "funk guitar": "funk", "disco guitar": "disco",
                 "jazz guitar": "jazz", "nyckelharpa": "polska", "portuguese guitar": "fado", "tumbi": "bhangra",
-                "charango": "huayno", "quena": "huayno", "organ": "soul", "koto": "ambient", "sitar": "ambient",
+                "charango": "huayno", "quena": "huayno", "organ": "soul", "koto": "ambient", "gayageum": "ambient", "haegeum": "ambient", "sitar": "ambient",
                 # a bassoon or pizzicato strings: a concert piece's
                 **dict.fromkeys(("bassoon", "pizzicato strings"), "classical"),
                 # the review after set S: the orchestra's low reed and cor anglais, the strings in
                 # Italian and Polish (a mazurka's "fortepian" is the piano's: the piano alone rule)
                 **dict.fromkeys(("bass clarinet", "cor anglais", "english horn", "oboe", "archi", "smyczki", "contrabassoon"),
                                 "classical"),
+                "tb-303": "house", "tb 303": "house", "acid line": "house", "acid lines": "house", "woodwinds": "classical", "woodwind": "classical",
                 "honky-tonk piano": "ragtime", "honky tonk piano": "ragtime", "honkytonk piano": "ragtime",
                 "hurdy-gurdy": "celtic", "hurdy gurdy": "celtic", "baglama": "arabic"}
 #: pads alone name ambient — with no drum, beat, bass or tempo over 100 asked, nor an energetic mood
@@ -51,13 +52,14 @@ _PAD_COMPANY = _PAD_WORDS | {"music box", "music-box", "bells", "piano", "string
 _ENERGY_MOODS = frozenset(("happy", "energetic", "upbeat", "aggressive", "driving", "uplifting", "epic", "hype"))
 #: a folk instrument names its music when it is at least half of what the prompt names ("oud and
 #: darbuka", "kora and djembe", "sitar and violin" — not "oud, piano and cello", a chamber trio):
-#: the Levant's and Anatolia's lutes, zither and reed flute, India's, the griots', the Balkans' (not
-#: Greece's bouzouki, laouto or lyra: the balkan style is Bulgaria's brass in 7/8), the Andes', Ireland's
+#: the Levant's and Anatolia's lutes, zither and reed flute, India's, the griots', the Balkans', Greece's
+#: bouzouki (rebetiko's; not the laouto or lyra: the balkan style is Bulgaria's brass in 7/8), the Andes', Ireland's
 _FOLK_HINTS = {**{w: "arabic" for w in ("oud", "qanun", "kanun", "ney", "buzuq", "mijwiz", "mizmar",
                                         "arghul", "zurna", "saz", "baglama", "keman")},
                **{w: "raga" for w in ("sitar", "sarod", "veena", "sarangi", "bansuri", "tanpura", "shehnai", "shanai")},
                **{w: "mande" for w in ("kora", "ngoni", "n'goni", "balafon", "balafons", "balaphon")},
                **{w: "balkan" for w in ("gaida", "kaval", "gadulka", "gusle")},
+               **{w: "rebetiko" for w in ("bouzouki", "bouzoukia", "buzuki", "baglamas")},
                "zampona": "huayno", "uilleann pipes": "celtic", "mbira": "afrobeat",
                "sanfona": "forro", "algoza": "bhangra"}
 #: a beat's drum words name their style before any instrument ("kora and 808s" is a trap beat)
@@ -122,7 +124,9 @@ _GENERIC = {"organ": range(16, 24), "guitar": _GUITARS, "guitars": _GUITARS, "st
             # the guitar in other languages is the style's own ("guitarras" in doom metal are its
             # distortion), else the word's (a nylon guitarra)
             **dict.fromkeys(("guitarra", "guitarras", "guitare", "guitares", "chitarra", "chitarre", "gitarre",
-                             "gitarren", "gitar", "gitarr"), _GUITARS),
+                             "gitarren", "gitar", "gitarr", "gitara", "gitary", "gitare"), _GUITARS),
+            # the piano in German, Polish, Italian: the style's own (a Rhodes in soul, a grand in jazz)
+            **dict.fromkeys(("klavier", "fortepian", "pianino"), range(0, 8)),
             **dict.fromkeys(("rhythm guitar", "rhythm guitars", "rythm guitar", "rythm guitars", "lead guitars",
                              *_LEAD_GUITARS, "kitara", "kitaraa", "kitarat", "kitaroita"), _GUITARS),
             **dict.fromkeys(("kosketinsoitin", "kosketinsoittimet"), (*range(0, 8), *range(80, 96))),
@@ -487,7 +491,8 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     if spec.a_cappella and not spec.drum_words and "hymn" in G.GENRES:
         return "hymn", "voices alone (a cappella): a choir's four parts"
     if spec.instruments and set(spec.instruments) <= {"piano", "grand piano", "pianos", "acoustic piano", "felt piano",
-                                                               "prepared piano", "prepared-piano"} \
+                                                               "prepared piano", "prepared-piano", "klavier",
+                                                               "fortepian", "fortepiano", "pianino", "pianoforte"} \
             and not spec.drum_words and not _BEAT_WORDS_RE.search(spec.text) and "romantic piano" in G.GENRES:
         return "romantic piano", f"the piano alone ({spec.instruments[0]!r}): a piece for the piano"
     for w in spec.drum_words:
@@ -913,9 +918,9 @@ def _without(specs: list[dict], banned: set[int]) -> list[dict]:
         prog = next((p for p in kinds if p not in banned and p not in used), None)
         if prog is not None:
             used.add(prog)
-            # a voice's part played by an instrument is no longer called a voice ("no vocals": the
-            # electro vocoder's line on a lead)
-            out.append(dict(d, program=prog, name=d["role"] if d["program"] in (52, 53, 54, 85) else d["name"]))
+            # a stand-in is called by what it is ("no vocals": the electro vocoder's line on an alto
+            # sax; "no orchestra": the strings' pad on an electric piano)
+            out.append(dict(d, program=prog, name=G.GM_NAMES[prog]))
     return out
 
 

@@ -792,7 +792,6 @@ INSTRUMENTS.update({w: v for w, v in {
     "crumhorn": (68, L, ""), "crumhorns": (68, L, ""), "shawm": (68, L, ""), "shawms": (68, L, ""),
     "sackbut": (57, L, ""), "sackbuts": (57, L, ""), "cornett": (56, L, ""), "cornetto": (56, L, ""),
     "mandolino": INSTRUMENTS.get("mandolin", (105, A, "arp8")), "bouzoukia": (25, C, ""), "buzuki": (25, C, ""),
-    "cuerdas": (48, PD, ""), "cordes": (48, PD, ""), "cordas": (48, PD, ""),
     "gesang": (53, L, ""), "woodwinds": (73, L, ""), "woodwind": (73, L, ""),
 }.items() if w not in INSTRUMENTS})
 # the Balkans' tapan and the Arab tabl: the big bass drum the style's own kick already is (its

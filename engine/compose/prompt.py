@@ -135,7 +135,7 @@ _WORD_METERS = {**{f"{a} {b}": (n, d) for a, n in (("two", 2), ("three", 3), ("f
                 **{f"{a}{b}": (n, d) for a, n, d in (("zweiviertel", 2, 4), ("dreiviertel", 3, 4), ("vierviertel", 4, 4),
                                                       ("sechsachtel", 6, 8), ("neunachtel", 9, 8), ("siebenachtel", 7, 8),
                                                       ("fuenfviertel", 5, 4), ("funfviertel", 5, 4))
-                   for b in ("takt", "takts", "")},
+                   for b in ("takt", "takts")},
                 **{f"{a} {b}": (n, d) for a, n, d in (("twee", 2, 4), ("drie", 3, 4), ("vier", 4, 4))
                    for b in ("kwartsmaat", "kwart")},
                 **{f"{a}kwartsmaat": (n, 4) for a, n in (("twee", 2), ("drie", 3), ("vier", 4))},
@@ -146,13 +146,13 @@ _WORD_METERS = {**{f"{a} {b}": (n, d) for a, n in (("two", 2), ("three", 3), ("f
                    if (n, d) in ((2, 4), (3, 4), (4, 4), (5, 4), (6, 8), (7, 8), (9, 8), (12, 8))},
                 "tres cuartos": (3, 4), "dos cuartos": (2, 4), "tre quarti": (3, 4), "due quarti": (2, 4),
                 "quattro quarti": (4, 4), "sei ottavi": (6, 8), "dodici ottavi": (12, 8), "nove ottavi": (9, 8),
-                "sette ottavi": (7, 8), "trois temps": (3, 4), "deux temps": (2, 4), "quatre temps": (4, 4),
-                "trois quatre": (3, 4), "six huit": (6, 8), "trzy czwarte": (3, 4), "trzech czwartych": (3, 4),
+                "sette ottavi": (7, 8), "trois quatre": (3, 4), "six huit": (6, 8), "trzy czwarte": (3, 4), "trzech czwartych": (3, 4),
                 "dwie czwarte": (2, 4), "cztery czwarte": (4, 4), "szesc osmych": (6, 8)}
 _WORD_METER_RE = re.compile(r"\b(" + "|".join(re.escape(k).replace(r"\ ", r"[\s-]+") for k in
                                               sorted(_WORD_METERS, key=len, reverse=True))
                             + r")(?:\s+(?:time|meter|metre))?\b(?!-|\s*(?:bars?|measures?|beats?|minutes?|mins?|hours?|seconds?|pieces?|"
-                            r"parts?|tracks?|songs?|people|players?|years?|days?)\b)")
+                            r"parts?|tracks?|songs?|people|players?|years?|days?|del|della|dello|di|de|du|des|of|d'|"
+                            r"metros?|metres?|meters?|cm|mm|pulgadas|inches|pies|feet|utworu|piosenki|czasu|nagrania)\b)")
 _METER_RE = re.compile(r"(?<![\d/])(\d{1,2})\s*/\s*(\d{1,2})(?![\d/])")
 _NEG_RE = re.compile(r"\b(?:no|without|minus|w/o|zero|avoid|avoiding)\s+(?:the\s+|any\s+)?([a-z0-9\- ]+?)(?=$|[,.;/]|\s+(?:and|with|in|at|but|no|just|only|except|then)\b)")
 #: one more drum of a list said no to: "… and snare", "…/snare", ", cymbals"
@@ -451,6 +451,16 @@ _TURKISH_NOUNS = {"davul": "drums", "bateri": "drums", "gitar": "guitar", "piyan
 
 
 _BALADA_RE = re.compile(r"\b(?:balada|baladas|ballata|ballate)\b")
+#: the string section in Spanish, French, Portuguese ("nappes de cordes", "piano y cuerdas") — not a
+#: guitar's or a bass's strings ("guitare 12 cordes", "bajo de cinco cuerdas") nor the vocal cords
+_CUERDAS_RE = re.compile(r"(?<!\d )(?<!\d)(?<!\bdos )(?<!\btres )(?<!\bcuatro )(?<!\bcinco )(?<!\bseis )(?<!\bsiete )"
+                         r"(?<!\bdoce )(?<!\bdeux )(?<!\btrois )(?<!\bquatre )(?<!\bcinq )(?<!\bsix )(?<!\bsept )"
+                         r"(?<!\bdouze )(?<!\bquatro )(?<!\bsete )(?<!\bdoze )(?<!\bduas )(?<!\bmes )(?<!\bses )"
+                         r"(?<!\bcuarteto de )(?<!\bquarteto de )(?<!\bquatuor a )(?<!\bquatuor de )(?<!\borquesta de )"
+                         r"(?<!\borchestre a )(?<!\borquestra de )(?<!\binstrumentos de )(?<!\binstruments a )"
+                         r"\b(?:cuerdas|cordes|cordas)\b(?!\s+(?:vocales|vocais|de\s+(?:la\s+)?guitarra|de\s+guitare|"
+                         r"d'acier|de\s+nylon|de\s+nailon|metalicas|metallicas|a\s+vide|a\s+son\s+arc|pulsadas|pulsees|"
+                         r"pinceadas|dedilhadas))")
 #: the chamber ensembles by their players: a brass quintet is its four kinds of brass and no one else
 _ENSEMBLES = {"brass quintet": "trumpet, french horn, trombone and tuba", "brass quartet": "trumpet, french horn, trombone and tuba",
               "saxophone quartet": "soprano sax, alto sax, tenor sax and baritone sax",
@@ -459,17 +469,21 @@ _ENSEMBLES = {"brass quintet": "trumpet, french horn, trombone and tuba", "brass
               "wind quintet": "flute, oboe, clarinet, bassoon and french horn",
               "piano trio": "piano, violin and cello", "string trio": "violin, viola and cello",
               "barbershop quartet": "a cappella male voices"}
-_JAZZ_TRIO_RE = re.compile(r"\b(?:jazz\w*|swing\w*|bebop|bop|brush(?:es)?|evans|jarrett|oscar peterson|standards?|walking)\b")
-_ENSEMBLE_RE = re.compile(r"\b(" + "|".join(map(re.escape, _ENSEMBLES)) + r")s?\b(?!\s+(?:with|and|plus|\+|&))")
+_JAZZ_TRIO_RE = re.compile(r"\b(?:jazz\w*|swing\w*|bebop|bop|brush(?:es)?|evans|jarrett|oscar peterson|standards?|walking|"
+                           r"late[- ]night|lounge|bar|cocktail|smoky|ballad)\b")
+_ENSEMBLE_RE = re.compile(r"\b(" + "|".join(map(re.escape, _ENSEMBLES)) + r")s?\b")
 
 
 def _ensemble(m: re.Match) -> str:
     """A chamber ensemble's players, and no one else (a jazz piano trio is the jazz band's own)."""
     name = m.group(1)
-    if name == "piano trio" and _JAZZ_TRIO_RE.search(m.string):
-        return m.group(0)
-    if name == "barbershop quartet":
-        return f"{_ENSEMBLES[name]}, nothing else"
+    styles = {_GENRE_OF[g.group(0)] for g in _GENRE_RX.finditer(m.string) if g.start() >= m.end() or g.end() <= m.start()}
+    if name == "piano trio" and (_JAZZ_TRIO_RE.search(m.string) or any(G.GENRES[g].family != "classical" for g in styles)):
+        return m.group(0)                         # a jazz or a bossa piano trio: the style's piano, bass and drums
+    if any(G.GENRES[g].family != "classical" for g in styles):
+        return _ENSEMBLES[name]                   # a jazz sax quartet: its players in the style's band
+    if name == "barbershop quartet" or styles:
+        return f"{_ENSEMBLES[name]}, nothing else"   # a brass quintet's march or fanfare: the march, on its players
     return f"chamber music for {_ENSEMBLES[name]}, nothing else"
 
 
@@ -486,8 +500,9 @@ def _normalise(prompt: str) -> str:
         prompt = _GREEK_RE.sub(lambda m: f" {_GREEK[m.group(0)]} ", fold(prompt))
     text = _plain(prompt)
     text = _BALADA_RE.sub("ballad", text)                              # Spanish, Portuguese, Italian ballads
+    text = _CUERDAS_RE.sub("strings", text)
     text = _ENSEMBLE_RE.sub(_ensemble, text)
-    text = _TURKISH_WITHOUT_RE.sub(lambda m: f"without {_TURKISH_NOUNS[m.group(1)]}", text)
+    text = _TURKISH_WITHOUT_RE.sub(lambda m: f"without {_TURKISH_NOUNS[m.group(1)]},", text)
     text = _VOCAL_LATER_RE.sub("no vocals,", _VOICE_OVER_RE.sub("narration", _TALK_RE.sub("narration", text)))
     text = _BPM_FIRST_RE.sub(r"\1 bpm", text)                          # "BPM112", "bpm: 124"
     text = _PAIR_RE.sub(lambda m: f"{m.group(2)} {_PAIR_SINGULAR[m.group(1)]}, {m.group(3)} {_PAIR_SINGULAR[m.group(1)]}",
@@ -943,6 +958,8 @@ def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
         said = next(g for g in m.groups() if g)
         if _NEG_WHEN_RE.match(spec.text, m.end()) or _NEG_MOMENT_RE.search(spec.text, m.end(), m.end() + 30):
             continue                                      # "keep the drums out until the chorus"
+        if re.match(r"(?:drop|mute|lose|kill)", m.group(0)) and _DROP_MOMENT_RE.search(spec.text, m.start(), m.end() + 60):
+            continue                                      # "drop the drums at 1:30", "…, then slam back in"
         left = _negated_programs(said)
         roles = {_ROLE_WORDS[i] for i in _NEG_ITEM_SPLIT.split(said.strip()) if i in _ROLE_WORDS}
         if left or roles:
@@ -1056,14 +1073,19 @@ _LEAVE_OUT_RE = re.compile(
     r"entirely|completely|altogether|please|pls|plz))|"
     # "leave out the strings", "skip drums", "get rid of the sax", "omit the piano and guitar" —
     # not "drop the bass" or "cut the drums" (the drop)
-    r"\b(?:leave\s+out|leave\s+off|take\s+out|skip|ditch|remove|get\s+rid\s+of|omit|exclude|(?<!palm )(?<!palm-)mute|lose|kill|"
-    r"strip\s+out|everything\s+(?:but|except)|all\s+but|(?<!one )(?<!one-)drop(?=\s+(?:the\s+|all\s+(?:the\s+)?)(?:drums|percussion)\b(?!\s+in\b))|"
+    r"\b(?:leave\s+out|leave\s+off|take\s+out|skip|ditch|remove|get\s+rid\s+of|omit|exclude|"
+    r"(?:(?<![\w-])(?:mute|lose|kill|strip\s+out)|(?<!one )(?<!one-)drop)(?=\s+(?:the\s+|all\s+(?:the\s+)?)?(?:drums|percussion|kick|"
+    r"hats|hi-hats|vocals)\b(?!\s+in\b))|(?:everything|all)\s+(?:but|except)(?=\s+(?:the\s+)?(?:drums|percussion)\b)|"
     r"don'?t\s+(?:use|want|need|add)(?:\s+any)?|do\s+not\s+(?:use|want|need|add)(?:\s+any)?)\s+"
     r"(?:the\s+|any\s+|all\s+(?:the\s+)?)?([a-z][a-z &-]*?)(?=\s*(?:$|[,.;!]|\b(?:please|pls|plz|entirely|"
     r"completely|but|then|so|because|for|in|until|till|during|on|at|from|after|before|with)\b))|"
     # "synth-free", "drumless"
     r"\b([a-z]+)-free\b|\b(drum)-?less\b")
 _LESS_RE = re.compile(r"\bless\s+[a-z]+(?:-?y)?\b")
+#: what makes dropping or muting the drums a moment, not the piece: a time, a bar, their return
+_DROP_MOMENT_RE = re.compile(r"\b(?:at|from|after|for|until|till|in|on)\s+(?:\d|bar\b|bars\b|the\s+(?:break|bridge|drop|chorus|"
+                             r"verse|middle|end|outro|intro|last|second|third))|\b(?:back|then|return|returns|again|build\w*|"
+                             r"bring\w*|breakdown|tension|slam\w*|comes?\s+in)\b")
 
 
 #: the kit's lanes a negated drum word leaves out ("no hi-hats, no kick", "no cymbals")
@@ -1171,8 +1193,7 @@ _ADJECTIVES = frozenset(("heroic",))
 #: … doom metal", "football club … UK drill", "trailer … djent"): the style it names wins
 _SCENES = frozenset(("trailer", "trailer music", "tavern", "horror", "club", "pirate", "meditation", "carnival",
                      "adventure", "battle", "boss battle", "epic", "fantasy", "sleep", "yoga", "video game",
-                     "retro game", "cowboy", "oom-pah", "christmas", "xmas", "christmas music", "christmas song",
-                     "holiday music"))
+                     "retro game", "cowboy", "oom-pah"))
 #: words for a region's colour or a brief's medium that name a style only alone: "chinese traditional
 #: instruments over a lofi beat" is lofi, "banda sonora de tango" a tango, "griot storytelling over a
 #: hip hop beat" boom bap — alone, a film score and the griots' mande
@@ -1187,7 +1208,13 @@ _FLAVOURS = frozenset(("wuxia", "xianxia", "guofeng", "chinese traditional", "tr
                        "spaghetti western", "morricone", "ennio morricone", "western showdown"))
 #: the style words that yield to another style word in the prompt
 #: a composer's name gives way to a form named after it ("Mozart piano sonata" is the piano's)
-_COMPOSERS = frozenset(("mozart", "haydn", "beethoven", "schubert", "ravel", "faure"))
+_COMPOSERS = frozenset(("mozart", "haydn", "beethoven", "schubert", "ravel", "faure",
+                        # and the artists whose names reach a style: a style named beside them is what is asked
+                        "daft punk", "kraftwerk", "earth wind and fire", "earth wind & fire", "earth, wind & fire",
+                        "earth, wind and fire", "ewf", "herbie hancock", "headhunters", "ludovico einaudi", "einaudi",
+                        "yiruma", "black sabbath", "j dilla", "dilla", "nusrat fateh ali khan", "nusrat",
+                        "buena vista social club", "buena vista", "linndrum", "linn drum", "tsitsanis", "theodorakis",
+                        "zorba", "renaissance", "early music", "canzone napoletana"))
 _YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES | _TEXTURES | _FLAVOURS | _COMPOSERS
 
 
@@ -1634,9 +1661,10 @@ def _alone_match(text: str, w: str) -> re.Match | None:
                          rf"(?<!\bnot )(?<!\bno )(?<!\bnon )(?<!\bnao )(?<!\bpas )(?<!\bnicht )"
                          rf"\b(?:only|just|juste|seulement|uniquement|nur|solamente|soltanto|apenas|tylko|alleen)\s+"
                          rf"(?:an?\s+|the\s+|le\s+|la\s+|les\s+|l'|el\s+|das\s+|die\s+|den\s+|il\s+|lo\s+|o\s+)?{iw}"
-                         rf"(?:\s+(?:and|&|\+)\s+(?:an?\s+|the\s+)?[a-z][a-z' -]*?)?" + _PHRASE_END + "|"
-                         rf"(?<![\w-]){iw}(?:\s+(?:and|&|\+)\s+(?:an?\s+|the\s+)?[a-z][a-z' -]*?)?\s*[,.;:]?\s*"
-                         rf"nothing\s+(?:else|more)\b", text):
+                         rf"(?:\s+(?:and|&|\+)\s+(?:an?\s+|the\s+)?[a-z][a-z' -]*?)?" + _PHRASE_END
+                         + ("" if w in _SECTION_WORDS or w + "s" in _SECTION_WORDS else "|"
+                            rf"(?<![\w-]){iw}(?:\s+(?:and|&|\+)\s+(?:an?\s+|the\s+)?[a-z][a-z' -]*?)?\s*[,.;:]?\s*"
+                            rf"nothing\s+(?:else|more)\b"), text):
         if re.search(r"\b(?:starts?|begins?|opens?|opening|intro|first)\b[^,.;]*$", text[:m.start()]) \
                 or re.match(r"\s*[,;]?\s*(?:then|before|until|till|and then)\b", text[m.end():]):
             continue
@@ -1695,10 +1723,15 @@ _ONLY_WORDS = r"(?:just|only|nur|tylko|solamente|seulement|juste|apenas|soltanto
 #: "nur Schlagzeug und Bass" — with a style named or not: the parts listed are all that plays
 _ONLY_ROLES_RE = re.compile(r"(?<![\w-])(?P<a>" + _ONLY_LIST + r")\s+(?:only|alone)" + _PHRASE_END + "|"
                             r"(?<!\bnot )(?<!\bno )\b" + _ONLY_WORDS + r"\s+(?:the\s+|a\s+|some\s+)?(?P<b>" + _ONLY_LIST + ")"
-                            + _PHRASE_END + r"|(?<![\w-])(?P<c>" + _ONLY_LIST + r")\s*[.,;:]?\s*(?:[^.,;:]{1,24}[.,;:]\s*)?"
+                            + _PHRASE_END + r"|(?<![\w-])(?P<c>" + _ONLY_LIST + r")\s*[.,;:]?\s*(?:~?\d{2,3}\s*(?:bpm)?\s*[.,;:]\s*)?"
                             r"(?:and\s+)?nothing\s+(?:else|more)\b")
 
 
+#: words for a section or a family of instruments: a list with one of them is the style's own parts
+#: of that kind ("horns and drums only, brass band", "synths and drums only, synthwave")
+_SECTION_WORDS = frozenset(("horns", "horn section", "brass", "brass section", "strings", "string section", "synths",
+                            "synth", "synthesizers", "keys", "keyboards", "winds", "woodwinds", "guitars", "drum machine",
+                            "analog synths", "analogue synths", "voices", "vocals", "choir"))
 #: a kit's own words (not a hand drum's): "kick, snare, hats only" is the kit's
 _KIT_PIECE_RE = re.compile(r"kick|snare|hat|toms?\b|cymbal|crash|ride|rim|kit|808|909|break|brush|drum")
 
@@ -1710,9 +1743,18 @@ def _only_roles(spec: PromptSpec) -> tuple[set[str], bool] | None:
     intro", "starts with just bass and drums"), and whether its drums are hand percussion alone
     ("shakers and congas only": a percussionist, no kit); ``None`` when it says none."""
     for m in _ONLY_ROLES_RE.finditer(spec.text):
-        items = re.findall(_ONLY_ITEM, next(g for g in m.group("a", "b", "c") if g))
+        said = next(g for g in m.group("a", "b", "c") if g)
+        items = re.findall(_ONLY_ITEM, said)
+        if set(items) & _SECTION_WORDS or set(items) & {"beat", "beats"} \
+                or spec.genre == "drum and bass" and re.fullmatch(r"drums?\s*(?:and|&|n|'n')\s*bass", said):
+            continue                                      # "horns and drums only": the style's own brass; "beat
+                                                          # only" a whole beat; "drum & bass only" the style
         roles, hand = set(), True
         for w in items:
+            if w in ("808", "808s", "808 bass"):
+                roles |= {"drums", "bass"}                # a trap beat's 808s: its kit and its bass
+                hand = False
+                continue
             if w in _ROLE_WORDS or w in _FOREIGN_ROLES:
                 roles.add(_ROLE_WORDS.get(w) or _FOREIGN_ROLES[w])
             elif w in G.DRUM_WORDS or w in _NEG_LANES or w in ("hats", "kick", "kicks", "snare", "snares"):
@@ -1734,12 +1776,9 @@ def _only_roles(spec: PromptSpec) -> tuple[set[str], bool] | None:
 #: harp's, a bellows' both hands: "harpsichord solo, baroque", "tango, bandoneón solo"); a "sax solo"
 #: in jazz or a "guitar solo" in rock is the band's
 _BOTH_HANDS_SOLO = frozenset((*range(0, 9), *range(16, 24), 24, 25, 46))
-#: the styles where a player alone is a form of its own: a recital's, a taqsim's, a tango's
-#: bandoneón (a "guitar solo" in a rock ballad is the band's)
-_SOLO_AFTER_FAMILIES = frozenset(("classical", "folk", "latin", "arabic", "indian", "celtic", "balkan", "african",
-                                  "ambient"))
-#: where any instrument's "solo" is the piece: a taqsim, an alap, a handpan's meditation
-_ANY_SOLO_FAMILIES = frozenset(("arabic", "indian", "ambient"))
+#: where any instrument's "solo" beside a style is the piece: an alap, a handpan's meditation (a
+#: recital's keyboard or harp, a tango's bandoneón, a taqsim and a celtic harp too: _solo_after)
+_ANY_SOLO_FAMILIES = frozenset(("indian", "ambient"))
 
 
 def _solo_after(spec: PromptSpec) -> bool:
@@ -1754,10 +1793,18 @@ def _solo_after(spec: PromptSpec) -> bool:
     if w in spec.drum_words and _KIT_PIECE_RE.search(w):
         return False                              # a drum solo on the kit is the kit's (its own rules)
     fam = G.GENRES[spec.genre].family if spec.genre in G.GENRES else None
-    if fam is not None and (fam not in _SOLO_AFTER_FAMILIES or w in spec.instruments and fam not in _ANY_SOLO_FAMILIES
-                            and INSTRUMENT_WORDS[w][0] not in _BOTH_HANDS_SOLO):
+    prog = INSTRUMENT_WORDS[w][0] if w in spec.instruments else None
+    if fam is not None and not (fam in _ANY_SOLO_FAMILIES
+                                or fam == "classical" and (prog is None or prog in _BOTH_HANDS_SOLO)
+                                or spec.genre in ("tango", "flamenco") and prog in _BOTH_HANDS_SOLO
+                                or fam == "arabic" and re.search(r"\b(?:taqsim|taksim|taqasim|taksims)\b", spec.text)
+                                or fam == "celtic" and prog == 46):
         return False
-    return bool(re.search(rf"(?<![\w-]){re.escape(w)}s?\s+(?:solo|sola|seule?|allein|alleine|da\s+sola?)\b"
+    if re.search(rf"(?<![\w-]){re.escape(w)}s?\s+(?:sola|seule?|allein|alleine|da\s+sola?)\b", spec.text):
+        return True                               # "guitarra sola", "Gitarre allein": alone, in so many words
+    if w in spec.instruments and spec.genre is not None and re.search(r"guit|gitar|chitarr", w):
+        return False                              # a guitar solo beside a style is the band's (reggaeton, folk rock)
+    return bool(re.search(rf"(?<![\w-]){re.escape(w)}s?\s+solo\b"
                           rf"(?!\s+(?:over|with|on|in|section|spot|break))",
                           spec.text) or re.search(r"(?:^|[,.;:])\s*solo\s*(?:$|[,.;:])", spec.text))
 
@@ -1794,7 +1841,7 @@ def _read_solo(spec: PromptSpec, words: set[str], phrase: str | None = None) -> 
                                if m.group("c") and m.start("c") < start <= m.end("c")])
 
         def kept(w: str) -> bool:
-            ats = [at.start() for at in _phrase_re(w).finditer(spec.text)]
+            ats = [at.start() for at in re.finditer(rf"(?<![\w-]){re.escape(w)}(?:s|es)?(?![\w-])", spec.text)]
             return bool(ats) and max(ats) >= start     # (a word read from another: "gamelan" is bells)
         spec.instruments = [w for w in spec.instruments if kept(w)]
         spec.drum_words = [w for w in spec.drum_words if kept(w)]

@@ -51,7 +51,7 @@ for _w, _v in {"snare drum": (None, {"snare": "....x.......x..."}, None),
     G.DRUM_WORDS.setdefault(_w, _v)
 
 # --- the concert hall -------------------------------------------------------------------------------
-_g(name="classical", aliases=("classical", "pastoral", "pastorale", "quartetto d'archi", "quartetto d archi", "quartetto di archi", "woodwind quintet", "wind quintet", "adagietto", "late romantic", "late-romantic", "mahler", "neoclassico", "neoclassica", "modern classical", "post-classical", "postclassical", "neoclassical", "neo-classical", "neoclassicism", "scherzo", "scherzi", "string quartet", "quartet", "minimalism", "minimalist", "chamber",
+_g(name="classical", aliases=("classical", "quartetto d'archi", "quartetto d archi", "quartetto di archi", "adagietto", "late romantic", "late-romantic", "mahler", "neoclassico", "neoclassica", "modern classical", "post-classical", "postclassical", "neoclassical", "neo-classical", "neoclassicism", "scherzo", "scherzi", "string quartet", "quartet", "minimalism", "minimalist", "chamber",
                               "chamber music",
                               "classical music", "classical period", "viennese classical", "sonata", "symphony",
                               "concerto", "opera", "mozart", "haydn", "beethoven", "schubert", "string trio", "pavane", "pavan", "pavana", "ravel", "faure", "tone poem", "symphonic poem"),

@@ -45,7 +45,7 @@ from engine.compose.genres import (AMBIENT, BLUES, BOSSA, CLASSICAL, EDM, JAZZ, 
 EL, HH, AM = "electronic", "hiphop", "ambient"
 
 # --- the dance floor ------------------------------------------------------------------------------
-_g(name="house", aliases=("house", "tb-303", "tb 303", "daft punk", "filtered disco", "french touch", "kuduro", "chicago house", "tech house", "club", "edm", "big room", "electro house",
+_g(name="house", aliases=("house", "daft punk", "filtered disco", "french touch", "kuduro", "chicago house", "tech house", "club", "edm", "big room", "electro house",
                          "afro house", "club music", "dance music", "progressive house", "piano house",
                          "french house", "filter house", "acid house", "ibiza",
                          "gqom", "amapiano", "kwaito", "afro tech", "afrotech", "durban house"),

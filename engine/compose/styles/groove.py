@@ -62,7 +62,7 @@ _POP = {"major": ("I V vi IV", "vi IV I V", "I vi IV V", "IV I V vi", "I V vi ii
 
 # --- pop ------------------------------------------------------------------------------------------------
 _g(name="pop", family="pop",
-   aliases=("pop", "christmas", "xmas", "christmas music", "christmas song", "holiday music", "dream pop", "dreampop", "beach house", "baroque pop", "chamber pop", "emotional ballad", "love ballad", "opm", "original pilipino music", "pinoy pop", "v-pop", "vpop", "ye-ye", "yeye", "ye ye",
+   aliases=("pop", "dream pop", "dreampop", "beach house", "baroque pop", "chamber pop", "emotional ballad", "love ballad", "opm", "original pilipino music", "pinoy pop", "v-pop", "vpop", "ye-ye", "yeye", "ye ye",
             "mandopop", "cantopop", "indie pop",
             "city pop", "bubblegum", "bubblegum pop", "top 40", "chart pop", "radio pop",
             "mainstream pop", "teen pop", "pop song", "pop music", "pop ballad", "k-ballad", "korean ballad", "balladeu", "hanguk ballad", "k-pop ballad", "kpop ballad"),
@@ -83,7 +83,7 @@ _g(name="pop", family="pop",
 # synth bass, offbeat synth stabs, a pad and a square lead; the snare and clap together on the
 # backbeat (a gated snare's crack), the machine's straight sixteenth hats
 _g(name="synthpop", family="pop",
-   aliases=("synthpop", "kraftwerk", "linndrum", "linn drum", "darkwave", "dark wave", "coldwave", "cold wave", "minimal wave", "the cure", "synth pop", "synth-pop", "electropop", "electro pop", "electro-pop", "80s synthpop",
+   aliases=("synthpop", "kraftwerk", "linndrum", "linn drum", "darkwave", "dark wave", "coldwave", "cold wave", "minimal wave", "synth pop", "synth-pop", "electropop", "electro pop", "electro-pop", "80s synthpop",
             "80s synth pop", "80s synth-pop", "depeche mode", "pet shop boys",
             "futurepop", "indietronica", "dance pop", "dance-pop", "hyperpop", "hyper pop"),
    bpm=(100, 128), kit=24, fill="toms", bass="drive8", chords="stab", form="song", humanize_ms=2, vel_var=4,

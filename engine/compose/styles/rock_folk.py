@@ -167,7 +167,7 @@ _g(name="blues shuffle", chromatic_approach=True, aliases=("blues shuffle", "shu
             {"kick": "X.....x.X.....x.", "snare": "....X...o...X...", "chat": "X.x.X.x.X.x.X.x."}))
 
 # --- metal ------------------------------------------------------------------------------------------
-_g(name="metal", aliases=("metal", "black sabbath", "sabbath riff", "orchestral metal", "symphonic metal", "folk metal", "pagan metal", "neoclassical metal", "neo-classical metal", "neue deutsche harte", "ndh", "rammstein", "tanzmetall", "deathcore", "death core", "kawaii metal", "avant-garde metal", "glam metal", "hair metal", "pop metal", "sleaze metal", "viking metal", "post-metal", "post metal", "mathcore", "math metal", "math-core",
+_g(name="metal", aliases=("metal", "orchestral metal", "symphonic metal", "folk metal", "pagan metal", "neoclassical metal", "neo-classical metal", "neue deutsche harte", "ndh", "rammstein", "tanzmetall", "deathcore", "death core", "kawaii metal", "avant-garde metal", "glam metal", "hair metal", "pop metal", "sleaze metal", "viking metal", "post-metal", "post metal", "mathcore", "math metal", "math-core",
                           "industrial metal", "groove metal", "heavy metal", "nwobhm", "power metal", "speed metal", "classic metal",
                           "traditional metal", "metalcore", "djent", "nu metal", "nu-metal", "melodeath", "melodic death metal", "melodic death", "gothenburg metal", "gothenburg sound", "gothenburg melodeath"),
    riffs=True, bpm=(120, 160), kit=16, fill="toms", bass="pats", chords="chug", form="song", humanize_ms=3, vel_var=6,
@@ -212,7 +212,7 @@ _g(name="black metal", aliases=("black metal", "raw black metal", "atmospheric b
             {"kick": "X.x...X.X.x...X.", "snare": "....X.......X...", "ride": "X.x.X.x.X.x.X.x."},   # d-beat
             {"kick": "X.X.X.X.X.X.X.X.", "snare": "X.X.X.X.X.X.X.X.", "china": "X...X...X...X...",  # hammer blast
              "crash+": "X.......X......."}))
-_g(name="doom", aliases=("doom", "drone-metal", "drone doom", "doom metal", "stoner", "stoner rock", "stoner metal", "sludge metal",
+_g(name="doom", aliases=("doom", "black sabbath", "sabbath riff", "drone-metal", "drone doom", "doom metal", "stoner", "stoner rock", "stoner metal", "sludge metal",
                          "funeral doom", "drone metal"),
    riffs=True, bpm=(60, 75), kit=16, fill="toms", bass="pats", chords="power", form="song", humanize_ms=8, vel_var=8,
    family="metal", tone=-0.15, reverb=0.38, intro_drums="all", lead_density=0.3,
@@ -383,7 +383,7 @@ _BALKAN_PARTS = (_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _
                  _p("trumpet", L, 56, "melody", pan=-0.45))
 _BALKAN_PROG = {"minor": ("i iv V i", "i VII III V", "i iv i V"), "freygish": ("I II I I", "I iv II I"),
                 "major": ("I V I V", "I IV V I")}
-_g(name="balkan", aliases=("balkan", "laiko", "laika", "greek laiko", "rebetika", "sirtaki", "syrtaki", "hasapiko", "hasaposerviko", "greek folk", "greek dance", "zeybek", "zeybegi", "aydin zeybegi", "turkish folk", "turkish", "turku", "turkuler", "halk muzigi", "turk halk muzigi", "sevdah", "sevdalinka", "sevdalinke", "bosnian", "rebetiko", "rebetico", "rembetiko", "zeibekiko", "zeybekiko",
+_g(name="balkan", aliases=("balkan", "greek folk", "greek dance", "zeybek", "zeybegi", "aydin zeybegi", "turkish folk", "turkish", "turku", "turkuler", "halk muzigi", "turk halk muzigi", "sevdah", "sevdalinka", "sevdalinke", "bosnian",
                            "balkan brass", "rachenitsa", "ruchenitsa", "kalamatiano", "kalamatianos",
                            "bulgarian", "bulgarian folk",
                            "macedonian", "serbian brass", "gypsy brass", "romani brass", "balkan folk", "lesnoto", "lesno oro", "macedonian oro"),
@@ -396,6 +396,28 @@ _g(name="balkan", aliases=("balkan", "laiko", "laika", "greek laiko", "rebetika"
    grooves=({"kick": "X...X...X.....", "rim": "..x...x...x.x."},                       # tapan: beater, switch
             {"kick": "X.......X.....", "rim": "x.x.X.x.x.x.x.", "floor": "........x.x..."},
             {"kick": "X...x...X...x.", "snare": "..o...o...o...", "chat": "x.x.x.x.x.x.x."}))
+# rebetiko and laïko (Tsitsanis, Vamvakaris; Kazantzidis, Zambetas): the bouzouki's tune and its
+# runs over a guitar's afterbeat strum, the baglamas' tremolo an octave up and a double bass on the
+# beat; hasapiko's walking two, tsifteteli's belly-dance four, and the zeibekiko's slow nine (2+2+2+3,
+# its meter read from the word); the dromoi — hijaz (freygish), ousak (phrygian), the minor — and
+# rast's major
+_g(name="rebetiko", aliases=("rebetiko", "rebetico", "rembetiko", "rebetika", "laiko", "laika", "greek laiko",
+                             "zeibekiko", "zeybekiko", "hasapiko", "hasaposerviko", "sirtaki", "syrtaki", "tsifteteli",
+                             "bouzouki music", "greek taverna", "taverna music", "entechno", "tsitsanis",
+                             "theodorakis", "zorba"),
+   bpm=(84, 118), groups={(9, 8): (2, 2, 2, 3)}, kit=0, fill="none", bass="pats", chords="pats", form="song",
+   humanize_ms=6, vel_var=10, family="balkan", tone=0.15, reverb=0.22, intro_drums="all", lead_density=0.8,
+   parts=(_p("drums", D, 0, level=0.7), _p("double bass", B, 32), _p("guitar", C, 24, pan=-0.3),
+          _p("baglamas", A, 105, "arp8", pan=0.4, level=0.45, octave=1), _p("bouzouki", L, 25, "melody")),
+   progressions={"freygish": ("I iv I I", "I II I I", "I I iv I", "I vii I I"),
+                 "minor": ("i iv V i", "i VII III V", "i iv i V", "i VI iv V"),
+                 "phrygian": ("i II i i", "i iv II i"), "major": ("I IV V I", "I V I I", "I I IV V")},
+   modes=("freygish", "minor", "minor", "phrygian", "major"),
+   bass_pats=("R.......5.......", "R...5...R...5...", "R.......R...5..."),
+   comp_pats=("..X...X...X...X.", "..x.X.x...x.X.x.", "X.x.x.x.X.x.x.x."),        # the guitar's afterbeat
+   grooves=({"kick": "X.......X.......", "rim": "..x...x...x...x.", "shaker": "x.x.x.x.x.x.x.x."},   # hasapiko's two
+            {"kick": "X..x..x.X.......", "rim": "....x.......x.x."},                  # tsifteteli
+            {"kick": "X..x....X..x....", "rim": "....x..x....x.x.", "tamb": "..x...x...x...x."}))    # its doum-tek
 _g(name="daychovo", aliases=("daychovo", "daichovo", "cocek"),
    bpm=(150, 190), meter=(9, 8), groups={(9, 8): (2, 2, 2, 3)}, kit=0, fill="snare", bass="pats", chords="pats",
    form="song", humanize_ms=4, vel_var=8, family="balkan", tone=0.3, reverb=0.2, intro_drums="all",
