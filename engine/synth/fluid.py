@@ -565,14 +565,21 @@ def _hold_db(lib, h, ch: int, held: float, buf: np.ndarray, sr: int) -> float:
     n_all = n_on + int(HOLD_TAIL_S * sr) // 64 * 64
     lib.fluid_synth_all_sounds_off(h, ch)
     lib.fluid_synth_write_float(h, 64, p, 0, 2, p, 1, 2)          # the old voices gone
+    _play_chord(lib, h, ch, buf, n_on, n_all - n_on)
+    return _kw_db(buf[:n_all], sr) + 10 * math.log10(n_all / n_on)
+
+
+def _play_chord(lib, h, ch: int, buf: np.ndarray, n_on: int, n_off: int) -> None:
+    """The calibration chord (:data:`_CAL_KEYS`, velocity 100) struck on channel ``ch``, held
+    ``n_on`` frames and let ring ``n_off`` more, rendered into ``buf`` from its start."""
+    p = buf.ctypes.data
     for key in _CAL_KEYS.values():
         lib.fluid_synth_noteon(h, ch, key, 100)
     lib.fluid_synth_write_float(h, n_on, p, 0, 2, p, 1, 2)
     for key in _CAL_KEYS.values():
         lib.fluid_synth_noteoff(h, ch, key)
     q = p + n_on * 8
-    lib.fluid_synth_write_float(h, n_all - n_on, q, 0, 2, q, 1, 2)
-    return _kw_db(buf[:n_all], sr) + 10 * math.log10(n_all / n_on)
+    lib.fluid_synth_write_float(h, n_off, q, 0, 2, q, 1, 2)
 
 
 def calibrate(pool: FluidPool) -> dict:
@@ -617,13 +624,7 @@ def calibrate(pool: FluidPool) -> dict:
                         lib.fluid_synth_write_float(h, seg, p + k * seg * 8, 0, 2, p + k * seg * 8, 1, 2)
                     out[("kit", prog)] = _kw_db(buf[:seg * len(_KIT_NOTES)], sr)
                 else:
-                    for key in _CAL_KEYS.values():
-                        lib.fluid_synth_noteon(h, ch, key, 100)
-                    lib.fluid_synth_write_float(h, n_hold, p, 0, 2, p, 1, 2)
-                    for key in _CAL_KEYS.values():
-                        lib.fluid_synth_noteoff(h, ch, key)
-                    q = p + n_hold * 8
-                    lib.fluid_synth_write_float(h, n_tail, q, 0, 2, q, 1, 2)
+                    _play_chord(lib, h, ch, buf, n_hold, n_tail)
                     # a slow pad is measured where it has swelled, a decaying sound over its note
                     out[(0, prog)] = max(_kw_db(buf[:n_hold], sr), _kw_db(buf[n_hold // 2:n_hold], sr))
         out.update(_scan_clicks(pool, h, buf))
