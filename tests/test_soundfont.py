@@ -216,3 +216,20 @@ def test_the_starting_gain_puts_the_first_bars_at_the_target(pool, program, vel,
                                        for k in range(per_bar) for p in chord], []))
     y, gain = _held_render(pool, score, 4 * 4 * 60 / bpm, monkeypatch)
     assert abs(k_loudness(y) - (TARGET_LUFS - 10.0)) <= 1.0, (k_loudness(y), gain)
+
+
+@pytest.mark.parametrize("prompt", ["polka", "klezmer", "bebop", "forro"])
+def test_a_bright_bands_first_seconds_are_not_lifted_over_the_target(pool, prompt):
+    """The mix's tonal balance lifts a bright acoustic band by about 3 dB within its first second;
+    the loudness follower meets that lift at once (it follows the balance's own effect as its
+    filters move) and slews only the music's level. Slewed as one, these styles played their
+    first 3 s at −10.7 … −11.3 LUFS."""
+    from engine.compose import compose
+
+    y = play(pool, compose(prompt, 1), 3.0)
+    assert pyln_meter().integrated_loudness(y.astype(np.float64)) <= TARGET_LUFS + 1.5
+
+
+def pyln_meter():
+    pyln = pytest.importorskip("pyloudnorm")
+    return pyln.Meter(SR)

@@ -351,6 +351,7 @@ class Mix:
         self.trim_n = 0                  # blocks the trim has counted
         self.trim_db = 0.0               # the follower's slow correction toward the target (see _trim)
         self._ms = 0.0                   # this block's K mean square after the balance (pre-gain)
+        self.bal_db = 0.0                # what the balance's filters add to the level now (dB; see _follow)
         # the last ≈ 400 ms of block powers before the balance (the gate's window, see _follow)
         self._gate_win = np.zeros(max(1, round(0.4 * sr / BLOCK)), dtype=np.float64)
         self._trim_win = np.zeros_like(self._gate_win)     # the same after the master (see _trim)
@@ -366,6 +367,7 @@ class Mix:
         self.lim_in, self.lim_out, self.loss_db = other.lim_in, other.lim_out, other.loss_db
         self.trim_ms, self.trim_all, self.trim_db = other.trim_ms, other.trim_all, other.trim_db
         self.trim_n = other.trim_n
+        self.bal_db = other.bal_db
         self._gate_win[:] = other._gate_win
         self._trim_win[:] = other._trim_win
         a, b = self.balance, other.balance
@@ -426,14 +428,22 @@ class Mix:
         self._ms = ms
         lufs = -0.691 + 10 * math.log10(ms + 1e-20)
         self.blocks += 1
+        moved = 0.0                      # what the balance's filters added to the level since the last block
         if lufs > -70.0 and raw > 1e-20:
             ab = math.exp(-BLOCK / (self.BALANCE_TAU * self.sr))
-            if self.bal_p is None:
+            first = self.bal_p is None
+            if first:
                 self.bal_p, self.bal_r = ms, raw
             else:
                 self.bal_p = ab * self.bal_p + (1 - ab) * ms
                 self.bal_r = ab * self.bal_r + (1 - ab) * raw
             ratio = self.bal_p / self.bal_r
+            bal_db, self.bal_db = self.bal_db, 10 * math.log10(ratio)
+            # the balance's own lift or cut is met at once, as its filters move (slowly and smoothly:
+            # no music pumps it); only the music's level is slewed. Slewed as one, a bright band's
+            # first seconds — the balance lifting a dark start by 3 dB within a second — played 2–3
+            # LU over the target while the follower caught up (a polka, klezmer, bebop, a forró)
+            moved = 0.0 if first else self.bal_db - bal_db
             if self.raw_ms is None:
                 if self.g0_db is None:           # no estimate: the first sound sets the level
                     self.raw_ms = raw
@@ -455,10 +465,11 @@ class Mix:
             self.level_ms = self.raw_ms * ratio
         if self.level_ms is None:
             return self.gain_db
+        base = self.gain_db - moved
         want = self.target - (-0.691 + 10 * math.log10(self.level_ms)) + self.loss_db + self.trim_db
         want = min(max(want, self.g0_db - 12.0), self.g0_db + 12.0, 30.0)
-        step = min(max(want - self.gain_db, -self.slew_db), self.slew_db)
-        return self.gain_db + step
+        step = min(max(want - base, -self.slew_db), self.slew_db)
+        return min(max(base + step, self.g0_db - 12.0), self.g0_db + 12.0, 30.0)
 
     def _count_loss(self, into: float, x: np.ndarray | None) -> None:
         """Update the limiter's running loss from one block: ``into`` its K power in (after the
