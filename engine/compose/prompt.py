@@ -1206,16 +1206,15 @@ _FLAVOURS = frozenset(("wuxia", "xianxia", "guofeng", "chinese traditional", "tr
                        # score, "70s poliziottesco funk" funk — alone, classical and a film score
                        "late romantic", "late-romantic", "mahler", "poliziottesco", "giallo score",
                        "spaghetti western", "morricone", "ennio morricone", "western showdown"))
-#: the style words that yield to another style word in the prompt
-#: a composer's name gives way to a form named after it ("Mozart piano sonata" is the piano's)
-_COMPOSERS = frozenset(("mozart", "haydn", "beethoven", "schubert", "ravel", "faure",
-                        # and the artists whose names reach a style: a style named beside them is what is asked
-                        "daft punk", "kraftwerk", "earth wind and fire", "earth wind & fire", "earth, wind & fire",
+#: a composer's or an artist's name (and an era's: renaissance, early music) gives way to a style
+#: or form named beside it ("Mozart piano sonata" is the piano's, "Einaudi meets hip hop" hip hop)
+_NAMES_OF_ARTISTS = frozenset(("mozart", "haydn", "beethoven", "schubert", "ravel", "faure", "daft punk", "kraftwerk", "earth wind and fire", "earth wind & fire", "earth, wind & fire",
                         "earth, wind and fire", "ewf", "herbie hancock", "headhunters", "ludovico einaudi", "einaudi",
                         "yiruma", "black sabbath", "j dilla", "dilla", "nusrat fateh ali khan", "nusrat",
                         "buena vista social club", "buena vista", "linndrum", "linn drum", "tsitsanis", "theodorakis",
                         "zorba", "renaissance", "early music", "canzone napoletana"))
-_YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES | _TEXTURES | _FLAVOURS | _COMPOSERS
+#: the style words that yield to another style word in the prompt
+_YIELDING = _REGIONAL | _SHARED_DANCES | _ADJECTIVES | _SCENES | _TEXTURES | _FLAVOURS | _NAMES_OF_ARTISTS
 
 
 #: the words before a style that say no to it ("not metal", "rather than trap"), "avoid" among them or not
