@@ -1381,9 +1381,9 @@ def test_a_duo_alone_has_one_tune_and_one_accompanist():
     """"slide guitar n harmonica, no band": the guitar comps (its bass and chords) under the
     harmonica's tune — not both on the tune in unison, with silence between the phrases."""
     s = compose("old delta blues on a porch, slide guitar n harmonica, foot stomp, no band just raw", 1)
-    roles = {p.name: p.role for p in s.parts if not p.is_drums}
-    assert roles == {"slide guitar": "chords", "harmonica": "lead"}, roles
-    guitar = next(i for i, p in enumerate(s.parts) if p.name == "slide guitar")
+    roles = {(p.name, p.role) for p in s.parts if not p.is_drums}
+    assert roles == {("slide guitar", "chords"), ("slide guitar", "bass"), ("harmonica", "lead")}, roles
+    guitar = next(i for i, p in enumerate(s.parts) if p.name == "slide guitar" and p.role == "chords")
     bars_with_guitar = sum(any(n.part == guitar for n in s.bar(b)[0]) for b in range(2, 10))
     assert bars_with_guitar == 8
 
@@ -1439,8 +1439,8 @@ def test_second_review_parts():
     assert 53 in progs and 81 not in progs
     assert "dunun" not in read_prompt("Trakya karşılaması, düğün havası, klarnet").drum_words
     assert "sangban" not in read_prompt("shangaan electro, frantic 180 bpm").drum_words
-    s = compose("a duo for cello and piano", 1)
-    assert {(p.program, p.role) for p in s.parts} == {(42, "lead"), (0, "chords")}, s.describe()
+    s = compose("a duo for cello and piano", 1)          # (the piano's left hand: its bass)
+    assert {(p.program, p.role) for p in s.parts} == {(42, "lead"), (0, "chords"), (0, "bass")}, s.describe()
 
 
 def test_a_piano_ballad_said_just_piano_is_no_duo():
@@ -1453,8 +1453,9 @@ def test_a_piano_ballad_said_just_piano_is_no_duo():
 
 @pytest.mark.parametrize("prompt,want", [
     ("solo cello", {(42, "lead")}),
-    ("guitar and piano, no band", {(25, "lead"), (0, "chords")}),
-    ("mandolin and guitar, no band, bluegrass", {(25, "lead"), (25, "chords")}),
+    # (the accompanist's left hand or thumb plays the bass)
+    ("guitar and piano, no band", {(25, "lead"), (0, "chords"), (0, "bass")}),
+    ("mandolin and guitar, no band, bluegrass", {(25, "lead"), (25, "chords"), (25, "bass")}),
 ])
 def test_alone_or_in_a_duo_someone_carries_the_tune(prompt, want):
     s = compose(prompt, 1)

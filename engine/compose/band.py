@@ -89,7 +89,7 @@ _WORLD_DRUMS = frozenset(w for w, g in _DRUM_GENRE_HINTS.items() if g not in ("j
 #: what plays beside an acoustic guitar that still names folk; the hand percussion beside it
 _ACOUSTIC_COMPANY = frozenset(("piano", "voice", "vocals", "vocal", "gesang", "harmonica", "fiddle", "violin", "cello", "mandolin",
                                "banjo", "flute", "strings", "upright bass", "double bass", "accordion", "whistle",
-                               "tin whistle", "ukulele", "acoustic guitar", "acoustic guitars"))
+                               "tin whistle", "ukulele", "acoustic guitar", "acoustic guitars", "guitar"))
 _HAND_PERCUSSION = frozenset(("shaker", "shakers", "tambourine", "tambourines", "cajon", "djembe", "claps", "handclaps",
                               "hand claps", "clap", "stomps", "foot stomps", "bongos", "congas", "finger snaps"))
 #: instruments that name a genre last, among acoustic company only, after the moods ("acoustic
@@ -98,7 +98,9 @@ _WEAK_GENRE_HINTS = {"acoustic guitar": "folk", "ukulele": "folk", "acoustic gui
                      # the guitar in German, Italian, Polish, Spanish, French, Portuguese (acoustic unless said)
                      **dict.fromkeys(("gitarre", "chitarra", "gitara", "guitarra", "guitare", "violao"), "folk"),
                      "steel-string guitar": "folk", "twelve string guitar": "folk", "twelve-string acoustic": "folk",
-                     "twelve string acoustic": "folk"}
+                     "twelve string acoustic": "folk",
+                     # a harmonica over a guitar is a bluesman's; a clarinet alone a recital's
+                     "harmonica": "blues", "blues harp": "blues", "clarinet": "classical"}
 #: a maqam or makam named (hijaz, "taksim on the oud"): the Arab and Turkish art music's (a raga's
 #: name is no such sign: "yaman" is Turkish slang, Kalyan and Todi are towns)
 _MODE_GENRE_RES = ((re.compile(r"\b(?:maqam|maqams|maqamat|makam|makams|taksim|taqsim|taqasim|"
@@ -495,6 +497,9 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
                                                                "fortepian", "fortepiano", "pianino", "pianoforte"} \
             and not spec.drum_words and not _BEAT_WORDS_RE.search(spec.text) and "romantic piano" in G.GENRES:
         return "romantic piano", f"the piano alone ({spec.instruments[0]!r}): a piece for the piano"
+    if spec.chamber and "classical" in G.GENRES:
+        return "classical", ("a chamber piece for the instruments named ("
+                             + ", ".join(repr(w) for w in dict.fromkeys(spec.instruments)) + ")")
     for w in spec.drum_words:
         if _BEAT_DRUM_HINTS.get(w) in G.GENRES:
             return _BEAT_DRUM_HINTS[w], f"the drum word {w!r}"
@@ -733,8 +738,9 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
                 # played alone, a generic word is still the style's own instrument (a bossa's
                 # "guitar only" its nylon guitar, metal's its distortion)
                 ps = next((ps for ps in g.parts if ps.program in kin and ps.role != "drums"), None)
-                if ps is not None:
-                    prog = ps.program
+                if ps is not None and not (ps.program in (29, 30) and g.family == "blues" and not re.search(
+                        r"electri|distort|overdriv|crunch|fuzz|chicago|rock", spec.text)):
+                    prog = ps.program           # (a bluesman's guitar beside his harmonica is acoustic)
             if w in spec.as_lead and w in ("keyboard", "keyboards"):
                 # a "keyboard solo" over the style's own keys: the solo on that instrument
                 prog = next((d["program"] for d in specs if d["program"] in kin and d["role"] != "drums"), prog)
@@ -767,7 +773,9 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
         elif role == "lead" and w not in spec.as_lead and any(
                 d["named"] and d["role"] == "lead" and d["name"] in spec.as_lead for d in specs):
             role, style = _beside_the_tune(prog)
-        slot = next((d for d in specs if d["role"] == role and not d["named"]
+        # the style's own part on this instrument first ("saz solo" in a türkü: its saz, not the kaval's place)
+        slot = next((d for d in specs if d["role"] == role == "lead" and not d["named"] and d["program"] == prog),
+                    None) or next((d for d in specs if d["role"] == role and not d["named"]
                      and not (_GENERIC.get(w) is _GUITARS and d["name"] in _OTHER_LUTES)), None)
         if slot is None:
             if any(d["program"] == prog and d["role"] == role for d in specs):
@@ -847,6 +855,16 @@ def _one_tune(spec: PromptSpec, specs: list[dict]) -> None:
         hands = next((d for d in leads if d["program"] in _BOTH_HANDS), None)
         if hands is not None:
             hands.update(role="chords", style="")
+    players = [d for d in specs if d["role"] != "drums"]
+    if spec.solo and any(d["role"] == "lead" for d in players) and not any(d["role"] == "bass" for d in players) \
+            and "bass" not in spec.no_roles and not (spec.only_roles - {"lead", "chords", "arp"}):
+        # a tune over an instrument of both hands ("clarinet and piano", "flute and harp", "just
+        # fiddle and guitar"): the accompanist's left hand (or thumb) plays the bass under its chords
+        hands = next((d for d in players if d["role"] in ("chords", "arp") and d["named"]
+                      and d["program"] in _BOTH_HANDS), None)
+        if hands is not None:
+            specs.append(dict(hands, role="bass", style="", level=0.0,
+                              octave=1 if hands["program"] in (24, 25, 46) else 0))
 
 
 #: a jazz trio by name ("jazz trio ballad", "piano trio, brushes"), not an "organ trio" or a "trio with sax"

@@ -51,6 +51,7 @@ class PromptSpec:
     pairs: set[str] = field(default_factory=set)             # "two guitars (one clean, one overdriven)": "guitar"
     no_percussion: bool = False                               # "no drums at all", "no percussion": no taiko either
     bars_per_minute: float | None = None                      # a dance teacher's tempo ("50 bars per minute", "32 MPM")
+    chamber: bool = False                                     # concert instruments named alone ("clarinet and piano")
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
@@ -1808,6 +1809,32 @@ def _solo_after(spec: PromptSpec) -> bool:
                           spec.text) or re.search(r"(?:^|[,.;:])\s*solo\s*(?:$|[,.;:])", spec.text))
 
 
+#: the concert hall's instruments (GM programs): the bowed strings, the harp, the orchestra's
+#: woodwinds and horn, the piano, harpsichord, celesta and church organ
+_CONCERT = frozenset((0, 1, 6, 8, 19, 40, 41, 42, 43, 46, 60, 68, 69, 70, 71, 72, 73, 74))
+#: … of which these sing a chamber piece's line (a piano and a harp together name no chamber music)
+_CHAMBER_VOICES = frozenset((40, 41, 42, 43, 60, 68, 69, 70, 71, 72, 73, 74))
+#: what a chamber piece is not: a beat, a band, a screen's cue or a style's word for its players
+_NOT_CHAMBER_RE = re.compile(r"\b(?:beats?|loops?|drums?|percussion|bass|bassline|synths?|band|groove|rap|edm|808s?|"
+                             r"orchestra\w*|orchestral|trailer|game|vlog|podcast|jazz\w*|folk|celtic|irish|fiddle\w*|"
+                             r"epic|tense|scary|horror|suspense\w*|ominous|aggressive|hype|energetic|driving|dance|club)\b")
+
+
+def _chamber(spec: PromptSpec) -> bool:
+    """Whether a prompt names two to four concert instruments and no style, drum, beat or band
+    ("clarinet and piano", "something sad and slow for cello and piano", "flute and harp",
+    "oboe, bassoon and harpsichord"): a chamber piece for them alone, as a recital would play it."""
+    named = list(dict.fromkeys(spec.instruments))
+    if spec.genre is not None or spec.drum_words or not 2 <= len(named) <= 4:
+        return False
+    progs = [INSTRUMENT_WORDS[w][0] for w in named]
+    if not all(p in _CONCERT or w == "classical guitar" for w, p in zip(named, progs)) \
+            or not set(progs) & _CHAMBER_VOICES:
+        return False
+    rest = _INSTR_RX.sub(" ", spec.text)
+    return not _NOT_CHAMBER_RE.search(rest)
+
+
 def _read_solo(spec: PromptSpec, words: set[str], phrase: str | None = None) -> None:
     """"solo piano", "drums only", "just bass and drums" (only when no genre is named)."""
     # a role word inside an instrument's name is no role asked for ("bass clarinet", "lead guitar")
@@ -1845,8 +1872,10 @@ def _read_solo(spec: PromptSpec, words: set[str], phrase: str | None = None) -> 
         spec.instruments = [w for w in spec.instruments if kept(w)]
         spec.drum_words = [w for w in spec.drum_words if kept(w)]
         words = set(re.findall(r"[a-z]+", spec.text[start:]))
+    spec.chamber = _chamber(spec)
     solo = solo or bool(alone) or solo_after or any(_solo_before(spec, w) for w in spec.instruments) \
-        or bool(_NO_BAND_RE.search(spec.text)) or (len(set(spec.instruments)) == 2 and bool(_DUO_RE.search(spec.text)))
+        or bool(_NO_BAND_RE.search(spec.text)) or (len(set(spec.instruments)) == 2 and bool(_DUO_RE.search(spec.text))) \
+        or spec.chamber
     spec.solo = solo and bool(spec.instruments)
     if solo:
         # (not "no drums … just piano"; "just a chill beat" is a whole beat, not its drums alone)

@@ -1,6 +1,6 @@
 """styles.classical: the concert hall, the church, the nursery and the parade ground — classical
-(string quartet), baroque, minuet, romantic piano, hymn, cinematic, waltz, lullaby, marching band
-and military march: the style library's entries for these families.
+(string quartet), baroque, minuet, romantic piano, hymn, cinematic, waltz, lullaby, marching band,
+funeral march and military march: the style library's entries for these families.
 
 Pure data: each ``_g(...)`` registers a :class:`~engine.compose.genres.Genre` (its words, tempo
 range, meter, parts, grooves, bass and comping patterns, harmony, form and mix colour) in
@@ -27,6 +27,9 @@ The idioms, as a player of each would name them:
 - **marching band**: 2/4 — snare cadences with rolls, bass drum on the beats, crash cymbals,
   tuba oom-pah, trombones on the off-beats, trumpets with glockenspiel doubling the tune an
   octave up; drums from the first bar.
+- **funeral march**: slow (quarter 50–66) and minor — bass drum on one and three, a muffled
+  drum's ruff into two and four, the tuba's held roots, trombones and horns holding the chords,
+  a trumpet's slow tune, timpani.
 - **military march**: a 6/8 quick march — field drum with rolls, bass drum on the dotted
   quarters, trumpets and trombones over a tuba, a piccolo.
 
@@ -231,6 +234,31 @@ _g(name="marching band", aliases=("marching band", "paso doble", "pasodoble", "p
             {"kick": "X...x...X...x...", "snare": "X..xX..xX.xxX...", "tom_hi": "..x...x...x...x.",
              "tom_mid": "...x.......x....", "cymbal": "....x.......x..."}),
    family=CL, tone=0.45)
+
+# the cortège: Chopin's Marche funèbre, a New Orleans band's dirge before the second line, a
+# state funeral's band — slow (quarter 50–66), minor, the bass drum on one and three, a muffled
+# drum (snares off: a low tom) with its ruff before the stroke, the tuba's held roots, trombones
+# and horns holding the chords, a trumpet's slow tune; timpani under the cadences
+_g(name="funeral march", aliases=("funeral march", "funeral marches", "marche funebre", "marcia funebre",
+                                  "trauermarsch", "marcha funebre", "dirge", "dirges", "death march",
+                                  "funeral procession", "cortege", "funeral music", "funeral hymn",
+                                  "requiem march", "funeral"),
+   bpm=(50, 66), kit=48, fill="snare", bass="long", chords="block", form="calm", humanize_ms=6, vel_var=6,
+   parts=(_p("drums", D, 48, level=0.8), _p("tuba", B, 58), _p("trombones", C, 57),
+          _p("horns", PD, 60, "pad", level=0.45), _p("trumpet", L, 56), _p("timpani", P, 47, level=0.6)),
+   # the bass: the root held through two beats, the fifth below it or the root again
+   bass_pats=("R-------5-------", "R-------R-------", "R-----------5---"),
+   # the chords: struck on one and held, again on three
+   comp_pats=("x-------x-------", "x---------------", "x-------x---x---"),
+   progressions={"minor": ("i i V7 i", "i iv i V7", "i VI iv V7", "i iv V7 i", "i i iv i"),
+                 "major": ("I IV I V7", "I vi IV V7")},
+   modes=("minor", "minor", "minor"), lead_density=0.25, reverb=0.4, intro_drums="all",
+   # the muffled drum's ruff into its stroke on two and four, the bass drum on one and three, a
+   # cymbal's stroke at the head of a phrase
+   grooves=({"kick": "X.......X.......", "tom_lo": "..rrX.......rrX."},
+            {"kick": "X.......X.......", "tom_lo": "....X.......X.x.", "cymbal+": "X..............."},
+            {"kick": "X.......x.......", "tom_lo": "rrrrX...rrrrX..."}),
+   family=CL, tone=-0.2)
 
 _g(name="military march", aliases=("military march", "military", "army march", "quick march", "regimental march",
                                    "military band", "field drum", "field drums"),

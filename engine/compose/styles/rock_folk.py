@@ -383,7 +383,7 @@ _BALKAN_PARTS = (_p("drums", D, 0), _p("tuba", B, 58), _p("accordion", C, 21), _
                  _p("trumpet", L, 56, "melody", pan=-0.45))
 _BALKAN_PROG = {"minor": ("i iv V i", "i VII III V", "i iv i V"), "freygish": ("I II I I", "I iv II I"),
                 "major": ("I V I V", "I IV V I")}
-_g(name="balkan", aliases=("balkan", "greek folk", "greek dance", "zeybek", "zeybegi", "aydin zeybegi", "turkish folk", "turkish", "turku", "turkuler", "halk muzigi", "turk halk muzigi", "sevdah", "sevdalinka", "sevdalinke", "bosnian",
+_g(name="balkan", aliases=("balkan", "greek folk", "greek dance", "zeybek", "zeybegi", "aydin zeybegi", "sevdah", "sevdalinka", "sevdalinke", "bosnian",
                            "balkan brass", "rachenitsa", "ruchenitsa", "kalamatiano", "kalamatianos",
                            "bulgarian", "bulgarian folk",
                            "macedonian", "serbian brass", "gypsy brass", "romani brass", "balkan folk", "lesnoto", "lesno oro", "macedonian oro"),
@@ -446,6 +446,32 @@ _g(name="karsilama", aliases=("karsilama", "karsilamas", "karsilamasi", "roman h
    # the darbuka's düm on the first and third steps, tek between and on the long group's end
    grooves=({"conga_lo": "X.......X.........", "conga": "....x.......x...x.", "tamb": "x...x...x...x.x.x."},
             {"conga_lo": "X...o...X.....o...", "conga": "..x.x.x...x.x.x.x.", "kick_lo": "X.......x........."}))
+# the türkü: Anatolia's folk song — the bağlama (saz) playing the tune and its runs, a second
+# bağlama's strummed drone-chords, the kaval answering, the darbuka's düm-tek and the def's jingles;
+# a bass only as the modern arrangements have it, low and light. Hüseyni and uşşak (dorian,
+# phrygian), hicaz (freygish) and the minor; a halay's or a türkü's four, the aksak 9/8 (2+2+2+3)
+# and 7/8 when the meter is asked
+_g(name="turkish folk", aliases=("turkish folk", "turkish", "turku", "turkuler", "halk muzigi", "turk halk muzigi",
+                                 "anatolian folk", "baglama music", "saz music", "halay", "bozlak",
+                                 "turkish folk song", "turkish saz"),
+   bpm=(88, 120), groups={(9, 8): (2, 2, 2, 3), (7, 8): (2, 2, 3), (5, 8): (2, 3)}, kit=0, fill="none",
+   bass="pats", chords="pats", form="song", humanize_ms=6, vel_var=10, family="arabic", tone=0.1, reverb=0.24,
+   intro_drums="all", lead_density=0.85,
+   parts=(_p("drums", D, 0, level=0.8), _p("bass", B, 32, level=0.45), _p("baglama 2", C, 105, pan=-0.35),
+          _p("kaval", L, 73, "sparse", pan=0.4, level=0.6), _p("saz", L, 105, "melody")),
+   progressions={"dorian": ("i i VII i", "i IV i i", "i VII i IV"), "phrygian": ("i II i i", "i iv II i"),
+                 "freygish": ("I II I I", "I iv II I"), "minor": ("i i VII i", "i iv i V", "i VII VI VII")},
+   modes=("dorian", "phrygian", "freygish", "minor"),
+   # the bass's düm with the drum, the root held through the tek
+   bass_pats=("R.......R...5...", "R.....R.R.......", "R-------5-------"),
+   # the second bağlama's strokes: down on the düm, the tremolo strums between
+   comp_pats=("X.x.x.xxX.x.x.xx", "X...x.x.X...x.x.", "X.xxX.xxX.xxX.xx"),
+   # the darbuka (düm: the low conga, tek: the high bongo) and the def's jingles: the türkü's
+   # düm-tek-tek, the halay's stamp on one and three, a sofyan's slow four
+   grooves=({"conga_lo": "X.......X.......", "bongo": "....x.x.....x.x.", "tamb": "x...x...x...x..."},
+            {"conga_lo": "X..X....X..X....", "bongo": "......x.......x.", "tamb": "..x...x...x...x.",
+             "kick_lo": "X.......X......."},
+            {"conga_lo": "X.....X.........", "bongo": "....x...x...x.x.", "tamb": "x.x.x.x.x.x.x.x."}))
 _g(name="kopanitsa", aliases=("kopanitsa", "kopanica", "gankino", "gankino horo"),
    bpm=(150, 190), meter=(11, 8), groups={(11, 8): (2, 2, 3, 2, 2)}, kit=0, fill="snare", bass="pats",
    chords="pats", form="song", humanize_ms=4, vel_var=8, family="balkan", tone=0.3, reverb=0.2,

@@ -1,0 +1,136 @@
+"""Readings found wrong in the seventh session (2026-12-07): concert instruments named with no
+style are a chamber piece for them alone, a tune over a keyboard, harp or guitar has that
+player's left hand (or thumb) under it, a harmonica names the blues, a funeral march is slow and
+minor, and a türkü is Anatolia's bağlama, not a Balkan brass band.
+
+Each test states what a musician expects and fails on the commit before its fix."""
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from engine.compose import compose, read_prompt
+
+
+def players(s):
+    return {(p.program, p.role) for p in s.parts if not p.is_drums}
+
+
+def notes_of(s, pred, bars=range(2, 10)):
+    idx = {k for k, p in enumerate(s.parts) if pred(p)}
+    return [n for b in bars for n in s.bar(b)[0] if n.part in idx]
+
+
+# --- a chamber piece: the instruments named, and no one else -----------------------------------------
+@pytest.mark.parametrize("prompt,tune,hands", [
+    ("clarinet and piano", 71, 0),
+    ("violin and piano", 40, 0),
+    ("something sad and slow for cello and piano", 42, 0),
+    ("flute and harp", 73, 46),
+])
+def test_concert_instruments_named_alone_are_a_duo(prompt, tune, hands):
+    """No string quartet around a violin and piano, no pads and synth bass under a flute and harp,
+    no rock band under a clarinet: the melody instrument's tune over the other's both hands."""
+    s = compose(prompt, 1)
+    assert s.genre == "classical", s.describe()
+    assert {p for p, _ in players(s)} == {tune, hands}, s.describe()
+    assert (tune, "lead") in players(s) and (hands, "bass") in players(s), s.describe()
+    assert not any(p.is_drums for p in s.parts)
+
+
+def test_a_chamber_trio_keeps_its_three():
+    s = compose("oboe, bassoon and harpsichord", 1)
+    assert s.genre == "classical" and {p for p, _ in players(s)} == {68, 70, 6}, s.describe()
+    assert (68, "lead") in players(s)
+
+
+@pytest.mark.parametrize("prompt", ["flute and piano, epic", "cello and piano lofi beat", "violin and piano with drums",
+                                    "flute and strings", "trumpet and piano", "fiddle and guitar", "harp"])
+def test_a_screen_cue_a_beat_a_band_or_a_fiddle_is_no_chamber_piece(prompt):
+    assert not read_prompt(prompt).chamber
+
+
+def test_a_cue_named_beside_concert_instruments_keeps_its_style():
+    assert compose("flute and piano, epic", 1).genre == "cinematic"
+    assert compose("cello and piano lofi beat", 1).genre == "lofi"
+
+
+@pytest.mark.parametrize("prompt", ["clarinet and piano", "just clarinet and piano, soul", "guitar and piano, no band",
+                                    "flute and harp"])
+def test_the_accompanists_left_hand_plays_below_its_right(prompt):
+    """The left hand (or a guitar's thumb, a harp's low strings) plays the bass: its notes sit
+    below the chords', on the bar's first beat in most bars."""
+    s = compose(prompt, 1)
+    bass = notes_of(s, lambda p: p.role == "bass")
+    comp = notes_of(s, lambda p: p.role in ("chords", "arp"))
+    assert bass and comp, s.describe()
+    assert statistics.median(n.pitch for n in bass) < statistics.median(n.pitch for n in comp)
+    bpb = s.beats_per_bar
+    downbeats = {round(n.start / bpb) for n in bass if abs(n.start - bpb * round(n.start / bpb)) < 0.06}
+    assert len(downbeats) >= 6, sorted(downbeats)
+
+
+# --- a harmonica names the blues; the bluesman's guitar beside it is acoustic --------------------
+@pytest.mark.parametrize("prompt", ["just guitar and harmonica", "guitar and harmonica", "harmonica"])
+def test_a_harmonica_is_the_blues(prompt):
+    assert compose(prompt, 1).genre == "blues"
+
+
+def test_a_guitar_beside_a_harmonica_alone_is_acoustic():
+    s = compose("just guitar and harmonica", 1)
+    assert players(s) == {(25, "chords"), (25, "bass"), (22, "lead")}, s.describe()
+    assert 25 not in {p.program for p in compose("just electric guitar and harmonica, blues", 1).parts}
+
+
+# --- a funeral march --------------------------------------------------------------------------------
+@pytest.mark.parametrize("prompt", ["funeral march", "a dirge for brass", "marche funèbre", "Trauermarsch",
+                                    "funeral march in Bb minor with organ"])
+def test_a_funeral_march_is_slow_minor_and_processional(prompt):
+    """Not a parade's 2/4 at 115 with a glockenspiel: quarter 50–66, minor, the bass drum on one
+    and three of every bar once the band is in."""
+    s = compose(prompt, 1)
+    assert s.genre == "funeral march", s.describe()
+    assert 50 <= s.beat_bpm <= 66 and s.mode == "minor" and s.meter == (4, 4), s.describe()
+    assert 9 not in {p.program for p in s.parts}
+    kicks = [n.start for n in notes_of(s, lambda p: p.is_drums, range(2, 10)) if n.pitch in (35, 36)]
+
+    def struck(at):
+        return any(abs(k - at) < 0.06 for k in kicks)
+    assert sum(struck(4 * b) and struck(4 * b + 2) for b in range(2, 10)) >= 7, kicks
+
+
+@pytest.mark.parametrize("prompt,genre", [("jazz funeral", "dixieland"), ("funeral doom", "doom"),
+                                          ("marching band", "marching band")])
+def test_the_other_funerals_and_marches_stay_theirs(prompt, genre):
+    assert compose(prompt, 1).genre == genre
+
+
+# --- a türkü ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("prompt", ["türkü, saz solo", "Turkish folk song with bağlama and darbuka",
+                                    "türk halk müziği", "halay for davul and zurna"])
+def test_a_turku_is_anatolian_not_a_balkan_brass_band(prompt):
+    s = compose(prompt, 1)
+    assert s.genre == "turkish folk", s.describe()
+    assert not {56, 58} & {p.program for p in s.parts}            # no trumpet, no tuba
+    assert any(p.program == 105 and p.role == "lead" for p in s.parts)
+
+
+def test_a_saz_solo_is_the_styles_own_saz_carrying_the_tune():
+    """One saz, on the tune (it had been a second saz in the kaval's sparse place)."""
+    s = compose("türkü, saz solo", 1)
+    saz = [p for p in s.parts if p.name == "saz"]
+    assert len(saz) == 1 and saz[0].role == "lead", s.describe()
+    assert len(notes_of(s, lambda p: p.name == "saz", range(4, 8))) >= 12
+
+
+def test_an_aksak_turku_is_counted_two_two_two_three():
+    s = compose("türkü in 9/8, bağlama", 1)
+    assert s.genre == "turkish folk" and s.meter == (9, 8) and s.groups == (2, 2, 2, 3), s.describe()
+
+
+@pytest.mark.parametrize("prompt,genre", [("Turkish karsilama in 9/8, oud and clarinet", "karsilama"),
+                                          ("balkan brass band", "balkan"), ("anatolian rock with saz", "rock"),
+                                          ("turkish trap", "trap")])
+def test_turkish_neighbours_stay_theirs(prompt, genre):
+    assert compose(prompt, 1).genre == genre
