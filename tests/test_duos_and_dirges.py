@@ -134,3 +134,69 @@ def test_an_aksak_turku_is_counted_two_two_two_three():
                                           ("turkish trap", "trap")])
 def test_turkish_neighbours_stay_theirs(prompt, genre):
     assert compose(prompt, 1).genre == genre
+
+
+# --- a blind review's readings (579 prompts, the seventh session) ------------------------------------
+@pytest.mark.parametrize("prompt,lo,hi", [
+    ("presto piano etude in C minor", 170, 200), ("allegro vivace string quartet in G", 150, 170),
+    ("bossa nova andante with guitar", 72, 90), ("moderato waltz", 100, 116),
+    ("classical sonata in C major for solo piano, allegro", 120, 144), ("string quartet in D minor, adagio", 56, 68),
+])
+def test_an_italian_tempo_marking_sets_the_pace(prompt, lo, hi):
+    """Presto had been 82 (the style's fast end), andante 143, allegro vivace 113."""
+    assert lo <= compose(prompt, 1).beat_bpm <= hi
+
+
+def test_a_marking_in_a_compound_meter_counts_its_dotted_quarters():
+    s = compose("andante in 6/8 for flute", 1)
+    assert s.beat == 1.5 and 48 <= s.beat_bpm <= 60, s.describe()
+
+
+def test_spanish_largo_is_long_not_a_marking():
+    assert read_prompt("un solo largo de guitarra, rumba").marking == ""
+
+
+@pytest.mark.parametrize("prompt,bpm", [("hip hop at ninety bpm", 90), ("rock at one hundred and twenty beats per minute", 120),
+                                        ("house at one-twenty-five bpm", 125), ("a hundred and ten bpm funk", 110)])
+def test_a_tempo_in_words(prompt, bpm):
+    assert read_prompt(prompt).bpm == bpm
+
+
+@pytest.mark.parametrize("prompt,genre", [("orchestra without percussion", "cinematic"),
+                                          ("string orchestra, adagio in G minor", "classical"),
+                                          ("adagio for strings in B flat minor", "classical"),
+                                          ("a love theme for strings", "classical"),
+                                          ("only strings, no percussion", "classical")])
+def test_an_orchestra_or_strings_with_no_style_is_the_concert_halls(prompt, genre):
+    """They had been house, rock and lo-fi by the seed, the orchestra one string pad among synths."""
+    s = compose(prompt, 1)
+    assert s.genre == genre, s.describe()
+    assert not any(p.is_drums for p in s.parts) and not {p.program for p in s.parts} & {116, 47, 38, 81, 27, 29}
+
+
+@pytest.mark.parametrize("prompt", ["strings only", "just strings, sad", "only strings, no percussion"])
+def test_strings_alone_are_the_whole_section(prompt):
+    """Not one violin: the style's violins, viola and cello."""
+    assert {40, 41, 42} <= {p.program for p in compose(prompt, 1).parts}
+
+
+@pytest.mark.parametrize("prompt,players", [
+    ("solo organ fugue in D minor", {19}), ("fugue in G minor for church organ", {19}),
+    ("solo violin partita in D minor", {40}), ("a sarabande in 3/4 for solo cello", {42}),
+    ("a gigue for harpsichord", {6}), ("a mazurka for piano in A minor", {0}),
+    ("largo for cello and organ", {42, 19}), ("solo trumpet fanfare", {56}), ("lullaby for music box", {10}),
+    ("waltz for string quartet in 3/4", {40, 41, 42}), ("string quartet playing a pop song", {40, 41, 42}),
+])
+def test_a_concert_piece_for_its_players_is_played_by_them_alone(prompt, players):
+    """A baroque suite's violins and harpsichord had been added around a solo cello, the parade's
+    band around a solo trumpet, an orchestral kit and horns around a string quartet's waltz."""
+    s = compose(prompt, 1)
+    assert {p.program for p in s.parts} == players and not any(p.is_drums for p in s.parts), s.describe()
+    assert any(p.role == "lead" for p in s.parts)
+
+
+@pytest.mark.parametrize("prompt", ["baroque concerto with a solo violin", "epic orchestral, solo trumpet",
+                                    "hymn for organ and choir", "string quartet in D minor"])
+def test_a_concerto_a_film_cue_a_hymn_and_the_quartet_keep_their_players(prompt):
+    s = compose(prompt, 1)
+    assert len(s.parts) >= 4 and any(p.role == "bass" for p in s.parts), s.describe()

@@ -100,7 +100,9 @@ _WEAK_GENRE_HINTS = {"acoustic guitar": "folk", "ukulele": "folk", "acoustic gui
                      "steel-string guitar": "folk", "twelve string guitar": "folk", "twelve-string acoustic": "folk",
                      "twelve string acoustic": "folk",
                      # a harmonica over a guitar is a bluesman's; a clarinet alone a recital's
-                     "harmonica": "blues", "blues harp": "blues", "clarinet": "classical"}
+                     "harmonica": "blues", "blues harp": "blues", "clarinet": "classical",
+                     # a music box alone: a cradle's song
+                     "music box": "lullaby", "music-box": "lullaby"}
 #: a maqam or makam named (hijaz, "taksim on the oud"): the Arab and Turkish art music's (a raga's
 #: name is no such sign: "yaman" is Turkish slang, Kalyan and Todi are towns)
 _MODE_GENRE_RES = ((re.compile(r"\b(?:maqam|maqams|maqamat|makam|makams|taksim|taqsim|taqasim|"
@@ -436,7 +438,7 @@ class Band:
         elif self.compound:
             meter += " (compound: " + str(len(self.groups)) + " dotted-quarter beats)"
         spec = self.spec
-        tempo_from = ("the prompt" if spec.bpm is not None else
+        tempo_from = ("the prompt" if spec.bpm is not None else f"the marking {spec.marking!r}" if spec.marking_bpm else
                       "the style's range" + (" (slow end)" if spec.pace < 0 else " (fast end)" if spec.pace > 0 else ""))
         unit = "dotted quarter" if self.compound else "quarter"
         return {
@@ -460,6 +462,11 @@ class Band:
 #: words that ask for a band or a beat: "piano type beat", "piano with a drum loop", "piano and singer"
 _BEAT_WORDS_RE = re.compile(r"\b(?:beats?|loops?|drums?|percussion|bass|bassline|singer|vocals?|voice|band|groove|"
                             r"rap|edm|vlog|podcast|game|trap|drill|house|dance|ballads?)\b")
+#: what a prompt says no to ("without percussion", "no drums"): no sign of a beat
+_SAID_NO_RE = re.compile(r"\b(?:no|without|sans|sin|ohne|senza|sem)\s+(?:any\s+|the\s+)?[\w-]+")
+#: an orchestra or strings named with no style: the concert hall's or the screen's
+_ORCHESTRA_RE = re.compile(r"\b(?:string\s+orchestra|string\s+section|strings|orchestra|orchestral|symphonic|symphony|"
+                           r"philharmonic|orchestre|orquesta|orchester|orchestrale?)\b")
 #: dances whose pace is their own within the styles that play them — (factor, styles, (lowest,
 #: highest bpm)): a scherzo is a fast three (one beat to the bar) where a nocturne or a quartet's
 #: slow movement is not; a strathspey a reel's four at two-thirds of its pace
@@ -515,6 +522,17 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     for w in spec.instruments:
         if w in _GENRE_HINTS and _GENRE_HINTS[w] in G.GENRES:
             return _GENRE_HINTS[w], f"the instrument {w!r}"
+    said = _SAID_NO_RE.sub(" ", spec.text)          # "without percussion" asks for none
+    if (o := _ORCHESTRA_RE.search(said)) and not _BEAT_WORDS_RE.search(_ORCHESTRA_RE.sub(" ", said)) \
+            and not re.search(r"\b808s?\b", said) and "cinematic" in G.GENRES and "classical" in G.GENRES:
+        # an orchestra, a symphony, strings for a love theme or an adagio: the concert hall's or the
+        # screen's (strings alone the quartet's idiom, a marking or a string orchestra the concert's)
+        strings_only = o.group(0).startswith("string") and not re.search(r"\b(?:brass|horns?|winds|woodwinds|timpani|"
+                                                                        r"percussion|choir|epic|trailer|film|cinematic)\b",
+                                                                        said)
+        return ("classical" if strings_only or spec.marking else "cinematic"), f"the word {o.group(0)!r}"
+    if spec.marking and not _BEAT_WORDS_RE.search(said) and "classical" in G.GENRES:
+        return "classical", f"the tempo marking {spec.marking!r}: a concert piece"
     if (pads := _pads_alone(spec, named)) and "ambient" in G.GENRES:
         return "ambient", f"the instrument {pads!r}"
     for w in spec.drum_words:
@@ -555,6 +573,8 @@ def _tempo(spec: PromptSpec, g: G.Genre, bpm: float | None, rng: random.Random, 
         return float(min(max(float(bpm), 30.0), 300.0))
     if spec.bpm is not None:
         tempo = spec.bpm * beat
+    elif spec.marking_bpm is not None:
+        tempo = spec.marking_bpm                  # in quarters: a 6/8 andante's dotted quarter at 2/3 of it
     else:
         lo, hi = g.bpm
         scale = beat if _compound(g.meter) or meter == (12, 8) else 1.0
@@ -684,6 +704,8 @@ _IN_FAMILY = {("horns", "classical"): "french horn", ("horn", "classical"): "fre
               ("slide guitar", "rock"): "guitar", ("slide guitars", "rock"): "guitars",
               # a guitar in jazz is the archtop's (GM's jazz guitar), not a steel-string strummer's
               ("guitar", "jazz"): "jazz guitar", ("guitars", "jazz"): "jazz guitar"}
+#: the words for a section of the orchestra or the band: alone, the style's own parts of that kind play
+_SECTIONS = frozenset(("strings", "horns", "brass", "brass section"))
 #: the bass slapped: "slap funk", "slapped bass", "slappin'"
 _SLAP_RE = re.compile(r"\bslap(?:ped|ping|pin'?)?\b")
 
@@ -694,6 +716,9 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
     specs: list[dict] = []
     # an instrument that plays its own bass and chords (keyboards, organ, harp, a fingerstyle guitar)
     alone = {G.INSTRUMENTS[w][0] for w in spec.instruments} & _BOTH_HANDS if spec.solo else set()
+    # a section said to play alone ("strings only", "just brass"): all of the style's own parts of it
+    section = {p for w in spec.instruments if w in _SECTIONS for p in _GENERIC[w]} if spec.solo else set()
+    alone |= section
     for ps in g.parts:
         # alone: the asked roles, and the style's own parts on an instrument of both hands played
         # alone (a polonaise's "grand piano alone" keeps the left hand's octaves and the bass)
@@ -851,6 +876,9 @@ def _one_tune(spec: PromptSpec, specs: list[dict]) -> None:
                     and "ukulele" not in hands["name"]:
                 specs.append(dict(hands, role="bass", style="", level=0.0,
                                   octave=1 if hands["program"] in (24, 25, 46) else 0))
+        elif len(players) == 1 and players[0]["named"] and not spec.only_roles and "lead" not in spec.no_roles \
+                and not _ACCOMPANY_ONLY_RE.search(spec.text):
+            players[0].update(role="lead", style="melody")   # a music box or a celesta alone: the tune
     elif len(leads) >= 2 and not any(d["role"] in ("chords", "pad", "arp") for d in players):
         hands = next((d for d in leads if d["program"] in _BOTH_HANDS), None)
         if hands is not None:

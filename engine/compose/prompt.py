@@ -52,6 +52,8 @@ class PromptSpec:
     no_percussion: bool = False                               # "no drums at all", "no percussion": no taiko either
     bars_per_minute: float | None = None                      # a dance teacher's tempo ("50 bars per minute", "32 MPM")
     chamber: bool = False                                     # concert instruments named alone ("clarinet and piano")
+    marking: str = ""                                         # an Italian tempo marking ("andante"), when no number is
+    marking_bpm: float | None = None                          # … and its quarter notes a minute
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
@@ -469,7 +471,10 @@ _ENSEMBLES = {"brass quintet": "trumpet, french horn, trombone and tuba", "brass
               "woodwind quintet": "flute, oboe, clarinet, bassoon and french horn",
               "wind quintet": "flute, oboe, clarinet, bassoon and french horn",
               "piano trio": "piano, violin and cello", "string trio": "violin, viola and cello",
-              "barbershop quartet": "a cappella male voices"}
+              "barbershop quartet": "a cappella male voices",
+              # beside another style (a waltz, a baroque piece, rock): its four players; alone, the
+              # classical style's own word
+              "string quartet": "violins, viola and cello"}
 _JAZZ_TRIO_RE = re.compile(r"\b(?:jazz\w*|swing\w*|bebop|bop|brush(?:es)?|evans|jarrett|oscar peterson|standards?|walking|"
                            r"late[- ]night|lounge|bar|cocktail|smoky|ballad)\b")
 _ENSEMBLE_RE = re.compile(r"\b(" + "|".join(map(re.escape, _ENSEMBLES)) + r")s?\b")
@@ -479,6 +484,14 @@ def _ensemble(m: re.Match) -> str:
     """A chamber ensemble's players, and no one else (a jazz piano trio is the jazz band's own)."""
     name = m.group(1)
     styles = {_GENRE_OF[g.group(0)] for g in _GENRE_RX.finditer(m.string) if g.start() >= m.end() or g.end() <= m.start()}
+    if name == "string quartet":
+        styles -= {"classical"}
+        if re.match(r"s?\s+(?:playing|plays|covering|covers|version|cover|arrangement|rendition|takes?\s+on)\b",
+                    m.string[m.end(1):]):
+            return f"{_ENSEMBLES[name]}, nothing else"    # "string quartet playing a pop song": the quartet's cover
+        if not styles:
+            return m.group(0)                     # the classical style's own quartet
+        return _ENSEMBLES[name]                   # "waltz for string quartet": its players, in the waltz
     if name == "piano trio" and (_JAZZ_TRIO_RE.search(m.string) or any(G.GENRES[g].family != "classical" for g in styles)):
         return m.group(0)                         # a jazz or a bossa piano trio: the style's piano, bass and drums
     if any(G.GENRES[g].family != "classical" for g in styles):
@@ -612,6 +625,58 @@ def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
     if m:
         spec.bpm = float(m.group(1))
         claim(m)
+    elif spec.bars_per_minute is None and (w := _WORDS_BPM_RE.search(text)) and (n := _number_in_words(w.group(1))) \
+            and 30 <= n <= 300:
+        spec.bpm = float(n)                       # "at ninety bpm", "one hundred and twenty beats per minute"
+        claim(w)
+    if spec.bpm is None and spec.bars_per_minute is None and (mk := _MARKING_RE.search(text)):
+        spec.marking = re.sub(r"\s+", " ", mk.group(1))
+        spec.marking_bpm = _MARKINGS[spec.marking.split()[0] if spec.marking.split()[0] != "allegro"
+                                     or " " not in spec.marking else "allegro molto"]
+
+
+#: the Italian tempo markings, by the quarter notes a minute a player takes them at (the middle of
+#: a metronome's band for each; in 6/8 or 12/8 they count the eighths' pulse in quarters, so an
+#: andante's dotted quarter is 56): "Adagio for strings", "presto piano etude", "moderato waltz"
+_MARKINGS = {"prestissimo": 208.0, "presto": 184.0, "vivacissimo": 176.0, "allegro molto": 160.0, "vivace": 160.0,
+             "allegro": 132.0, "allegretto": 112.0, "moderato": 108.0, "andantino": 92.0, "andante": 80.0,
+             "adagietto": 70.0, "adagio": 62.0, "larghetto": 60.0, "largo": 50.0}
+#: a marking as a word of its own ("allegro vivace", "Allegro con brio"); not Spanish "largo" (long:
+#: "un solo largo", "largo de la intro"), not a marking said no to ("not presto")
+_MARKING_RE = re.compile(r"(?<![\w-])(?<!\bnot )(?<!\bno )(?<!\bun )(?<!\buna )(?<!\bmuy )(?<!\bel )"
+                         r"(prestissimo|presto|vivacissimo|allegro(?:\s+(?:molto|vivace|assai|con\s+brio))?|vivace|"
+                         r"allegretto|moderato|andantino|andante|adagietto|adagio|larghetto|largo)(?![\w-])(?!\s+de\b)")
+_NUMBER_WORDS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+                 "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                 "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+                 "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20}
+#: a tempo in English words: "ninety bpm", "a hundred and ten beats per minute", "one-forty bpm"
+_WORDS_BPM_RE = re.compile(r"\b((?:(?:a|one|two)[\s-]+hundred(?:[\s-]+and)?[\s-]+)?(?:(?:thirty|forty|fifty|sixty|"
+                           r"seventy|eighty|ninety|twenty)(?:[\s-]+(?:one|two|three|four|five|six|seven|eight|nine))?|"
+                           r"ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|one|two|"
+                           r"three|four|five|six|seven|eight|nine)?|(?:a|one|two)[\s-]+hundred|one[\s-]+(?:twenty|thirty|"
+                           r"forty|fifty|sixty|seventy|eighty|ninety|ten|fifteen)(?:[\s-]+(?:one|two|three|four|five|six|"
+                           r"seven|eight|nine))?)\s*(?:bpm|beats\s+(?:per|a)\s+minute)\b")
+
+
+def _number_in_words(phrase: str) -> int | None:
+    """The number an English phrase says (30–300 as tempos are said): "ninety", "a hundred and
+    twenty", "one-forty" (a hundred and forty); ``None`` for none."""
+    words = [w for w in re.split(r"[\s-]+", phrase.strip()) if w and w != "and"]
+    if not words:
+        return None
+    total = 0
+    if len(words) >= 2 and words[0] in ("a", "one", "two") and words[1] == "hundred":
+        total = 100 * (2 if words[0] == "two" else 1)
+        words = words[2:]
+    elif words[0] == "one" and len(words) >= 2 and words[1] in _NUMBER_WORDS:
+        total = 100                                 # "one-forty", "one twenty five"
+        words = words[1:]
+    for w in words:
+        if w not in _NUMBER_WORDS:
+            return None
+        total += _NUMBER_WORDS[w]
+    return total or None
 
 
 #: keys as musicians outside English name them: solfège with a mode word ("la menor", "ré majeur",
@@ -1811,7 +1876,7 @@ def _solo_after(spec: PromptSpec) -> bool:
 
 #: the concert hall's instruments (GM programs): the bowed strings, the harp, the orchestra's
 #: woodwinds and horn, the piano, harpsichord, celesta and church organ
-_CONCERT = frozenset((0, 1, 6, 8, 19, 40, 41, 42, 43, 46, 60, 68, 69, 70, 71, 72, 73, 74))
+_CONCERT = frozenset((0, 1, 6, 8, 16, 19, 40, 41, 42, 43, 46, 60, 68, 69, 70, 71, 72, 73, 74))
 #: … of which these sing a chamber piece's line (a piano and a harp together name no chamber music)
 _CHAMBER_VOICES = frozenset((40, 41, 42, 43, 60, 68, 69, 70, 71, 72, 73, 74))
 #: what a chamber piece is not: a beat, a band, a screen's cue or a style's word for its players
@@ -1833,6 +1898,40 @@ def _chamber(spec: PromptSpec) -> bool:
         return False
     rest = _INSTR_RX.sub(" ", spec.text)
     return not _NOT_CHAMBER_RE.search(rest)
+
+
+#: the concert styles where "for X" names the players ("a gigue for harpsichord", "a mazurka for
+#: piano", "fugue in G minor for church organ", "largo for cello and organ"); not a film score's,
+#: a parade's or a cortège's band, whose "for" is rarely the whole of it
+_FOR_PLAYERS_STYLES = frozenset(("classical", "baroque", "minuet", "romantic piano", "waltz", "lullaby"))
+_FOR_PLAYERS_RE = re.compile(r"\bfor\s+(?:(?:an?|the|solo|unaccompanied|two|2)\s+)*(?P<m>" + _ONLY_LIST
+                             + r")\s+(?:in|at|with\s+no|without)\b|\bfor\s+(?:(?:an?|the|solo|unaccompanied|two|2)\s+)*(?P<l>"
+                             + _ONLY_LIST + ")" + _PHRASE_END)
+
+
+def _concert_forces(spec: PromptSpec) -> bool:
+    """Whether a concert style's prompt names its players and no one else: "solo violin partita",
+    "a sarabande for solo cello", "solo trumpet fanfare", "unaccompanied flute", or "for" and the
+    instruments ("a gigue for harpsichord", "largo for cello and organ") — with no band,
+    orchestra or accompaniment beside them."""
+    g = G.GENRES.get(spec.genre or "")
+    named = list(dict.fromkeys(spec.instruments))
+    if g is None or g.family != "classical" or g.name == "cinematic" or spec.drum_words or not 1 <= len(named) <= 4 \
+            or any(INSTRUMENT_WORDS[w][0] in (52, 53, 54) for w in named) \
+            or _BAND_BESIDE_RE.search(_INSTR_RX.sub(" ", spec.text)) or re.search(r"\bconcert[oi]\b", spec.text):
+        return False
+    if len(named) == 1:
+        iw = re.escape(named[0]) + "s?"
+        if re.search(rf"(?<!\bwith )(?<!\bwith a )\b(?:solo|unaccompanied)\s+{iw}\b|\b{iw}\s+solo\b(?!\s+(?:over|with))",
+                     spec.text):
+            return True
+    if spec.genre not in _FOR_PLAYERS_STYLES:
+        return False
+    for m in _FOR_PLAYERS_RE.finditer(spec.text):
+        items = set(re.findall(_ONLY_ITEM, m.group("l") or m.group("m")))
+        if set(named) <= {w for w in items} | {w[:-1] for w in items if w.endswith("s")}:
+            return True
+    return False
 
 
 def _read_solo(spec: PromptSpec, words: set[str], phrase: str | None = None) -> None:
@@ -1873,7 +1972,7 @@ def _read_solo(spec: PromptSpec, words: set[str], phrase: str | None = None) -> 
         spec.drum_words = [w for w in spec.drum_words if kept(w)]
         words = set(re.findall(r"[a-z]+", spec.text[start:]))
     spec.chamber = _chamber(spec)
-    solo = solo or bool(alone) or solo_after or any(_solo_before(spec, w) for w in spec.instruments) \
+    solo = solo or _concert_forces(spec) or bool(alone) or solo_after or any(_solo_before(spec, w) for w in spec.instruments) \
         or bool(_NO_BAND_RE.search(spec.text)) or (len(set(spec.instruments)) == 2 and bool(_DUO_RE.search(spec.text))) \
         or spec.chamber
     spec.solo = solo and bool(spec.instruments)
