@@ -356,7 +356,8 @@ def test_each_instrument_word_gets_its_program_and_plays(word):
     # a bare "woodblock" is the percussion block (drum keys); GM's melodic one carries a tune
     s = compose(f"pop song with {word}" + (" melody" if word == "woodblock" else ""), 0)
     kind = _GENERIC.get(word, ())          # "guitar" is pop's own acoustic guitar, "synth" its synth lead
-    if word in ("string quartet", "string quartets"):   # beside a style, its players: violins, viola and cello
+    from engine.compose.prompt import _ENSEMBLES
+    if _ENSEMBLES.get(word.removesuffix("s")) == _ENSEMBLES["string quartet"]:   # beside a style, its players
         kind = (40, 41, 42)
     parts = [k for k, p in enumerate(s.parts) if not p.is_drums and
              ((p.name == word and p.program == prog) or p.program in kind)]
@@ -1293,7 +1294,7 @@ def test_balafon_and_metallophones_play_mallets():
     ("ninna nanna con pianoforte", "lullaby", {0}),
     ("musique de film triste, piano et violoncelle, lent", "cinematic", {0, 42}),
     ("Colonna sonora malinconica, pianoforte e violoncello", "cinematic", {0, 42}),
-    ("Walzer für Streichquartett in D-Dur", "classical", {48}),       # the quartet's, in three
+    ("Walzer für Streichquartett in D-Dur", "waltz", {40, 41, 42}),  # the quartet's players, in the waltz
 ])
 def test_words_of_the_probes_after_set_p(prompt, genre, progs):
     s = compose(prompt, 1)

@@ -30,7 +30,7 @@ _GENRE_HINTS = {"violin": "classical", "cello": "classical", "viola": "classical
                 "quarteto de cordas": "classical", "quatuor a cordes": "classical", "cuarteto de cuerdas": "classical",
                 "streichquartett": "classical", "banjo": "bluegrass", "accordion": "polka",
                 "piano accordion": "polka", "piano-accordion": "polka", "bagpipes": "celtic", "bagpipe": "celtic",
-                "steel drums": "calypso", "steel pan": "calypso", "square lead": "chiptune", "tuba": "polka", "choir": "cinematic", "harp": "ambient",
+                "steel drums": "calypso", "steel pan": "calypso", "steel drum": "calypso", "steelpan": "calypso", "square lead": "chiptune", "tuba": "polka", "choir": "cinematic", "harp": "ambient",
                 "slap bass": "funk", "clavinet": "funk", "funk guitar": "funk", "disco guitar": "disco",
                 "jazz guitar": "jazz", "nyckelharpa": "polska", "portuguese guitar": "fado", "tumbi": "bhangra",
                 "charango": "huayno", "quena": "huayno", "organ": "soul", "koto": "ambient", "gayageum": "ambient", "haegeum": "ambient", "sitar": "ambient",
@@ -91,7 +91,8 @@ _ACOUSTIC_COMPANY = frozenset(("piano", "voice", "vocals", "vocal", "gesang", "h
                                "banjo", "flute", "strings", "upright bass", "double bass", "accordion", "whistle",
                                "tin whistle", "ukulele", "acoustic guitar", "acoustic guitars", "guitar"))
 _HAND_PERCUSSION = frozenset(("shaker", "shakers", "tambourine", "tambourines", "cajon", "djembe", "claps", "handclaps",
-                              "hand claps", "clap", "stomps", "foot stomps", "bongos", "congas", "finger snaps"))
+                              "hand claps", "clap", "stomps", "foot stomps", "bongos", "congas", "finger snaps",
+                              "hand drum", "hand drums"))
 #: instruments that name a genre last, among acoustic company only, after the moods ("acoustic
 #: guitar and 808s" is a trap beat's, "dark acoustic guitar" a film cue's, "solo acoustic guitar" a folk song's)
 _WEAK_GENRE_HINTS = {"acoustic guitar": "folk", "ukulele": "folk", "acoustic guitars": "folk", "steel string guitar": "folk",
@@ -119,7 +120,10 @@ _LEAD_GUITARS = frozenset(("lead guitar", "guitar lead", "lead guitar solo"))
 #: keeps its guitar beside the oud
 _OTHER_LUTES = frozenset(("oud", "ud", "bouzouki", "saz", "baglama", "buzuq", "sitar", "kora", "ngoni", "shamisen",
                           "tanpura", "cavaquinho", "banjo", "mandolin", "vihuela", "charango", "balalaika"))
-_GENERIC = {"organ": range(16, 24), "guitar": _GUITARS, "guitars": _GUITARS, "strings": range(40, 52),
+_GENERIC = {"string quartet": range(40, 44),
+            **dict.fromkeys(("streichquartett", "quatuor a cordes", "cuarteto de cuerdas", "quartetto d'archi",
+                             "quartetto d archi", "quarteto de cordas"), range(40, 44)),
+            "organ": range(16, 24), "guitar": _GUITARS, "guitars": _GUITARS, "strings": range(40, 52),
             "horns": range(56, 64), "brass": range(56, 64), "brass section": range(56, 64), "sax": range(64, 68),
             "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8), "keyboard": (*range(0, 8), *range(80, 96)),
             # the keyboard in French and Spanish: the style's own keys (a baroque "clavier" its harpsichord)
@@ -809,6 +813,10 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
             specs.append(slot)
         slot.update(name=w, program=prog, named=True, style=style or slot.get("style", ""))
     specs = _pairs_alone(spec, specs)
+    if spec.no_solo:
+        # "no guitar solo": the guitar that carries the tune (a rock ballad's, metal's lead) is left
+        # out; the riffs and chords carry the piece
+        specs = [d for d in specs if not (d["role"] == "lead" and d["program"] in _GUITARS)]
     if spec.solo:
         _one_tune(spec, specs)
     if spec.dance == "waltz" and g.name in ("romantic piano", "cinematic") and spec.meter in (None, (3, 4)):

@@ -262,7 +262,9 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "vibraphone": (11, L, ""), "vibes": (11, L, ""), "marimba": (12, A, "arp8"), "xylophone": (13, L, ""),
     "bells": (14, L, "sparse"), "tubular bells": (14, L, "sparse"), "chimes": (14, L, "sparse"),
     "dulcimer": (15, A, "arp8"),
-    "organ": (16, C, ""), "hammond": (16, C, ""), "b3": (16, C, ""), "rock organ": (18, C, ""),
+    "organ": (16, C, ""), "hammond": (16, C, ""), "b3": (16, C, ""),
+    "hammond b3": (16, C, ""), "hammond b3 organ": (16, C, ""), "hammond b-3": (16, C, ""), "b3 organ": (16, C, ""),
+    "b-3 organ": (16, C, ""), "rock organ": (18, C, ""),
     "church organ": (19, PD, ""), "pipe organ": (19, PD, ""), "accordion": (21, C, ""),
     "harmonica": (22, L, ""), "bandoneon": (23, C, ""),
     # guitars
@@ -331,7 +333,8 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     # tremolo picking: unbroken 16ths on a distorted guitar (black metal's comping)
     "tremolo picked guitar": (30, C, "tremolo"), "tremolo-picked guitar": (30, C, "tremolo"),
     "tremolo picking": (30, C, "tremolo"), "tremolo picked": (30, C, "tremolo"),
-    "shanai": (111, L, ""), "steel drums": (114, L, ""), "steel pan": (114, L, ""),
+    "shanai": (111, L, ""), "steel drums": (114, L, ""), "steel pan": (114, L, ""), "steel drum": (114, L, ""), "steelpan": (114, L, ""),
+    "steel-drum": (114, L, ""), "steel-drums": (114, L, ""), "steeldrum": (114, L, ""), "steeldrums": (114, L, ""),
     "taiko": (116, P, ""), "melodic tom": (117, P, ""), "synth drum": (118, P, ""),
     "agogo": (113, P, ""), "woodblock": (115, P, ""),
     # more of the world's instruments, by the nearest program
@@ -494,7 +497,7 @@ KIT_LANES = frozenset(("kick", "kick2", "kick_lo", "snare", "snare2", "esnare", 
 #: styles played as their nearest genre (an alias above) that bring their own instruments,
 #: for the roles the prompt does not name
 STYLE_INSTRUMENTS: dict[str, tuple[str, ...]] = {
-    "gamelan": ("bells",), "orchestral dubstep": ("strings", "brass"),
+    "orchestral dubstep": ("strings", "brass"),
 }
 
 #: drum words: word → (kit or None, extra lanes {lane: pattern}, groove or None)
@@ -530,6 +533,9 @@ DRUM_WORDS: dict[str, tuple[int | None, dict, str | None]] = {
     "djembe": (None, {"conga": "x.xx..x.x.xx..x.", "conga_lo": "X.......X......."}, None),
     "tabla": (None, {"bongo": "x.xxx.x.x.xxx.x.", "conga_lo": "X.....x.X......."}, None),
     "bodhran": (None, {"tom_lo": "X.xxX.xxX.xxX.xx"}, None),
+    # hand drums by no name: a low and a high conga's tones
+    "hand drums": (None, {"conga_lo": "X.....x.X.......", "conga": "..x.x.....x.x.x."}, None),
+    "hand drum": (None, {"conga_lo": "X.....x.X.......", "conga": "..x.x.....x.x.x."}, None),
     "surdo": (None, {"surdo_mute": "x.......", "surdo": "....X..."}, None),
     "tamborim": (None, {"side": "x.xx.x.xx.xx.x.x"}, None),
     "jingle bells": (None, {"jingle": "x.x.x.x.x.x.x.x."}, None), "sleigh bells": (None, {"jingle": "x.x.x.x.x.x.x.x."}, None),
@@ -791,7 +797,7 @@ INSTRUMENTS.update({w: v for w, v in {
     "kontrabas": (32, B, ""), "akordeonem": (21, C, ""), "contrabassoon": (70, B, ""), "theorbo": (24, C, ""), "viola da gamba": (42, B, ""),
     "crumhorn": (68, L, ""), "crumhorns": (68, L, ""), "shawm": (68, L, ""), "shawms": (68, L, ""),
     "sackbut": (57, L, ""), "sackbuts": (57, L, ""), "cornett": (56, L, ""), "cornetto": (56, L, ""),
-    "mandolino": INSTRUMENTS.get("mandolin", (105, A, "arp8")), "bouzoukia": (25, C, ""), "buzuki": (25, C, ""),
+    "mandolino": (25, C, ""), "mandolini": (25, C, ""), "bouzoukia": (25, C, ""), "buzuki": (25, C, ""),
     "gesang": (53, L, ""), "woodwinds": (73, L, ""), "woodwind": (73, L, ""),
 }.items() if w not in INSTRUMENTS})
 # the Balkans' tapan and the Arab tabl: the big bass drum the style's own kick already is (its

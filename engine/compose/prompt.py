@@ -54,6 +54,8 @@ class PromptSpec:
     chamber: bool = False                                     # concert instruments named alone ("clarinet and piano")
     marking: str = ""                                         # an Italian tempo marking ("andante"), when no number is
     marking_bpm: float | None = None                          # … and its quarter notes a minute
+    eighth_bpm: float | None = None                           # a tempo given in eighths ("eighth note = 264")
+    no_solo: bool = False                                     # "no guitar solo", "no solos": no guitar lead
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
@@ -93,6 +95,11 @@ _BPM_RE = re.compile(r"\b(\d{2,3}(?:\.\d+)?)(?:-?ish)?\s*(?:bpm|beats per minute
 _BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con puntillo|seminima puntata|noire pointee)"
                            r"\s*(?:=|:|at|about|around|of|is|a unos|a|de|circa|~)?\s*(?:about|around|unos|~|c\.)?\s*"
                            r"(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:bars?|beats?|measures?|notes?|times?|seconds?|%))")
+#: a tempo in eighth notes: "eighth note = 264", "quavers at 180", "♪ = 240" (halved to quarters, or
+#: thirded to a compound meter's dotted quarters, once the meter is read)
+_EIGHTH_NOTE_RE = re.compile(r"(?:\b(?:eighth[- ]notes?|eighths?|8th[- ]notes?|8ths|quavers?|corcheas?|croches?|crome|achtel)"
+                             r"|♪)\s*(?:=|:|at|about|around|of|is|~)?\s*(?:about|around|~|c\.)?\s*(\d{2,3})\b"
+                             r"(?!\s*(?:bars?|beats?|measures?|notes?|times?|seconds?|%))")
 #: a dance teacher's tempo in bars a minute: "50 bars per minute", "44 bars/min", "32 MPM"
 _BARS_PER_MIN_RE = re.compile(r"\b(\d{2})\s*(?:bars?|measures?)\s*(?:(?:per|/)\s*min(?:ute)?\b|a\s+minute\b)|\b(\d{2})\s*mpm\b")
 #: a dance beside "MPM" (measures a minute; alone it is a runner's minutes per mile)
@@ -226,8 +233,10 @@ def _plurals(table: dict) -> dict:
 INSTRUMENT_WORDS = _plurals(G.INSTRUMENTS)
 #: "clean lead vocals" sing; "the piano leads the head", "a sax leads off": verbs, not a synth lead
 _INSTR_RX = _alternation(INSTRUMENT_WORDS, {"clean lead": r"\s+vocal", "clean leads": r"\s+vocal",
-                                            "lead": r"\s+(?:the|a|an|into|us|off)\b",
-                                            "leads": r"\s+(?:the|a|an|into|us|off)\b"})
+                                            # "lead by trumpet", "a bouncing lead electric bass": a verb, the bass's role
+                                            "lead": r"\s+(?:the|a|an|into|us|off|by|from)\b|"
+                                                    r"\s+(?:electric\s+|fretless\s+|upright\s+|synth\s+)?bass\b",
+                                            "leads": r"\s+(?:the|a|an|into|us|off|by|from)\b"})
 #: candombe's "piano drum" is no drum in a "piano drum and bass" (a piano over drum and bass)
 _DRUM_RX = _alternation(G.DRUM_WORDS, {"piano drum": r"s?\s*(?:and|n|&|'n')\s*bass",
                                        # "the cello kicks in", "kick back", "kick-ass": verbs, not a drum
@@ -264,7 +273,9 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     "baixo baixos".split()) | frozenset(
     # set L's: everyday words one or two edits from a drum, instrument or style word ("it just
     # stops dead" is no stomp; Romanian "repetare", Finnish "melodista", Tagalog "kasal")
-    "stop stops stopped stopping repetare repetarea melodista melodinen kasal tenore tenores tenori".split())
+    "stop stops stopped stopping repetare repetarea melodista melodinen kasal tenore tenores tenori".split()) | frozenset(
+    # the seventh session's review: a sing-along is no shingaling, the Algerian gasba (a reed flute) no garba
+    "sing-along singalong singalongs sing-alongs gasba sharon".split())
 #: style words by their spelling with the spaces taken out ("bossanova", "drumandbass")
 _SQUEEZED = {a.replace(" ", "").replace("-", ""): g for a, g in _GENRE_OF.items()}
 #: the same words by their first letter (a misspelling keeps it): the edit distances are only
@@ -474,17 +485,35 @@ _ENSEMBLES = {"brass quintet": "trumpet, french horn, trombone and tuba", "brass
               "barbershop quartet": "a cappella male voices",
               # beside another style (a waltz, a baroque piece, rock): its four players; alone, the
               # classical style's own word
-              "string quartet": "violins, viola and cello"}
+              "string quartet": "violins, viola and cello",
+              **dict.fromkeys(("streichquartett", "quatuor a cordes", "cuarteto de cuerdas", "quartetto d'archi",
+                               "quartetto d archi", "quarteto de cordas"), "violins, viola and cello")}
 _JAZZ_TRIO_RE = re.compile(r"\b(?:jazz\w*|swing\w*|bebop|bop|brush(?:es)?|evans|jarrett|oscar peterson|standards?|walking|"
                            r"late[- ]night|lounge|bar|cocktail|smoky|ballad)\b")
 _ENSEMBLE_RE = re.compile(r"\b(" + "|".join(map(re.escape, _ENSEMBLES)) + r")s?\b")
+
+
+#: "steel drum and bass, calypso": a steel pan and a bass guitar
+_STEEL_DRUM_BASS_RE = re.compile(r"\b(steel[\s-]?(?:drums?|pans?))\s+(?:and|&|n|'n')\s+bass\b")
+#: "guitar instead of piano", "rhodes in place of the piano", "cello rather than violin": the
+#: second is said no to (the words are checked against the instrument table in :func:`_instead`)
+_INSTEAD_RE = re.compile(r"\b(?:instead\s+of|in\s+place\s+of|rather\s+than|replacing|in\s+lieu\s+of)\s+"
+                         r"(?:the\s+|a\s+|an\s+|any\s+)?([a-z][a-z' -]*?[a-z])(?=\s*(?:$|[,.;:!)]|\s+(?:and|but|with|in|on|for)\b))")
+
+
+def _instead(m: re.Match) -> str:
+    """"instead of the piano" → "and no piano" (only for an instrument or drum word)."""
+    w = m.group(1)
+    if (w in G.INSTRUMENTS or w.rstrip("s") in G.INSTRUMENTS) and w not in G.DRUM_WORDS:
+        return f"and no {w}"                      # (a drummer instead of a drum machine is the kit's change)
+    return m.group(0)
 
 
 def _ensemble(m: re.Match) -> str:
     """A chamber ensemble's players, and no one else (a jazz piano trio is the jazz band's own)."""
     name = m.group(1)
     styles = {_GENRE_OF[g.group(0)] for g in _GENRE_RX.finditer(m.string) if g.start() >= m.end() or g.end() <= m.start()}
-    if name == "string quartet":
+    if _ENSEMBLES[name] == _ENSEMBLES["string quartet"]:
         styles -= {"classical"}
         if re.match(r"s?\s+(?:playing|plays|covering|covers|version|cover|arrangement|rendition|takes?\s+on)\b",
                     m.string[m.end(1):]):
@@ -516,6 +545,8 @@ def _normalise(prompt: str) -> str:
     text = _BALADA_RE.sub("ballad", text)                              # Spanish, Portuguese, Italian ballads
     text = _CUERDAS_RE.sub("strings", text)
     text = _ENSEMBLE_RE.sub(_ensemble, text)
+    text = _STEEL_DRUM_BASS_RE.sub(r"\1, bass", text)                  # a steel drum and a bass, not drum and bass
+    text = _INSTEAD_RE.sub(_instead, text)
     text = _TURKISH_WITHOUT_RE.sub(lambda m: f"without {_TURKISH_NOUNS[m.group(1)]},", text)
     text = _VOCAL_LATER_RE.sub("no vocals,", _VOICE_OVER_RE.sub("narration", _TALK_RE.sub("narration", text)))
     text = _BPM_FIRST_RE.sub(r"\1 bpm", text)                          # "BPM112", "bpm: 124"
@@ -596,6 +627,11 @@ def read_prompt(prompt: str) -> PromptSpec:
     _read_solo(spec, words, phrase)
     spec.a_cappella = bool(_A_CAPPELLA_RE.search(text))
     _read_intro(spec)
+    if spec.bpm is None and spec.eighth_bpm:
+        # eighths a minute → the felt beat: a compound meter's dotted quarter (three eighths), else the quarter
+        num, den = spec.meter or (G.GENRES[spec.genre].meter if spec.genre in G.GENRES else (4, 4))
+        compound = den == 8 and num % 3 == 0 and num > 3 and not spec.groups
+        spec.bpm = round(spec.eighth_bpm / (3 if compound else 2), 1)
     if spec.bpm is None and spec.bars_per_minute:
         # bars a minute × the bar's beats (felt beats: a 6/8 bar has two), in the meter asked or the style's
         num, den = spec.meter or (G.GENRES[spec.genre].meter if spec.genre in G.GENRES else (4, 4))
@@ -622,7 +658,11 @@ def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
                   and not (spec.bars_per_minute and mb.start() <= b.start() < mb.end())), None) or next(
             (b for b in _TILDE_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None) or next(
             (b for b in _ABOUT_BPM_RE.finditer(text) if 50.0 <= float(b.group(1)) <= 220.0), None)
-    if m:
+    e = _EIGHTH_NOTE_RE.search(text)
+    if e and 80 <= float(e.group(1)) <= 480 and not (m and m.start() < e.start() and _BPM_RE.match(text, m.start())):
+        spec.eighth_bpm = float(e.group(1))       # (resolved to the beat when the meter is read)
+        claim(e)
+    elif m:
         spec.bpm = float(m.group(1))
         claim(m)
     elif spec.bars_per_minute is None and (w := _WORDS_BPM_RE.search(text)) and (n := _number_in_words(w.group(1))) \
@@ -956,10 +996,20 @@ def _read_negations_after(spec: PromptSpec, claim: _Claims) -> None:
             claim(m)
 
 
+#: a guitar solo said no to: "no guitar solo", "metal with no lead guitar solo", "no solos", "without shredding"
+_NO_SOLO_RE = re.compile(r"\b(?:no|without|zero|skip\s+the|lose\s+the|drop\s+the|minus\s+the)\s+(?:any\s+|the\s+)?"
+                         r"(?:(?:lead|guitar|guitars|shred|shredding|wanky)\s+)*(?:solos?|soloing|shred(?:ding)?|lead\s+guitars?|"
+                         r"guitar\s+leads?)\b(?!\s+(?:in|at|during|until|till|for\s+the)\b)")
+
+
 def _read_negations(spec: PromptSpec, claim: _Claims) -> None:
     """"no drums", "without bass": the roles left out, and a style word after "no" is not the style
     ("no swing", "no trap") — except in a prompt in romaji, where "no" is the possessive ("showa no
     kayokyoku" is Showa-era kayokyoku)."""
+    if (ns := _NO_SOLO_RE.search(spec.text)) and not re.search(r"\b(?:sax|saxophone|trumpet|piano|keys|drum|bass|organ|"
+                                                             r"violin|fiddle|flute)\w*\s+solos?\b", ns.group(0)):
+        spec.no_solo = True
+        claim(ns)
     for m in _NEG_RE.finditer(spec.text):
         said = _NEG_STOP_RE.split(m.group(1), 1)[0]      # "no drums just piano": the piano plays
         end = m.start(1) + len(said)
@@ -1904,8 +1954,8 @@ def _chamber(spec: PromptSpec) -> bool:
 #: piano", "fugue in G minor for church organ", "largo for cello and organ"); not a film score's,
 #: a parade's or a cortège's band, whose "for" is rarely the whole of it
 _FOR_PLAYERS_STYLES = frozenset(("classical", "baroque", "minuet", "romantic piano", "waltz", "lullaby"))
-_FOR_PLAYERS_RE = re.compile(r"\bfor\s+(?:(?:an?|the|solo|unaccompanied|two|2)\s+)*(?P<m>" + _ONLY_LIST
-                             + r")\s+(?:in|at|with\s+no|without)\b|\bfor\s+(?:(?:an?|the|solo|unaccompanied|two|2)\s+)*(?P<l>"
+_FOR_PLAYERS_RE = re.compile(r"\b(?:for|fur|pour|para|per)\s+(?:(?:an?|the|solo|unaccompanied|two|2)\s+)*(?P<m>" + _ONLY_LIST
+                             + r")\s+(?:in|at|with\s+no|without)\b|\b(?:for|fur|pour|para|per)\s+(?:(?:an?|the|solo|unaccompanied|two|2)\s+)*(?P<l>"
                              + _ONLY_LIST + ")" + _PHRASE_END)
 
 

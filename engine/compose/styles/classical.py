@@ -95,7 +95,7 @@ _g(name="minuet", aliases=("minuet", "menuet", "minuetto", "courtly dance", "cou
    progressions=CLASSICAL, modes=("major", "major", "minor"), lead_density=0.45, reverb=0.35, grooves=(),
    intro_drums="none", family=CL, tone=0.15)
 
-_g(name="romantic piano", aliases=("romantic piano", "ludovico einaudi", "einaudi", "yiruma", "piano sonatas", "sonata for piano", "classical piano sonata", "piano sonata", "solo piano piece", "piano scherzo", "solo piano scherzo", "furniture music", "musique d'ameublement", "polonaise", "polacca", "barcarolle", "barcarola", "barcarole", "barkarole",
+_g(name="romantic piano", aliases=("romantic piano", "klavierstuck", "klavierstucke", "piano piece", "pianostuck", "ludovico einaudi", "einaudi", "yiruma", "piano sonatas", "sonata for piano", "classical piano sonata", "piano sonata", "solo piano piece", "piano scherzo", "solo piano scherzo", "furniture music", "musique d'ameublement", "polonaise", "polacca", "barcarolle", "barcarola", "barcarole", "barkarole",
                                    "gondolier song", "nocturne", "chopin", "liszt", "schumann",
                                    "rachmaninoff", "romantic era", "romantic period", "impromptu",
                                    "etude", "debussy", "satie", "gymnopedie",
@@ -178,7 +178,7 @@ _g(name="show tune", family="pop",
             {"kick": "X...X...X...X...", "rim": "....x.......x...", "woodblock": "x.x.x.x.x.x.x.x."}))
 
 # --- the ballroom and the nursery ------------------------------------------------------------------------
-_g(name="waltz", aliases=("waltz", "valse", "vals", "mazurka", "viennese waltz", "strauss", "blue danube",
+_g(name="waltz", aliases=("waltz", "walzer", "wiener walzer", "walz", "waltzz", "valtz", "wals", "valse", "vals", "mazurka", "viennese waltz", "strauss", "blue danube",
                           "ballroom waltz", "waltzes"),
    bpm=(138, 176), meter=(3, 4), kit=48, fill="none", bass="waltz", chords="waltz", form="calm", humanize_ms=8,
    vel_var=8, parts=(_p("drums", D, 48, level=0.55), _p("double bass", B, 32), _p("strings", C, 48),

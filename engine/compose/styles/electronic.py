@@ -45,7 +45,7 @@ from engine.compose.genres import (AMBIENT, BLUES, BOSSA, CLASSICAL, EDM, JAZZ, 
 EL, HH, AM = "electronic", "hiphop", "ambient"
 
 # --- the dance floor ------------------------------------------------------------------------------
-_g(name="house", aliases=("house", "daft punk", "filtered disco", "french touch", "kuduro", "chicago house", "tech house", "club", "edm", "big room", "electro house",
+_g(name="house", aliases=("house", "festival drop", "euphoric festival", "festival edm", "mainstage", "main stage edm", "euphoric drop", "daft punk", "filtered disco", "french touch", "kuduro", "chicago house", "tech house", "club", "edm", "big room", "electro house",
                          "afro house", "club music", "dance music", "progressive house", "piano house",
                          "french house", "filter house", "acid house", "ibiza",
                          "gqom", "amapiano", "kwaito", "afro tech", "afrotech", "durban house"),
@@ -164,7 +164,7 @@ _g(name="uk garage", aliases=("uk garage", "garage", "ukg", "2-step", "2 step", 
              "rim": "...o..o..o....o."},
             {"kick": "X.......X..x....", "rim": "....X.......X...", "chat": ".xx..xx..xx..xx.",
              "ohat": "..x...x...x...x.", "clave+": "...x..x...x..x.."}))
-_g(name="synthwave", aliases=("synthwave", "neue deutsche welle", "ndw", "retrowave", "outrun", "darksynth", "vaporwave", "chillwave",
+_g(name="synthwave", aliases=("synthwave", "cyberpunk", "cyber punk", "cyberpunk city", "blade runner", "neue deutsche welle", "ndw", "retrowave", "outrun", "darksynth", "vaporwave", "chillwave",
                              "new wave", "retro synth", "80s synth", "dreamwave"),
    bpm=(84, 118), kit=24, fill="toms", bass="drive8", chords="pad", form="song", humanize_ms=2,
    family=EL, tone=0.2, reverb=0.5,
@@ -193,7 +193,7 @@ _g(name="chiptune", aliases=("chiptune", "8-bit", "8 bit", "8bit", "16-bit", "16
             {"kick": "X..X..X.X..X..X.", "snare": "....X.......X..x", "chat": "x.x.x.x.x.x.x.x.",
              "tom_hi": "...x.......x....", "tom_mid": ".......x.......x"}))
 _g(name="ambient", aliases=("ambient", "sound bath", "sound healing", "singing bowl meditation", "dungeon synth", "musique concrete", "tape music", "acousmatic", "electroacoustic", "gagaku", "court music", "lowercase", "microsound", "isolationism", "isolationist", "hauntology", "hauntological", "ghost box", "boards of canada", "kankyo ongaku", "environmental music", "drone", "meditation", "meditative", "new age", "soundscape", "sleep",
-                            "sleep music", "spa music", "relaxing music", "gamelan", "healing music", "zen",
+                            "sleep music", "spa music", "relaxing music", "healing music", "zen",
                             "space music", "yoga", "dark ambient", "ambient electronic",
                             "berlin school", "kosmische", "kosmische musik", "sequencer music", "psybient", "psychill", "psy chill", "psy-chill", "psy ambient", "psydub"),
    bpm=(60, 80), kit=24, fill="none", bass="drone", chords="pad", form="calm", humanize_ms=12, vel_var=8,

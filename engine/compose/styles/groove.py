@@ -62,7 +62,7 @@ _POP = {"major": ("I V vi IV", "vi IV I V", "I vi IV V", "IV I V vi", "I V vi ii
 
 # --- pop ------------------------------------------------------------------------------------------------
 _g(name="pop", family="pop",
-   aliases=("pop", "dream pop", "dreampop", "beach house", "baroque pop", "chamber pop", "emotional ballad", "love ballad", "opm", "original pilipino music", "pinoy pop", "v-pop", "vpop", "ye-ye", "yeye", "ye ye",
+   aliases=("pop", "sing-along", "singalong", "dream pop", "dreampop", "beach house", "baroque pop", "chamber pop", "emotional ballad", "love ballad", "opm", "original pilipino music", "pinoy pop", "v-pop", "vpop", "ye-ye", "yeye", "ye ye",
             "mandopop", "cantopop", "indie pop",
             "city pop", "bubblegum", "bubblegum pop", "top 40", "chart pop", "radio pop",
             "mainstream pop", "teen pop", "pop song", "pop music", "pop ballad", "k-ballad", "korean ballad", "balladeu", "hanguk ballad", "k-pop ballad", "kpop ballad"),
@@ -307,7 +307,7 @@ _BEBOP = {"major": ("Imaj7-vi7 ii7-V7 iii7-VI7 ii7-V7", "ii7-V7 Imaj7 ii7-V7 Ima
                     "i7-iv7 VII7-IIImaj7 iih7-V7 i7")}
 
 _g(name="jazz", chromatic_approach=True, family="jazz",
-   aliases=("jazz", "ii-v-i", "ii–v–i", "ii v i", "ii-v-i drill", "ii–v–i drill", "two-five-one", "two five one", "m-base", "mbase", "indo-jazz", "indo jazz", "dark jazz", "doom jazz", "third stream", "third-stream", "jazzy", "jazz trio", "jazz quartet", "jazz combo", "hard bop", "jazz club", "jazz standard",
+   aliases=("jazz", "jaz", "jaaz", "jazzz", "ii-v-i", "ii–v–i", "ii v i", "ii-v-i drill", "ii–v–i drill", "two-five-one", "two five one", "m-base", "mbase", "indo-jazz", "indo jazz", "dark jazz", "doom jazz", "third stream", "third-stream", "jazzy", "jazz trio", "jazz quartet", "jazz combo", "hard bop", "jazz club", "jazz standard",
             "straight ahead jazz", "straight-ahead jazz", "modal jazz", "post-bop", "post bop", "jazz ballad"),
    bpm=(110, 170), kit=32, fill="jazz", bass="walking", chords="comp", form="jazz", swing=0.33,
    swing_unit=0.5, humanize_ms=9, vel_var=12, tone=-0.3, reverb=0.25,
@@ -325,7 +325,7 @@ _g(name="jazz", chromatic_approach=True, family="jazz",
 # New Orleans: a two-beat tuba, the banjo's chunk on every beat, the front line's three voices at once
 # (trumpet lead, clarinet above, trombone below), press rolls and woodblock on the kit
 _g(name="dixieland", chromatic_approach=True, family="jazz",
-   aliases=("dixieland", "dixie", "dixieland jazz", "new orleans jazz", "new orleans", "trad jazz",
+   aliases=("dixieland", "charleston", "20s charleston", "the charleston", "flapper", "flapper jazz", "speakeasy", "dixie", "dixieland jazz", "new orleans jazz", "new orleans", "trad jazz",
             "traditional jazz", "hot jazz", "early jazz", "1920s jazz", "20s jazz", "roaring twenties",
             "second line", "preservation hall", "storyville", "jazz funeral", "chicago jazz"),
    bpm=(150, 210), kit=32, fill="jazz", bass="pats", chords="pats", form="jazz", swing=0.28, swing_unit=0.5,
@@ -362,7 +362,7 @@ _g(name="swing", chromatic_approach=True, family="jazz",
              "snare+": "....X.......X..."}))
 
 _g(name="bebop", chromatic_approach=True, family="jazz",
-   aliases=("bebop", "be-bop", "be bop", "bop", "fast jazz", "bebop jazz", "uptempo jazz", "up-tempo jazz"),
+   aliases=("bebop", "be-bop", "be bop", "bop jazz", "fast jazz", "bebop jazz", "uptempo jazz", "up-tempo jazz"),
    bpm=(184, 256), kit=32, fill="jazz", bass="walking", chords="comp", form="jazz", swing=0.25, swing_unit=0.5,
    humanize_ms=5, vel_var=12, tone=0.0, reverb=0.2, lead_density=0.75, intro_drums="all",
    parts=(_p("drums", D, 32), _p("upright bass", B, 32), _p("piano", C, 0), _p("alto sax", L, 65, "bebop"),

@@ -368,7 +368,7 @@ _g(name="zydeco", family="folk",
 
 # --- the Levant: dabke, baladi, belly dance ------------------------------------------------------------
 _g(name="arabic", family="arabic",
-   aliases=("arabic", "algerian rai", "pop rai", "rai music", "persian music", "persian pop", "persian folk", "persian classical", "reng", "dastgah", "iranian music", "tasnif", "chaabi", "gnawa", "taarab", "arab", "arabic music", "middle eastern", "middle-eastern", "levantine", "dabke", "dabkeh",
+   aliases=("arabic", "rai algerien", "algerian", "algerian rai", "pop rai", "rai music", "persian music", "persian pop", "persian folk", "persian classical", "reng", "dastgah", "iranian music", "tasnif", "chaabi", "gnawa", "taarab", "arab", "arabic music", "middle eastern", "middle-eastern", "levantine", "dabke", "dabkeh",
             "debka", "dabka", "belly dance", "bellydance", "belly dancing", "raqs sharqi", "raks sharki",
             "baladi", "shaabi", "sha'bi", "maqsum", "saidi", "khaleeji", "egyptian", "lebanese", "syrian",
             "palestinian", "maqam", "arabic pop", "tarab", "oriental dance"),
@@ -506,3 +506,32 @@ _g(name="mande", family="african",
    grooves=({"kick_lo": "X.....x..x..", "conga": "..xx.x..xx.x", "conga_lo": "x.....x.....", "cowbell": "x.x.xx.x.x.x"},
             {"kick_lo": "X.......x.x.", "conga": "x.xx..x.xx..", "conga_mute": "...x.....x..", "shaker": "x.xx.xx.xx.x"},
             {"kick_lo": "X.....X...x.", "conga": ".xx.xx.xx.x.", "conga_lo": "x.....x.....", "agogo": "x.x.xx.x.x.x"}))
+
+
+# --- gamelan ----------------------------------------------------------------------------------------
+# Bali's and Java's bronze orchestra: the sarons' core melody (the balungan) a note a beat, the
+# bonangs' interlocking sixteenths over it (kotekan), the pekings doubling high, the gong and
+# kempul marking the cycle's ends, the kendang's drum patterns leading the tempo; pelog's five
+# notes by their nearest mode (phrygian's), slendro's (the major's), a drone of one chord
+_g(name="gamelan", family="asian",
+   aliases=("gamelan", "gamelan kebyar", "kebyar", "gong kebyar", "balinese gamelan", "javanese gamelan",
+            "gamelan orchestra", "gamelan ensemble", "gamelan music", "gamelan style", "gamelan-style", "balinese",
+            "javanese", "gamelan degung", "degung", "gamelan gong", "pelog", "slendro", "kotekan", "jegog"),
+   bpm=(72, 100), kit=0, fill="none", bass="pats", chords="pats", form="calm", humanize_ms=3, vel_var=8,
+   tone=0.25, reverb=0.36, lead_density=0.5, intro_drums="all",
+   parts=(_p("drums", D, 0, level=0.55), _p("gong", B, 14, octave=-1, level=0.5),
+          _p("bonang", A, 12, "arp16", pan=-0.35, level=0.55), _p("peking", A, 9, "arp8", pan=0.4, octave=1, level=0.3),
+          _p("saron", L, 11, "melody")),
+   progressions={"phrygian": ("i i i i", "i i II i", "i i i VII"), "major": ("I I I I", "I I V I", "I I IV I"),
+                 "minor": ("i i i i", "i i VII i")},
+   modes=("phrygian", "phrygian", "major", "minor"),
+   # the gong on the cycle's last beat held over, the kempul's stroke between
+   bass_pats=("R-------------5-", "R-------R-------", "R---------------"),
+   # the kendang: the low "dhe" (conga_lo) and the slapped "tak" (bongo), a ceng-ceng's clash in kebyar
+   grooves=({"conga_lo": "X.......X..x....", "bongo": "...x.x.....x.x..", "conga": "..x.......x....."},
+            {"conga_lo": "X..x....X.......", "bongo": "..x.x.x...x.x.x.", "chinese+": "X..............."},
+            {"conga_lo": "X.....x.X.......", "bongo": "....x..x....x..x", "conga": ".x.......x......"}))
+for _w, _v in {"saron": (11, L, ""), "sarons": (11, L, ""), "bonang": (12, A, "arp16"), "bonangs": (12, A, "arp16"),
+               "gender wayang": (11, A, "arp16"), "peking": (9, A, "arp8"), "kempul": (14, B, ""), "kenong": (14, B, ""),
+               "rebab": (110, L, ""), "gangsa": (11, A, "arp16"), "reyong": (12, A, "arp16")}.items():
+    G.INSTRUMENTS.setdefault(_w, _v)

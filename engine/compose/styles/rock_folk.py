@@ -263,7 +263,7 @@ _g(name="western swing", aliases=("western swing", "texas swing", "bob wills", "
    grooves=({"kick": "o...o...o...o...", "phat": "....x.......x...", "swirl": "x.x.x.x.x.x.x.x.",
              "snare": "....X.......X..."},
             {"kick": "o.......o.......", "snare": "x..xX..xx..xX..x", "phat": "....x.......x..."}))
-_g(name="bluegrass", aliases=("bluegrass", "newgrass", "hillbilly", "appalachian", "old time", "old-time",
+_g(name="bluegrass", aliases=("bluegrass", "bluegras", "blue grass", "bluegrss", "newgrass", "hillbilly", "appalachian", "old time", "old-time",
                               "mountain music", "jug band", "hoedown", "banjo picking"),
    bpm=(124, 160), kit=40, fill="snare", bass="pats", chords="pats", form="song", humanize_ms=5, vel_var=8,
    family="country", tone=0.25, reverb=0.14, lead_density=0.75,
@@ -295,7 +295,7 @@ _CELTIC_PROG = {"major": ("I I IV V", "I IV I V", "I V IV V", "I I V I"),
                 "mixolydian": ("I bVII I bVII", "I I bVII bVII", "I bVII IV I"),
                 "dorian": ("i VII i VII", "i i VII VII", "i IV i VII"), "minor": ("i VII i VII", "i VII VI VII")}
 _g(name="celtic", aliases=("celtic", "an dro", "fest-noz", "fest noz",
-                           "jig", "irish jig", "double jig", "tarantella", "tarantela", "irish",
+                           "jig", "irish jig", "double jig", "irish",
                            "irish folk", "irish pub",
                            "irish trad", "trad session", "scottish", "scottish folk", "celtic folk", "gaelic",
                            "ceili", "highland", "breton", "galician"),
@@ -338,7 +338,7 @@ _g(name="reel", aliases=("reel", "highland schottische", "scottish schottische",
    grooves=({"tom_lo": "X.x.x.x.X.x.x.x.", "kick": "X.......X......."},
             {"tom_lo": "X.xrx.x.X.x.xrx.", "floor": "x.......x......."},
             {"kick": "X...X...X...X...", "snare": "....x.......x...", "tom_lo": "x.x.x.x.x.x.x.x."}))
-_g(name="sea shanty", aliases=("sea shanty", "shanty", "sea shanties", "shanties", "sea song", "sailor song",
+_g(name="sea shanty", aliases=("sea shanty", "chanty", "chanties", "sea chanty", "sea chanties", "shanty", "sea shanties", "shanties", "sea song", "sailor song",
                                "pirate", "pirates", "sailors", "tavern", "drinking song", "maritime"),
    bpm=(90, 116), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=8, vel_var=10,
    family="folk", tone=0.0, reverb=0.3, intro_drums="all", lead_density=0.55,
@@ -480,3 +480,48 @@ _g(name="kopanitsa", aliases=("kopanitsa", "kopanica", "gankino", "gankino horo"
    comp_pats=("X...x...X.....x...x...", "..x...x...x.x...x...x."),
    grooves=({"kick": "X...x...X.....X...x...", "rim": "..x...x...x.x...x...x."},
             {"kick": "X.......X.....X.......", "rim": "x.x.x.x.X.x.x.x.x.x.x.", "floor": "..........x.x........."}))
+
+
+# --- the Paris dance hall and the Italian south ---------------------------------------------------------
+# the valse musette (the bal musette of the 1930s, Gus Viseur, Yvette Horner): a fast three, the
+# accordion's tune with its bellows' swell and runs, the manouche guitar's pompe on two and three,
+# the double bass on one, brushes; major, with the secondary dominants' colour and a minor strain
+_g(name="musette", family="folk",
+   aliases=("musette", "valse musette", "bal musette", "french musette", "musette waltz", "musette style",
+            "accordion waltz", "paris cafe", "parisian cafe", "french cafe", "cafe parisien", "cafe de paris",
+            "chanson musette", "valse parisienne", "guinguette", "paris accordion"),
+   bpm=(150, 200), meter=(3, 4), kit=40, fill="none", bass="waltz", chords="waltz", form="song", humanize_ms=5,
+   vel_var=9, tone=0.15, reverb=0.26, lead_density=0.8, intro_drums="all",
+   parts=(_p("drums", D, 40, level=0.5), _p("double bass", B, 32), _p("guitar", C, 25, pan=0.35),
+          _p("accordion", L, 21, "melody", pan=-0.2)),
+   progressions={"major": ("I I V7 V7 V7 V7 I I", "I VI7 ii V7", "I I7 IV iv", "I III7 vi V7"),
+                 "minor": ("i i V7 V7 V7 V7 i i", "i iv V7 i", "i VI ii V7")},
+   modes=("major", "major", "minor"),
+   bass_pats=("R-..........5-..........", "R-..........l-..........", "R-......5-..R-......l-.."),
+   # the pompe: the guitar's short chops on two and three
+   comp_pats=("....x...x...", "....x.x.x...", "....x-..x..."),
+   grooves=({"kick": "x...........", "snare": "....o...o...", "ride": "X...x...x..."},
+            {"kick": "x...........", "snare": "....x...x...", "chat": "x.o.x.o.x.o."},
+            {"kick": "x.......o...", "snare": "....o...x...", "ride": "X...x.x.x..."}))
+
+# the tarantella (Naples, Calabria, Puglia's pizzica): a whirling 6/8, the tamburello's jingles
+# driving every eighth and its thump on the beats, the mandolin's tremolo tune, the accordion's
+# after-beats, a guitar and a bass on the two beats; minor, with the major's turn
+_g(name="tarantella", family="folk",
+   aliases=("tarantella", "tarantela", "tarantelle", "tarantella napoletana", "pizzica", "pizzica taranta",
+            "taranta", "tarantella calabrese", "italian folk dance", "italian wedding dance", "southern italian folk",
+            "italian folk", "musica popolare", "tammurriata"),
+   bpm=(112, 138), meter=(6, 8), kit=0, fill="none", bass="pats", chords="pats", form="song", humanize_ms=4,
+   vel_var=8, tone=0.25, reverb=0.22, lead_density=0.95, intro_drums="all",
+   parts=(_p("drums", D, 0, level=0.7), _p("bass", B, 32, level=0.6), _p("accordion", C, 21, pan=-0.3),
+          _p("guitar", C, 24, pan=0.35, level=0.6), _p("mandolin", L, 25, "melody")),
+   progressions={"minor": ("i i V7 V7", "i iv V7 i", "i V7 i V7", "i i iv V7"),
+                 "major": ("I I V7 V7", "I IV V7 I")},
+   modes=("minor", "minor", "major"),
+   bass_pats=("R.....5.....", "R.....R.....", "R...5.R...5."),
+   # the accordion's after-beats: the two eighths after each beat
+   comp_pats=("..x.x...x.x.", "..xx.x..xx.x"),
+   # the tamburello: jingles on every eighth, the thumb's thump on the dotted quarters
+   grooves=({"tamb": "x.x.x.x.x.x.", "conga_lo": "x.....o.....", "castanets": "..x.x...x.x."},
+            {"tamb": "x.xxx.x.xxx.", "conga_lo": "x.....o.....", "castanets": "..x.....x..."},
+            {"tamb": "x.x.x.x.x.x.", "conga_lo": "x...o.x...o."}))

@@ -41,7 +41,7 @@ for _w, _v in (("guira", {"guira": "x.oox.oox.oox.oo"}),
 
 # --- Brazil --------------------------------------------------------------------------------------
 _g(name="bossa nova", chromatic_approach=True, family="latin",
-   aliases=("bossa nova", "bossa", "brazilian jazz", "jobim", "ipanema", "mpb", "brazilian lounge"),
+   aliases=("bossa nova", "boss nova", "bosa nova", "bossa-nova", "bosanova", "bossanova", "bossa", "brazilian jazz", "jobim", "ipanema", "mpb", "brazilian lounge"),
    bpm=(124, 144), kit=32, fill="jazz", bass="bossa", chords="bossa", form="jazz", humanize_ms=7, vel_var=8,
    parts=(_p("drums", D, 32), _p("bass", B, 32), _p("nylon guitar", C, 24), _p("flute", L, 73),
           _p("strings", PD, 49)),
