@@ -1,4 +1,4 @@
-"""Readings found wrong in the seventh session (2026-12-07): concert instruments named with no
+"""Readings found wrong in the seventh session (2026-12-07), by set T and a blind review of 579 prompts: concert instruments named with no
 style are a chamber piece for them alone, a tune over a keyboard, harp or guitar has that
 player's left hand (or thumb) under it, a harmonica names the blues, a funeral march is slow and
 minor, and a türkü is Anatolia's bağlama, not a Balkan brass band.
@@ -200,3 +200,102 @@ def test_a_concert_piece_for_its_players_is_played_by_them_alone(prompt, players
 def test_a_concerto_a_film_cue_a_hymn_and_the_quartet_keep_their_players(prompt):
     s = compose(prompt, 1)
     assert len(s.parts) >= 4 and any(p.role == "bass" for p in s.parts), s.describe()
+
+
+# --- three idioms of their own: gamelan, musette, tarantella ------------------------------------------
+def test_a_gamelan_is_bronze_and_drums_not_pads():
+    """Interlocking sixteenths on the bonang over the saron's tune, a gong on the bass, the kendang's
+    hand drums — no synth pads (it had been ambient's pads and synth bass)."""
+    s = compose("gamelan in slendro with metallophones, gongs and kendang", 1)
+    assert s.genre == "gamelan", s.describe()
+    progs = {p.program for p in s.parts}
+    assert {14, 12} <= progs and not progs & set(range(88, 96)), s.describe()
+    arp = notes_of(s, lambda p: p.role == "arp" and p.program == 12, range(4, 8))
+    onsets = {round((n.start % s.beats_per_bar) * 4) for n in arp}
+    assert len(onsets) >= 12, sorted(onsets)          # sixteenths, not a pad's held chords
+
+
+@pytest.mark.parametrize("prompt", ["Une valse musette en 3/4 à 180 bpm, en sol majeur, avec accordéon, contrebasse et guitare manouche",
+                                    "an accordion solo, french musette", "paris cafe accordion waltz"])
+def test_a_musette_is_the_accordions_fast_three(prompt):
+    """The accordion carries the tune over the guitar's pompe on two and three; no horns or orchestral kit."""
+    s = compose(prompt, 1)
+    assert s.genre == "musette" and s.meter == (3, 4) and 140 <= s.beat_bpm <= 200, s.describe()
+    assert (21, "lead") in players(s) and not {60, 48} & {p.program for p in s.parts}
+    bpb = s.beats_per_bar
+    comp = notes_of(s, lambda p: p.role == "chords")
+    on = [n.start % bpb for n in comp]
+    assert on and sum(x > 0.1 for x in on) > 0.9 * len(on)          # the pompe after the bass's one
+
+
+@pytest.mark.parametrize("prompt", ["a tarantella in 6/8", "una tarantella veloce con mandolino e fisarmonica",
+                                    "tarantela napoletana in 6/8 around 150, mandolin tremolo, accordion and a jangling tamburello"])
+def test_a_tarantella_is_italian_not_an_irish_jig(prompt):
+    s = compose(prompt, 1)
+    assert s.genre == "tarantella" and s.meter == (6, 8), s.describe()
+    progs = {p.program for p in s.parts}
+    assert 110 not in progs and 78 not in progs and 21 in progs    # no fiddle or tin whistle; an accordion
+    assert not any(p.program == 105 for p in s.parts)               # a mandolino is the mandolin, no banjo
+    drums = {n.pitch for n in notes_of(s, lambda p: p.is_drums)}
+    assert 54 in drums and not drums & {36, 38}                      # the tamburello, no kit
+
+
+# --- words ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("prompt,bpm", [("Steve Reich-style minimalist pulse piece in 11/8, eighth note = 264", 132),
+                                        ("jig in 6/8, eighth = 300", 100), ("7/8 balkan, quavers at 300", 150)])
+def test_a_tempo_in_eighths_is_the_beats(prompt, bpm):
+    """Halved to quarters, or thirded to a compound meter's dotted quarters."""
+    assert compose(prompt, 1).beat_bpm == bpm
+
+
+@pytest.mark.parametrize("prompt,kept,gone", [("lo-fi with guitar instead of piano", 25, 0),
+                                              ("rhodes in place of the piano, neo soul", 4, 0)])
+def test_an_instrument_instead_of_another_replaces_it(prompt, kept, gone):
+    progs = {p.program for p in compose(prompt, 1).parts if not p.is_drums}
+    assert kept in progs and gone not in progs
+
+
+def test_a_drummer_instead_of_a_drum_machine_keeps_the_drums():
+    assert any(p.is_drums for p in compose("synthwave with a real drummer instead of a drum machine", 1).parts)
+
+
+@pytest.mark.parametrize("prompt", ["metal with no lead guitar solo", "no guitar solo, rock ballad", "rock, no solos",
+                                    "punk, no guitar solos"])
+def test_no_guitar_solo_leaves_the_guitar_lead_out(prompt):
+    s = compose(prompt, 1)
+    assert not any(p.role == "lead" and 24 <= p.program < 32 for p in s.parts), s.describe()
+    assert any(p.role == "chords" and 24 <= p.program < 32 for p in s.parts)
+
+
+@pytest.mark.parametrize("prompt", ["jazz, no sax solo", "no guitar solo in the intro, rock"])
+def test_another_solo_or_a_moment_keeps_the_lead(prompt):
+    assert any(p.role == "lead" for p in compose(prompt, 1).parts)
+
+
+@pytest.mark.parametrize("prompt,genre", [
+    ("a walz in D", "waltz"), ("boss nova with guitar", "bossa nova"), ("jaz trio with pianno", "jazz"),
+    ("a sea chanty with concertina", "sea shanty"), ("cyberpunk city at night", "synthwave"),
+    ("20s charleston at 220", "dixieland"), ("langsames Klavierstück in a-Moll", "romantic piano"),
+    ("euphoric festival drop", "house"), ("steel drum and bass, calypso", "calypso"),
+    ("a steel drum solo", "calypso"), ("Walzer für Streichquartett in D-Dur", "waltz"),
+])
+def test_the_reviews_style_words_reach_their_style(prompt, genre):
+    assert compose(prompt, 1).genre == genre
+
+
+@pytest.mark.parametrize("prompt,not_genre", [("road trip sing-along", "salsa"), ("rai with synth, darbuka and gasba", "bhangra"),
+                                              ("a bop for tiktok", "bebop"), ("cyberpunk city at night", "punk")])
+def test_words_that_looked_like_a_style_are_not_it(prompt, not_genre):
+    assert compose(prompt, 1).genre != not_genre
+
+
+def test_sharon_is_no_saron_and_a_b3_is_one_organ():
+    assert "saron" not in read_prompt("retro soul, sharon jones and the dap-kings, horns").instruments
+    s = compose("Slow gospel ballad in 12/8, dotted-quarter at 52, with Hammond B3 organ, piano and a full choir", 1)
+    assert sum(p.program == 16 for p in s.parts) == 1, s.describe()
+
+
+def test_a_lead_electric_bass_is_the_bass_not_a_synth_lead():
+    s = compose("mbaqanga at 126, twangy electric guitar riffs, a bouncing lead electric bass, accordion", 1)
+    assert 81 not in {p.program for p in s.parts} and 33 in {p.program for p in s.parts}, s.describe()
+    assert 81 not in {p.program for p in compose("lead by trumpet, salsa at 180", 1).parts}
