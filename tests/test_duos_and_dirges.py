@@ -299,3 +299,45 @@ def test_a_lead_electric_bass_is_the_bass_not_a_synth_lead():
     s = compose("mbaqanga at 126, twangy electric guitar riffs, a bouncing lead electric bass, accordion", 1)
     assert 81 not in {p.program for p in s.parts} and 33 in {p.program for p in s.parts}, s.describe()
     assert 81 not in {p.program for p in compose("lead by trumpet, salsa at 180", 1).parts}
+
+
+# --- scenes and moods with no style named --------------------------------------------------------------
+@pytest.mark.parametrize("prompt,genre", [
+    ("chase scene", "cinematic"), ("walking through a busy market in Marrakech", "arabic"),
+    ("a desert caravan at dusk", "arabic"), ("elegant ballroom", "waltz"), ("church wedding processional", "hymn"),
+    ("rainy café", "lofi"), ("underwater cave exploration level", "ambient"), ("something hype for the gym", "house"),
+    ("mysterious detective noir theme", "cool jazz"), ("angry breakup anthem", "punk"),
+    ("main menu music for a space exploration game, slow evolving synth pads, no drums", "ambient"),
+])
+def test_a_scene_with_no_style_names_one(prompt, genre):
+    """They had been funk, house, ambient pads, lo-fi and rock by the seed."""
+    assert compose(prompt, 1).genre == genre
+
+
+@pytest.mark.parametrize("prompt", ["chase scene", "epic battle music"])
+def test_a_chase_or_a_battle_runs_fast_and_minor(prompt):
+    s = compose(prompt, 1)
+    assert s.beat_bpm >= 110 and s.mode == "minor", s.describe()
+
+
+def test_a_boss_fight_is_minor_in_any_style():
+    assert compose("boss fight in a video game", 1).mode in ("minor", "phrygian")
+
+
+def test_a_sad_jazz_tune_is_a_ballad():
+    assert 78 <= compose("sad and lonely saxophone at 2am", 1).beat_bpm <= 94
+
+
+@pytest.mark.parametrize("prompt,mode", [("música triste para piano y violín", "minor"),
+                                         ("ein fröhlicher Walzer mit Streichern", "major"),
+                                         ("une valse mélancolique", "minor"), ("una cumbia alegre con acordeón", "major")])
+def test_mood_words_of_other_languages_set_the_mode(prompt, mode):
+    assert compose(prompt, 1).mode == mode
+
+
+@pytest.mark.parametrize("prompt,genre", [("gamelan-inspired ambient, interlocking metallophone patterns", "ambient"),
+                                          ("kecak-style chant for our Balinese dance group, no instruments", "hymn"),
+                                          ("epic trailer with rock drums and strings", "cinematic"),
+                                          ("Gitarre und Gesang, ruhig, in E-Dur", "folk"), ("una balada triste", "pop")])
+def test_a_colour_or_a_place_gives_way_to_the_style(prompt, genre):
+    assert compose(prompt, 1).genre == genre

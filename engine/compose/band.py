@@ -548,9 +548,13 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     for rx, name in _MODE_GENRE_RES:
         if (m := rx.search(spec.text)) and name in G.GENRES:
             return name, f"the word {m.group(0)!r}"
+    if spec.scene is not None and not spec.instruments and not spec.drum_words:
+        return spec.scene[0], f"the scene {spec.scene[1]!r}"
     if spec.meter == (3, 4):
         return "waltz", "the meter 3/4"
-    for m in spec.moods:
+    if spec.scene is not None:
+        return spec.scene[0], f"the scene {spec.scene[1]!r}"
+    for m in sorted(spec.moods, key=lambda m: m != "ballad"):     # a ballad's style first ("una balada triste")
         if m in G.MOOD_GENRES:
             opts = [o for o in G.MOOD_GENRES[m] if o in G.GENRES and o != spec.refused]
             if opts:

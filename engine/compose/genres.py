@@ -233,6 +233,10 @@ MOOD_GENRES = {
     "sad": ("lofi", "cinematic", "classical"), "dreamy": ("ambient", "synthwave"),
     "aggressive": ("metal", "dubstep", "techno"), "romantic": ("soul", "bossa nova", "classical"),
     "groovy": ("funk", "disco", "house"), "peaceful": ("ambient", "classical"), "ballad": ("pop", "folk"),
+    "angry": ("punk", "metal", "rock"), "hype": ("trap", "house"), "tragic": ("cinematic", "classical"),
+    "mournful": ("classical", "cinematic"), "heroic": ("cinematic",), "majestic": ("cinematic",),
+    "spooky": ("cinematic",), "haunted": ("cinematic",), "eerie": ("ambient", "cinematic"),
+    "mellow": ("lofi", "soul", "bossa nova"), "cozy": ("lofi", "jazz"), "playful": ("pop", "classical"),
 }
 DEFAULT_GENRES = ("pop", "lofi", "house", "soul", "synthwave", "funk", "ambient", "rock", "jazz", "cinematic")
 
@@ -247,6 +251,12 @@ MOODS = {  # word → (mode or None, tempo factor, intensity delta)
     "groovy": ("mixolydian", 1.0, 0.1), "angry": ("phrygian", 1.08, 0.4), "hopeful": ("major", 1.0, 0.1),
     "nostalgic": (None, 0.95, -0.1), "ballad": (None, 0.72, -0.2), "gentle": (None, 0.9, -0.3),
     "soft": (None, 0.95, -0.3), "whimsical": (None, 1.0, -0.2), "tender": (None, 0.9, -0.3), "delicate": (None, 0.95, -0.3), "intense": (None, 1.05, 0.3), "heavy": (None, 1.0, 0.3), "gloomy": ("minor", 0.9, -0.1), "triumphant": ("major", 1.02, 0.3),
+    "tragic": ("minor", 0.86, -0.1), "mournful": ("minor", 0.82, -0.2), "lonely": ("minor", 0.88, -0.2),
+    "heroic": ("major", 1.04, 0.3), "victorious": ("major", 1.04, 0.3), "majestic": ("major", 0.96, 0.2),
+    "haunted": ("minor", 0.92, 0.0), "haunting": ("minor", 0.92, -0.1), "eerie": ("phrygian", 0.9, 0.0),
+    "spooky": ("minor", 0.96, 0.0), "creepy": ("phrygian", 0.92, 0.0), "playful": ("major", 1.04, 0.0),
+    "cheerful": ("major", 1.05, 0.1), "joyful": ("major", 1.05, 0.1), "mellow": (None, 0.92, -0.2),
+    "cozy": (None, 0.92, -0.2), "somber": ("minor", 0.88, -0.1), "hype": (None, 1.06, 0.4),
 }
 
 # --- instrument words → GM programs ----------------------------------------------------------------

@@ -56,6 +56,7 @@ class PromptSpec:
     marking_bpm: float | None = None                          # … and its quarter notes a minute
     eighth_bpm: float | None = None                           # a tempo given in eighths ("eighth note = 264")
     no_solo: bool = False                                     # "no guitar solo", "no solos": no guitar lead
+    scene: tuple[str, str] | None = None                      # (style, word): a scene that names one ("chase scene")
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
@@ -623,7 +624,8 @@ def read_prompt(prompt: str) -> PromptSpec:
     words = set(re.findall(r"[a-z]+", text))
     name = G.GENRES[spec.genre].name if spec.genre in G.GENRES else ""
     style_words = set(name.split()) if phrase and " " in name and name in phrase else set()
-    _read_moods(spec, words, style_words)
+    _read_moods(spec, words | {_MOOD_WORDS[w] for w in words if w in _MOOD_WORDS}, style_words)
+    _read_scene(spec)
     _read_solo(spec, words, phrase)
     spec.a_cappella = bool(_A_CAPPELLA_RE.search(text))
     _read_intro(spec)
@@ -1313,7 +1315,8 @@ _SCENES = frozenset(("trailer", "trailer music", "tavern", "horror", "club", "pi
 #: words for a region's colour or a brief's medium that name a style only alone: "chinese traditional
 #: instruments over a lofi beat" is lofi, "banda sonora de tango" a tango, "griot storytelling over a
 #: hip hop beat" boom bap — alone, a film score and the griots' mande
-_FLAVOURS = frozenset(("wuxia", "xianxia", "guofeng", "chinese traditional", "traditional chinese", "chinese folk",
+_FLAVOURS = frozenset(("gamelan", "pelog", "slendro", "kotekan",   # "gamelan-inspired ambient" is ambient
+                       "wuxia", "xianxia", "guofeng", "chinese traditional", "traditional chinese", "chinese folk",
                        "guoyue", "musique de film", "filmmusik", "musica de pelicula", "musica de cine",
                        "colonna sonora", "trilha sonora", "banda sonora", "griot", "griots", "jeli", "djeli",
                        "malian music", "musique malienne", "west african folk", "mande", "manding", "mandingue",
@@ -1711,6 +1714,69 @@ def _singular(w: str) -> str:
     return w
 
 
+#: mood words of other languages, as the English ones they mean ("música triste", "ein fröhlicher
+#: Walzer", "une valse mélancolique")
+_MOOD_WORDS = {**dict.fromkeys(("triste", "tristes", "traurig", "traurige", "trauriger", "trauriges", "trauriges",
+                                "smutny", "smutna", "smutne", "huzunlu", "dukhi", "udaas"), "sad"),
+               **dict.fromkeys(("frohlich", "frohliche", "frohlicher", "frohliches", "alegre", "alegres", "feliz",
+                                "felices", "heureux", "heureuse", "joyeux", "joyeuse", "felice", "allegri",
+                                "wesoly", "wesola", "wesole", "neseli"), "happy"),
+               **dict.fromkeys(("malinconico", "malinconica", "melancolico", "melancolica", "melancolique",
+                                "melancholisch", "melancholische", "melancolia", "nostalgique", "nostalgico",
+                                "nostalgica", "nostalgisch"), "melancholic"),
+               **dict.fromkeys(("oscuro", "oscura", "dunkel", "dunkle", "dunkler", "sombre", "cupo", "karanlik"), "dark"),
+               **dict.fromkeys(("romantico", "romantica", "romantique", "romantisch", "romantische"), "romantic"),
+               **dict.fromkeys(("epico", "epica", "epique", "episch", "epische"), "epic")}
+
+#: scenes and uses that name a style when the prompt names none — (pattern, style, pace, mode):
+#: a chase is a film cue's and fast, a market in Marrakech the Arab world's, a rainy café a lo-fi
+#: beat's, an underwater cave ambient; a mood named beside it still colours it
+_SCENE_STYLES = tuple((re.compile(rx), style, pace, mode) for rx, style, pace, mode in (
+    (r"\b(?:car\s+)?chases?\b|\bpursuit\b|\bgetaway\b|\baction\s+(?:scene|sequence|cue)\b|\bescape\s+scene\b",
+     "cinematic", 1, "minor"),
+    (r"\bbattles?\b|\bboss\s+(?:fight|battle)\b|\bfinal\s+boss\b|\bcombat\b|\bfight\s+scene\b|\bwar\s+scene\b",
+     "cinematic", 1, "minor"),
+    (r"\b(?:majestic|triumphant|heroic|victorious|victory)\b|\b(?:end(?:ing)?|closing)\s+credits\b|\bmain\s+theme\b",
+     "cinematic", 0, "major"),
+    (r"\b(?:suspense\w*|thriller|horror|halloween|haunted\s+house|ticking\s+clock|stalker)\b", "cinematic", 0, "minor"),
+    (r"\b(?:gym|workout|work\s+out|fitness|cardio|spin\s+class|hiit|training\s+montage)\b", "house", 1, None),
+    (r"\b(?:market|bazaar|souk|marrakech|marrakesh|casablanca|cairo|desert|caravan|sahara|oasis|arabian)\b",
+     "arabic", 0, None),
+    (r"\b(?:ballroom|grand\s+ball|masquerade\s+ball|ball\s+gown)\b", "waltz", 0, None),
+    (r"\b(?:wedding\s+processional|church\s+wedding|bridal\s+(?:march|entrance)|processional|recessional|cathedral)\b",
+     "hymn", 0, "major"),
+    (r"\b(?:carnival\s+in\s+rio|rio\s+carnival|carnaval|batucada)\b", "samba", 0, None),
+    (r"\b(?:saloon|wild\s+west|old\s+west)\b", "ragtime", 0, None),
+    (r"\b(?:cowboy|cowboys|frontier|ranch|prairie|rodeo)\b", "country", 0, None),
+    (r"\b(?:medieval|tavern|renaissance\s+fair|ren\s+faire|bard|minstrel)\b", "celtic", 0, None),
+    (r"\b(?:detective|film\s+noir|noir|private\s+eye|spy|espionage|heist|sneaky)\b", "cool jazz", 0, "minor"),
+    (r"\b(?:stadium|arena\s+anthem|sports\s+anthem|stomp[\s-]+clap)\b", "rock", 1, "major"),
+    (r"\b(?:heartbreak|broken\s+heart|heartbroken)\b", "pop", -1, "minor"),
+    (r"\b(?:prom|slow\s+dance)\b", "pop", -1, None),
+    (r"\b(?:cafe|coffee\s*shop|coffeehouse|rainy\s+day|rain\s+on|fireplace|cozy|sunday\s+morning|study\s+session|"
+     r"studying)\b", "lofi", 0, None),
+    (r"\b(?:underwater|caves?|deep\s+space|outer\s+space|space\s+exploration|cosmos|galaxy|nebula|starfield|"
+     r"calm\s+lake|lake\s+at\s+dawn|misty)\b", "ambient", -1, None)))
+
+
+def _read_scene(spec: PromptSpec) -> None:
+    """A scene (:data:`_SCENE_STYLES`): its pace and mode where the prompt says none, and its style
+    where it names none (a chase's pace a film cue's fast end and beyond it; "boss fight" in a
+    chiptune is fast and minor)."""
+    for rx, style, pace, mode in _SCENE_STYLES:
+        if (m := rx.search(spec.text)) and style in G.GENRES and style != spec.refused:
+            if spec.genre is None:
+                spec.scene = (style, m.group(0))
+            if spec.pace == 0 and pace:
+                spec.pace = pace
+                if pace > 0 and style == "cinematic" and not _NOT_FAST_RE.search(spec.text):
+                    spec.tempo_factor *= 1.25          # a chase or a battle runs past a cue's usual pace
+            if spec.mode is None and mode:
+                spec.mode = mode
+                spec.mode_is_mood = True
+            return
+
+
 def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] | set[str] = frozenset()) -> None:
     """Mood words (mode when none is named, tempo factor), tempo and swing words. A mood word in
     the style's own name is the style's, not a mood: a power ballad is not slowed again as a ballad
@@ -1723,6 +1789,8 @@ def _read_moods(spec: PromptSpec, words: set[str], style_words: frozenset[str] |
             if mmode and spec.mode is None:
                 spec.mode = mmode
                 spec.mode_is_mood = True
+    if not spec.dance and set(spec.moods) & {"sad", "lonely", "melancholic", "melancholy", "tragic", "mournful"}:
+        spec.dance = "ballad"                     # a sad jazz tune is a ballad's pace (only jazz's styles have one)
     if words & {"slow", "slower", "slowly", "lazy", "downtempo", "lento", "lenta", "langsam", "adagio",
                 "largo", "langzaam", "hidas", "hidasta", "pelan", "lente", "lentement", "lentamente", "despacio",
                 "langsamer", "langsame", "langsames", "langsamen", "powolny", "powolna", "powolne", "powoli",
