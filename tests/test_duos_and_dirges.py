@@ -341,3 +341,28 @@ def test_mood_words_of_other_languages_set_the_mode(prompt, mode):
                                           ("Gitarre und Gesang, ruhig, in E-Dur", "folk"), ("una balada triste", "pop")])
 def test_a_colour_or_a_place_gives_way_to_the_style(prompt, genre):
     assert compose(prompt, 1).genre == genre
+
+
+# --- a band by its size and its players -----------------------------------------------------------------
+@pytest.mark.parametrize("prompt,players_", [
+    ("a quartet of saxophones", {64, 65, 66, 67}),
+    ("celtic trio with fiddle, guitar and bodhran", {110, 25}),
+    ("a folk trio with banjo, mandolin and fiddle", {105, 25, 110}),
+    ("blues trio: guitar, bass, drums", {29, 33}),
+])
+def test_a_band_named_by_its_size_and_players_is_them(prompt, players_):
+    """The style's own piano, organ, tin whistle or string players had been added around them."""
+    s = compose(prompt, 1)
+    assert {p.program for p in s.parts if not p.is_drums} == players_, s.describe()
+    assert any(p.role == "lead" for p in s.parts)
+
+
+def test_a_piano_trio_with_bass_and_drums_is_a_jazz_trio():
+    s = compose("piano trio: piano, upright bass and drums", 1)
+    assert s.genre == "jazz" and {p.program for p in s.parts if not p.is_drums} == {0, 32}, s.describe()
+    assert any(p.is_drums for p in s.parts)
+
+
+@pytest.mark.parametrize("prompt", ["jazz quartet with vibraphone, no drums", "a jazz quintet with trumpet and tenor sax"])
+def test_a_band_with_fewer_named_than_its_size_keeps_its_rhythm_section(prompt):
+    assert {32, 0} <= {p.program for p in compose(prompt, 1).parts if not p.is_drums}

@@ -696,8 +696,10 @@ def _part(name: str, role: str, program: int, style: str = "", named: bool = Tru
 
 _BOTH_HANDS = frozenset((*range(0, 8), *range(16, 21), 24, 25, 46))
 #: instruments whose player carries a tune over their own chords when alone: those of both hands,
-#: the jazz and clean electric guitars (chord melody), banjo, shamisen, koto
+#: the jazz and clean electric guitars (chord melody), banjo, shamisen, koto; over a bass, a power
+#: trio's muted or overdriven guitar too ("blues trio: guitar, bass, drums")
 _CHORD_MELODY = _BOTH_HANDS | {26, 27, 105, 106, 107}
+_TRIO_GUITARS = frozenset((28, 29, 30))
 #: a word that names another instrument in a family of styles (another word's part, or another
 #: program in the word's own part): in a concert style the horns are French horns holding chords
 #: and an organ is the pipe organ (19); in the Balkans the tambura is plucked (105), not India's drone
@@ -772,7 +774,8 @@ def _cast(g: G.Genre, spec: PromptSpec) -> list[dict]:
                 # "guitar only" its nylon guitar, metal's its distortion)
                 ps = next((ps for ps in g.parts if ps.program in kin and ps.role != "drums"), None)
                 if ps is not None and not (ps.program in (29, 30) and g.family == "blues" and not re.search(
-                        r"electri|distort|overdriv|crunch|fuzz|chicago|rock", spec.text)):
+                        r"electri|distort|overdriv|crunch|fuzz|chicago|rock", spec.text)
+                                           and not spec.only_roles & {"drums", "bass"}):
                     prog = ps.program           # (a bluesman's guitar beside his harmonica is acoustic)
             if w in spec.as_lead and w in ("keyboard", "keyboards"):
                 # a "keyboard solo" over the style's own keys: the solo on that instrument
@@ -877,7 +880,8 @@ def _one_tune(spec: PromptSpec, specs: list[dict]) -> None:
             first.update(role="lead", style="melody")
         elif (hands := next((d for d in players if (d["role"] in ("chords", "arp") or d["role"] == "pad"
                                                     and d["program"] in range(16, 21)) and d["named"]
-                             and d["program"] in _CHORD_MELODY), None)) is not None \
+                             and (d["program"] in _CHORD_MELODY or d["program"] in _TRIO_GUITARS
+                                  and any(x["role"] == "bass" for x in players))), None)) is not None \
                 and all(d is hands or d["role"] == "bass" for d in players) and not _ACCOMPANY_ONLY_RE.search(spec.text) \
                 and "lead" not in spec.no_roles and not (spec.only_roles and spec.only_roles <= {"chords", "arp", "pad"}):
             # an instrument of both hands alone or over a bass ("solo acoustic guitar", "jazz guitar

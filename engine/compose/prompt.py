@@ -232,6 +232,9 @@ def _plurals(table: dict) -> dict:
 
 
 INSTRUMENT_WORDS = _plurals(G.INSTRUMENTS)
+#: the words a duo's or trio's list of players may start with (:func:`_group_list`)
+_GROUP_HEADS = tuple(sorted({*G.INSTRUMENTS, *G.DRUM_WORDS, "drums", "bass", "piano", "guitar", "vocals", "voice"},
+                            key=len, reverse=True))
 #: "clean lead vocals" sing; "the piano leads the head", "a sax leads off": verbs, not a synth lead
 _INSTR_RX = _alternation(INSTRUMENT_WORDS, {"clean lead": r"\s+vocal", "clean leads": r"\s+vocal",
                                             # "lead by trumpet", "a bouncing lead electric bass": a verb, the bass's role
@@ -489,7 +492,8 @@ _ENSEMBLES = {"brass quintet": "trumpet, french horn, trombone and tuba", "brass
               "string quartet": "violins, viola and cello",
               **dict.fromkeys(("streichquartett", "quatuor a cordes", "cuarteto de cuerdas", "quartetto d'archi",
                                "quartetto d archi", "quarteto de cordas"), "violins, viola and cello")}
-_JAZZ_TRIO_RE = re.compile(r"\b(?:jazz\w*|swing\w*|bebop|bop|brush(?:es)?|evans|jarrett|oscar peterson|standards?|walking|"
+_JAZZ_TRIO_RE = re.compile(r"\b(?:jazz\w*|swing\w*|bebop|bop|brush(?:es)?|evans|jarrett|oscar peterson|standards?|walking|drums?|"
+                           r"upright\s+bass|double\s+bass|drum\s+kit|"
                            r"late[- ]night|lounge|bar|cocktail|smoky|ballad)\b")
 _ENSEMBLE_RE = re.compile(r"\b(" + "|".join(map(re.escape, _ENSEMBLES)) + r")s?\b")
 
@@ -508,6 +512,33 @@ def _instead(m: re.Match) -> str:
     if (w in G.INSTRUMENTS or w.rstrip("s") in G.INSTRUMENTS) and w not in G.DRUM_WORDS:
         return f"and no {w}"                      # (a drummer instead of a drum machine is the kit's change)
     return m.group(0)
+
+
+#: "a quartet of saxophones", "a quintet of brass": the ensemble by its usual name
+_OF_PLAYERS = {"saxophones": "saxophone", "saxes": "saxophone", "brass": "brass", "strings": "string",
+               "woodwinds": "woodwind", "winds": "wind"}
+_OF_ENSEMBLE_RE = re.compile(r"\b(trio|quartet|quintet)\s+of\s+(saxophones|saxes|brass|strings|woodwinds|winds)\b")
+#: a band named by its size and then its players: "blues trio: guitar, bass, drums", "acoustic duo:
+#: guitar and cajon", "celtic trio with fiddle, guitar and bodhran", "trio of flutes" — those are
+#: all that play (read as "just …" by the rules for a list of parts)
+_GROUP_LIST_RE = re.compile(r"\b(duo|duet|trio|quartet|quintet|sextet)\s*(?::|\(|with|of|featuring|feat\.?|-|—)\s*")
+
+
+_GROUP_SIZES = {"duo": 2, "duet": 2, "trio": 3, "quartet": 4, "quintet": 5, "sextet": 6}
+
+
+def _group_list(m: re.Match) -> str:
+    """":" after a duo or trio → ", just " when an instrument or role word follows (the list's
+    players); after "with" or "featuring" only when the list holds as many as the group ("a jazz
+    quartet with vibraphone" is the vibraphone and its rhythm section)."""
+    rest = m.string[m.end():]
+    if not re.match(r"(?:an?\s+|the\s+|two\s+|three\s+)?(?:" + "|".join(re.escape(w) for w in _GROUP_HEADS) + r")s?\b", rest):
+        return m.group(0)
+    if not re.search(r"[:(—-]|\bof\b", m.group(0)):
+        lst = re.match(_ONLY_LIST, rest)
+        if lst is None or len(re.findall(_ONLY_ITEM, lst.group(0))) != _GROUP_SIZES[m.group(1)]:
+            return m.group(0)
+    return f"{m.group(1)}, just "
 
 
 def _ensemble(m: re.Match) -> str:
@@ -545,7 +576,9 @@ def _normalise(prompt: str) -> str:
     text = _plain(prompt)
     text = _BALADA_RE.sub("ballad", text)                              # Spanish, Portuguese, Italian ballads
     text = _CUERDAS_RE.sub("strings", text)
+    text = _OF_ENSEMBLE_RE.sub(lambda m: f"{_OF_PLAYERS[m.group(2)]} {m.group(1)}", text)
     text = _ENSEMBLE_RE.sub(_ensemble, text)
+    text = _GROUP_LIST_RE.sub(_group_list, text)
     text = _STEEL_DRUM_BASS_RE.sub(r"\1, bass", text)                  # a steel drum and a bass, not drum and bass
     text = _INSTEAD_RE.sub(_instead, text)
     text = _TURKISH_WITHOUT_RE.sub(lambda m: f"without {_TURKISH_NOUNS[m.group(1)]},", text)
