@@ -442,7 +442,7 @@ _STYLES = {"pad": _pad, "swell": _swell, "stab": _stab, "piano8": _piano8, "chop
 # --- arpeggios ------------------------------------------------------------------------------------
 #: an arpeggio style's step (beats; 16ths unless named) and how long each note holds (of its step): a
 #: harp's notes ring through the sweep, a tanpura's strings on into the next pluck
-_ARP_STEP = {"arp8": 0.5, "harp": 0.5, "tanpura": 1.0}
+_ARP_STEP = {"arp8": 0.5, "harp": 0.5, "tanpura": 1.0, "kotekan8": 0.5}
 _ARP_HOLD = {"harp": 0.95, "tanpura": 1.9}
 
 
@@ -470,6 +470,12 @@ def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
             p = r + (0, 12, 0, 10, 0, 7, 12, 0)[(q * 3 + sec.var) % 8]
         elif style == "trance16":
             p = (tones[0], tones[-1], tones[2 % len(tones)], tones[-1])[q % 4]
+        elif style in ("kotekan", "kotekan8"):
+            # the bonang's interlocking figure: two neighbour tones traded, then the next pair — a
+            # cycle of eight sixteenths (two beats), never the up-down arpeggio's six that a
+            # listener and a beat tracker hear as dotted quarters against the beat
+            p = (tones[1], tones[0], tones[1], tones[2 % len(tones)], tones[1], tones[2 % len(tones)],
+                 tones[3 % len(tones)], tones[2 % len(tones)])[q % 8]
         elif style == "tanpura":
             # the tanpura's cycle: Pa, then the upper Sa twice, then the low Sa — the tonic three
             # times to the fifth's once, each string left ringing (a drone heard on its tonic)

@@ -544,8 +544,8 @@ DRUM_WORDS: dict[str, tuple[int | None, dict, str | None]] = {
     "tabla": (None, {"bongo": "x.xxx.x.x.xxx.x.", "conga_lo": "X.....x.X......."}, None),
     "bodhran": (None, {"tom_lo": "X.xxX.xxX.xxX.xx"}, None),
     # hand drums by no name: a low and a high conga's tones
-    "hand drums": (None, {"conga_lo": "X.....x.X.......", "conga": "..x.x.....x.x.x."}, None),
-    "hand drum": (None, {"conga_lo": "X.....x.X.......", "conga": "..x.x.....x.x.x."}, None),
+    "hand drums": (None, {"conga_lo": "X.......x.......", "conga": "....x.......x.x."}, None),
+    "hand drum": (None, {"conga_lo": "X.......x.......", "conga": "....x.......x.x."}, None),
     "surdo": (None, {"surdo_mute": "x.......", "surdo": "....X..."}, None),
     "tamborim": (None, {"side": "x.xx.x.xx.xx.x.x"}, None),
     "jingle bells": (None, {"jingle": "x.x.x.x.x.x.x.x."}, None), "sleigh bells": (None, {"jingle": "x.x.x.x.x.x.x.x."}, None),
@@ -607,7 +607,8 @@ DRUM_WORDS.update({
     "tambora sinaloense": (None, {"kick": "X...x...X...x...", "crash": "....x.......x..."}, None),
     "banda tambora": (None, {"kick": "X...x...X...x...", "crash": "....x.......x..."}, None),
     "tarola": (None, {"snare": "..x.x.x...x.x.x."}, None),
-    "kendang": (None, {"bongo": "x.xx.x.xx.xx.x.x", "conga_lo": "X.....X.....X..."}, None),
+    # (its low strokes on the beats: on 3+3+2 they were heard as a beat of dotted quarters)
+    "kendang": (None, {"bongo": "x.xx.x.xx.xx.x.x", "conga_lo": "X.......X...x..."}, None),
     "quijada": (None, {"vibraslap": "....X.......X..."}, None),
     "kakko": (None, {"side": "x.......r.r.r.r."}, None),
     "ching": (None, {"bell": "..x...x...x...x."}, None),

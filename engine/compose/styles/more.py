@@ -518,19 +518,20 @@ _g(name="gamelan", family="asian",
             "gamelan orchestra", "gamelan ensemble", "gamelan music", "gamelan style", "gamelan-style", "gamelan degung", "degung", "gamelan gong", "pelog", "slendro", "kotekan", "jegog"),
    bpm=(72, 100), kit=0, fill="none", bass="pats", chords="pats", form="calm", humanize_ms=3, vel_var=8,
    tone=0.25, reverb=0.36, lead_density=0.5, intro_drums="all",
-   parts=(_p("drums", D, 0, level=0.55), _p("gong", B, 14, octave=-1, level=0.5),
-          _p("bonang", A, 12, "arp16", pan=-0.35, level=0.55), _p("peking", A, 9, "arp8", pan=0.4, octave=1, level=0.3),
+   parts=(_p("drums", D, 0, level=0.55), _p("gong", B, 14, octave=-1, level=0.85),
+          _p("bonang", A, 12, "kotekan8", pan=-0.35, level=0.55), _p("peking", A, 9, "kotekan8", pan=0.4, octave=1, level=0.3),
           _p("saron", L, 11, "melody")),
    progressions={"phrygian": ("i i i i", "i i II i", "i i i VII"), "major": ("I I I I", "I I V I", "I I IV I"),
                  "minor": ("i i i i", "i i VII i")},
    modes=("phrygian", "phrygian", "major", "minor"),
    # the gong on the cycle's last beat held over, the kempul's stroke between
-   bass_pats=("R-------------5-", "R-------R-------", "R---------------"),
+   bass_pats=("R---------------", "R-----------5---", "R---------------"),
    # the kendang: the low "dhe" (conga_lo) and the slapped "tak" (bongo), a ceng-ceng's clash in kebyar
-   grooves=({"conga_lo": "X.......X..x....", "bongo": "...x.x.....x.x..", "conga": "..x.......x....."},
-            {"conga_lo": "X..x....X.......", "bongo": "..x.x.x...x.x.x.", "chinese+": "X..............."},
-            {"conga_lo": "X.....x.X.......", "bongo": "....x..x....x..x", "conga": ".x.......x......"}))
-for _w, _v in {"saron": (11, L, ""), "sarons": (11, L, ""), "bonang": (12, A, "arp16"), "bonangs": (12, A, "arp16"),
-               "gender wayang": (11, A, "arp16"), "peking": (9, A, "arp8"), "kempul": (14, B, ""), "kenong": (14, B, ""),
-               "rebab": (110, L, ""), "gangsa": (11, A, "arp16"), "reyong": (12, A, "arp16")}.items():
+   # (in even eighths and quarters: the kendang's dotted figures were heard as a beat of their own)
+   grooves=({"conga_lo": "X.......X.......", "bongo": "..x...x...x...x.", "conga": "....x.......x..."},
+            {"conga_lo": "X...x...X...x...", "bongo": "..x.x.x...x.x.x.", "chinese+": "X..............."},
+            {"conga_lo": "X.......X...x...", "bongo": "....x...x.x.x...", "conga": "..x.......x....."}))
+for _w, _v in {"saron": (11, L, ""), "sarons": (11, L, ""), "bonang": (12, A, "kotekan"), "bonangs": (12, A, "kotekan"),
+               "gender wayang": (11, A, "kotekan"), "peking": (9, A, "kotekan8"), "kempul": (14, B, ""), "kenong": (14, B, ""),
+               "rebab": (110, L, ""), "gangsa": (11, A, "kotekan"), "reyong": (12, A, "kotekan")}.items():
     G.INSTRUMENTS.setdefault(_w, _v)
