@@ -372,3 +372,24 @@ def test_a_piano_trio_with_bass_and_drums_is_a_jazz_trio():
 @pytest.mark.parametrize("prompt", ["jazz quartet with vibraphone, no drums", "a jazz quintet with trumpet and tenor sax"])
 def test_a_band_with_fewer_named_than_its_size_keeps_its_rhythm_section(prompt):
     assert {32, 0} <= {p.program for p in compose(prompt, 1).parts if not p.is_drums}
+
+
+# --- keys as written ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("prompt,name", [("r&b slow jam at 68 in Db major with rhodes", "Db major"),
+                                         ("ballad in Gb major with piano", "Gb major"), ("jazz in Db at 120", "Db major"),
+                                         ("C# minor techno", "C# minor"), ("techno in G# minor", "G# minor"),
+                                         ("house in Eb minor", "Eb minor")])
+def test_explain_spells_the_key_as_the_prompt_did(prompt, name):
+    """A Db asked had been explained as C#, a Gb as F#."""
+    from bridge.ops.render import explain_text
+    assert f"key:         {name}" in explain_text(compose(prompt, 1)).splitlines()
+
+
+@pytest.mark.parametrize("prompt,root", [("grunge in drop D at 95 with distorted guitar, bass and drums", 2),
+                                         ("metal in drop A tuning", 9), ("djent, drop-c", 0)])
+def test_a_drop_tuning_names_the_tonic(prompt, root):
+    assert compose(prompt, 1).key_root == root
+
+
+def test_drop_a_beat_is_no_tuning():
+    assert read_prompt("drop a beat here, house").key_root is None

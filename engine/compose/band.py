@@ -434,7 +434,15 @@ class Band:
     def explain(self) -> dict:
         """What the composer understood: style (and why), tempo, meter, key, instruments. Shown by
         ``wavebridge render --explain`` and logged when a job starts. ``[engine]``"""
-        names = ["C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B"]
+        # the key as the prompt spelled it, else as musicians write it: Db, Eb, Ab, Bb major; C#,
+        # F#, G# minor (a key read from "in Db" is no C#)
+        flats = self.spec.key_flats
+        if flats is None:
+            flats = self.mode in ("major", "lydian", "mixolydian") or self.key_root in (3, 10)
+        names = (["C", "Db", "D", "Eb", "E", "F", "Gb", "G", "Ab", "A", "Bb", "B"] if flats else
+                 ["C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"])
+        if self.spec.key_flats is None:
+            names[6] = "F#"                        # F# major and minor, as both are usually written
         num, den = self.meter
         meter = f"{num}/{den}"
         if self.groups and not self.compound:

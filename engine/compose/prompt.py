@@ -57,6 +57,7 @@ class PromptSpec:
     eighth_bpm: float | None = None                           # a tempo given in eighths ("eighth note = 264")
     no_solo: bool = False                                     # "no guitar solo", "no solos": no guitar lead
     scene: tuple[str, str] | None = None                      # (style, word): a scene that names one ("chase scene")
+    key_flats: bool | None = None                             # the key spelled with a flat (Db) or a sharp (C#)
 
 
 _ACC = r"(#|♯|b(?![a-z])|♭|-sharp|-flat|\s+sharp|\s+flat)?"
@@ -850,6 +851,11 @@ def _note_after(rx: re.Pattern, text: str) -> re.Match | None:
                  or re.match(r"\s*(?:$|[,;.!)])", text[m.end():])), None)
 
 
+#: a guitar tuned down: "drop D", "drop-C#", "in drop C" — its open low string is the riffs' tonic
+_DROP_TUNING_RE = re.compile(r"\bdrop[\s-](?:([b-g])(#|b(?![a-z])|♭|♯)?|(a)(#|b(?![a-z])|♭|♯)?(?=\s+tun|\s*$|\s*[,.;]))"
+                             r"(?![\w'])")
+
+
 def _read_key(spec: PromptSpec, claim: _Claims) -> None:
     """The tonic and mode ("in A minor", "F# dorian", "key of Eb"; "la menor", "fis-moll"), else a
     bare mode word."""
@@ -863,10 +869,16 @@ def _read_key(spec: PromptSpec, claim: _Claims) -> None:
             if rx is _KEY_RES[0] and len(m.groups()) >= 4 and m.group(4) or rx is _KEY_RES[3]:
                 mword = "minor"
             spec.key_root = _pitch(m.group(1), m.group(2))
+            if m.group(2):
+                spec.key_flats = not re.search(r"#|♯|sharp", m.group(2))
             if mword:
                 spec.mode = _FOREIGN_MODES.get(mword) or G.MODE_ALIASES.get(mword, mword)
             claim(m)
             break
+    if spec.key_root is None and (m := _DROP_TUNING_RE.search(text)):
+        # "in drop D": the riffs' open low string, the key's tonic ("drop A tuning", not "drop a beat")
+        spec.key_root = _pitch(m.group(1) or m.group(3), m.group(2) or m.group(4))
+        claim(m)
     if spec.key_root is None and (m := _note_after(_MODE_ON_RE, text)) and claim(m):
         spec.key_root = _pitch(m["note"], m["acc"])
         spec.mode = G.MODE_ALIASES.get(m["mode"], m["mode"])
