@@ -233,3 +233,19 @@ def test_a_bright_bands_first_seconds_are_not_lifted_over_the_target(pool, promp
 def pyln_meter():
     pyln = pytest.importorskip("pyloudnorm")
     return pyln.Meter(SR)
+
+
+def test_a_flugelhorn_is_the_trumpet_darker(pool):
+    """GM has no flugelhorn: a part named so plays the trumpet with its filter 1.5 octaves down
+    (the conical bore's rounder tone) — the same notes, a lower spectral centroid."""
+    import dataclasses
+
+    base = make_score(roles=("lead",), programs={"lead": 56}, lead_long=True)
+    out = {}
+    for name in ("trumpet", "flugelhorn"):
+        score = dataclasses.replace(base, parts=[dataclasses.replace(base.parts[0], name=name)], _cache={})
+        x = play(pool, score, 8.0)[SR:, 0]
+        spec = np.abs(np.fft.rfft(x * np.hanning(x.size)))
+        f = np.fft.rfftfreq(x.size, 1 / SR)
+        out[name] = float((spec * f).sum() / spec.sum())
+    assert out["flugelhorn"] < 0.8 * out["trumpet"], out
