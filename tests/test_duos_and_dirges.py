@@ -393,3 +393,17 @@ def test_a_drop_tuning_names_the_tonic(prompt, root):
 
 def test_drop_a_beat_is_no_tuning():
     assert read_prompt("drop a beat here, house").key_root is None
+
+
+# --- stand-ins --------------------------------------------------------------------------------------------
+def test_a_film_score_with_no_orchestra_is_played_on_synthesizers():
+    """Not an electric piano and an acoustic bass: the strings' chords on a pad, the low strings' on a synth bass."""
+    s = compose("epic film score, no orchestra", 1)
+    progs = {p.program for p in s.parts if not p.is_drums}
+    assert not progs & set(range(40, 76)) and {38, 89} <= progs and not progs & {4, 32}, s.describe()
+
+
+def test_a_trap_beat_with_no_808_keeps_a_synth_bass():
+    s = compose("dark trap beat, no 808", 1)
+    bass = [p.program for p in s.parts if p.role == "bass"]
+    assert bass and 38 not in bass and bass[0] in (39, 87), s.describe()

@@ -957,11 +957,18 @@ def _drum_words(spec: PromptSpec, specs: list[dict]) -> tuple[int | None, str | 
 #: lack the part's job without it ("house, no synths": the bass on a fingered electric bass, the
 #: tune on a sax; "ambient, no synths": strings for the pads, vibraphone for the bells), by the
 #: left-out program's kind
-_STAND_INS = {"bass": ((range(40, 48), (43, 58, 70, 32)), (range(88, 104), (43, 32, 33)), (range(128), (33, 32, 34, 38))),
+_STAND_INS = {"bass": ((range(40, 48), (43, 58, 70, 32)), (range(88, 104), (43, 32, 33)),
+                       # an 808 said no to: another synth's bass, not a fingered electric one in a trap beat
+                       (range(38, 40), (39, 38, 87, 33)), (range(128), (33, 32, 34, 38))),
               "chords": ((range(128), (0, 4, 16, 27, 24, 48, 81)),),
               "pad": ((range(128), (49, 48, 52, 19, 89)),),
               "lead": ((range(80, 88), (65, 73, 40, 56, 0)), (range(88, 104), (11, 8, 9, 73)),
                        (range(128), (73, 65, 40, 56, 0, 81)))}
+
+
+#: the orchestra said no to (its strings, brass and winds): the synthesizers that take its parts
+_ORCHESTRA_BANNED = frozenset((*range(40, 49), *range(56, 62), *range(68, 76)))
+_SYNTH_STAND_INS = {"bass": (38, 39, 87), "chords": (89, 90, 81, 4), "pad": (89, 90, 91, 94), "lead": (81, 80, 87, 11)}
 
 
 def _without(specs: list[dict], banned: set[int]) -> list[dict]:
@@ -985,6 +992,8 @@ def _without(specs: list[dict], banned: set[int]) -> list[dict]:
                 or (role == "lead" and ("lead" in has or d["program"] not in range(80, 104) and has & {"chords", "pad", "arp"})):
             continue
         kinds = next(p for r, p in _STAND_INS[role] if d["program"] in r)
+        if _ORCHESTRA_BANNED <= banned:
+            kinds = _SYNTH_STAND_INS[role]        # "film score, no orchestra": synthesizers take its parts
         prog = next((p for p in kinds if p not in banned and p not in used), None)
         if prog is not None:
             used.add(prog)
