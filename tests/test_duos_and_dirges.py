@@ -407,3 +407,51 @@ def test_a_trap_beat_with_no_808_keeps_a_synth_bass():
     s = compose("dark trap beat, no 808", 1)
     bass = [p.program for p in s.parts if p.role == "bass"]
     assert bass and 38 not in bass and bass[0] in (39, 87), s.describe()
+
+
+# --- the rules above, where their words mean something else (a second blind review, 758 prompts) ------
+@pytest.mark.parametrize("prompt", ["un viaje largo por el desierto", "Largo Winch theme", "largo plazo, a documentary",
+                                    "torno presto, amore mio", "a presto, amici", "presto chango, a magic show jingle",
+                                    "Andante, Andante by ABBA", "Austin Allegro car advert", "andante café bar background"])
+def test_a_marking_word_in_a_title_or_speech_is_no_marking(prompt):
+    assert read_prompt(prompt).marking_bpm is None
+
+
+@pytest.mark.parametrize("prompt,not_genre", [
+    ("medieval market square", "arabic"), ("christmas market", "arabic"), ("stock market news theme", "arabic"),
+    ("desert island", "arabic"), ("a caravan holiday in cornwall", "arabic"), ("beauty saloon", "ragtime"),
+    ("Chase bank advert", "cinematic"), ("Chase Atlantic style", "cinematic"), ("man cave", "ambient"),
+    ("a dirge, metal", "funeral march"), ("Turku Finland techno scene", "turkish folk"),
+])
+def test_a_scene_word_in_another_sense_names_no_scene(prompt, not_genre):
+    assert compose(prompt, 1).genre != not_genre
+
+
+@pytest.mark.parametrize("prompt", ["funk with string quartet", "rock band with a string quartet", "edm drop with a string quartet"])
+def test_a_string_quartet_beside_a_band_joins_it(prompt):
+    """The band keeps its bass and its tune; the quartet is its strings (the cello had replaced the bass guitar)."""
+    s = compose(prompt, 1)
+    assert any(p.role == "bass" and p.program != 42 for p in s.parts) and 48 in {p.program for p in s.parts}, s.describe()
+
+
+@pytest.mark.parametrize("prompt", ["waltz for orchestra", "a gigue for orchestra", "classical piece with a violin solo",
+                                    "waltz with a piano solo in the middle"])
+def test_an_orchestra_or_a_solo_in_the_piece_keeps_the_ensemble(prompt):
+    assert len([p for p in compose(prompt, 1).parts if not p.is_drums]) >= 3
+
+
+def test_an_instrument_instead_of_the_tunes_takes_the_tune():
+    s = compose("ballad with cello instead of violin", 1)
+    assert (42, "lead") in players(s) and 40 not in {p.program for p in s.parts}, s.describe()
+
+
+@pytest.mark.parametrize("prompt", ["quarter note = 90", "crotchet = 90, a pop song"])
+def test_a_tempo_in_quarter_notes(prompt):
+    s = read_prompt(prompt)
+    assert s.bpm == 90 and s.genre != "classical"
+
+
+@pytest.mark.parametrize("prompt", ["flute and guitar", "clarinet and guitar duo"])
+def test_a_guitar_accompanies_a_chamber_duo(prompt):
+    s = compose(prompt, 1)
+    assert s.genre == "classical" and (25, "bass") in players(s) and not any(p.is_drums for p in s.parts), s.describe()

@@ -477,8 +477,9 @@ _BEAT_WORDS_RE = re.compile(r"\b(?:beats?|loops?|drums?|percussion|bass|bassline
 #: what a prompt says no to ("without percussion", "no drums"): no sign of a beat
 _SAID_NO_RE = re.compile(r"\b(?:no|without|sans|sin|ohne|senza|sem)\s+(?:any\s+|the\s+)?[\w-]+")
 #: an orchestra or strings named with no style: the concert hall's or the screen's
-_ORCHESTRA_RE = re.compile(r"\b(?:string\s+orchestra|string\s+section|strings|orchestra|orchestral|symphonic|symphony|"
-                           r"philharmonic|orchestre|orquesta|orchester|orchestrale?)\b")
+_ORCHESTRA_RE = re.compile(r"\b(?:string\s+orchestra|string\s+section|(?<!new )(?<!pulling )(?<!pull )(?<!guitar )"
+                           r"(?<!\d-)(?<!\d )strings(?!\s+(?:on|of|attached)\b)|orchestra(?!\s+hits?\b)|orchestral|symphonic|"
+                           r"symphony|philharmonic|orchestre|orquesta|orchester|orchestrale?)\b")
 #: dances whose pace is their own within the styles that play them — (factor, styles, (lowest,
 #: highest bpm)): a scherzo is a fast three (one beat to the bar) where a nocturne or a quartet's
 #: slow movement is not; a strathspey a reel's four at two-thirds of its pace
@@ -702,7 +703,7 @@ def _part(name: str, role: str, program: int, style: str = "", named: bool = Tru
             "named": named, "level": 0.0}
 
 
-_BOTH_HANDS = frozenset((*range(0, 8), *range(16, 21), 24, 25, 46))
+_BOTH_HANDS = frozenset((*range(0, 8), *range(16, 22), 23, 24, 25, 46))     # (an accordion's bass buttons too)
 #: instruments whose player carries a tune over their own chords when alone: those of both hands,
 #: the jazz and clean electric guitars (chord melody), banjo, shamisen, koto; over a bass, a power
 #: trio's muted or overdriven guitar too ("blues trio: guitar, bass, drums")
@@ -912,8 +913,8 @@ def _one_tune(spec: PromptSpec, specs: list[dict]) -> None:
             and "bass" not in spec.no_roles and not (spec.only_roles - {"lead", "chords", "arp"}):
         # a tune over an instrument of both hands ("clarinet and piano", "flute and harp", "just
         # fiddle and guitar"): the accompanist's left hand (or thumb) plays the bass under its chords
-        hands = next((d for d in players if d["role"] in ("chords", "arp") and d["named"]
-                      and d["program"] in _BOTH_HANDS), None)
+        hands = next((d for d in players if (d["role"] in ("chords", "arp") or d["role"] == "pad" and d["program"] in range(16, 21))
+                      and d["named"] and d["program"] in _BOTH_HANDS), None)
         if hands is not None:
             specs.append(dict(hands, role="bass", style="", level=0.0,
                               octave=1 if hands["program"] in (24, 25, 46) else 0))
@@ -988,6 +989,17 @@ def _without(specs: list[dict], banned: set[int]) -> list[dict]:
         kept = out + [x for x in specs[i + 1:] if x["named"] or x["program"] not in banned or x["role"] == "drums"]
         has = {x["role"] for x in kept}
         role = d["role"]
+        if role == "lead" and "lead" not in has:
+            # "ballad with cello instead of violin": a named melody instrument takes the tune
+            singer = next((x for x in kept if x["named"] and x["program"] in _SINGERS and x["role"] in ("bass", "pad", "chords")
+                           and not (x["role"] == "bass" and sum(y["role"] == "bass" for y in kept) == 1)), None) \
+                or next((x for x in kept if x["named"] and x["program"] in _SINGERS), None)
+            if singer is not None:
+                if singer["role"] == "bass" and not any(y is not singer and y["role"] == "bass" for y in kept):
+                    out.append(dict(d, program=singer["program"], name=singer["name"], named=True))
+                else:
+                    singer.update(role="lead", style="melody")
+                continue
         if role not in _STAND_INS or (role in ("chords", "pad") and (has & {"chords", "pad"} or "lead" in has)) \
                 or (role == "lead" and ("lead" in has or d["program"] not in range(80, 104) and has & {"chords", "pad", "arp"})):
             continue

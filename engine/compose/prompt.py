@@ -94,7 +94,8 @@ _FOREIGN_MODES = {"majeur": "major", "mineur": "minor", "maina": "minor", "maina
 _BPM_RE = re.compile(r"\b(\d{2,3}(?:\.\d+)?)(?:-?ish)?\s*(?:bpm|beats per minute|beats a minute)\b")
 #: the felt beat named with its note value: "dotted quarter about 46", "dotted quarter = 60", "negra con
 #: puntillo a unos 54" (a baroque siciliana's 46 is below the bare-number range)
-_BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con puntillo|seminima puntata|noire pointee)"
+_BEAT_NOTE_RE = re.compile(r"\b(?:dotted[- ]quarters?(?:[- ]notes?)?|negra con puntillo|seminima puntata|noire pointee|"
+                           r"(?<!dotted )(?<!dotted-)quarter[- ]notes?|crotchets?)"
                            r"\s*(?:=|:|at|about|around|of|is|a unos|a|de|circa|~)?\s*(?:about|around|unos|~|c\.)?\s*"
                            r"(\d{2,3}(?:\.\d+)?)\b(?!\s*(?:bars?|beats?|measures?|notes?|times?|seconds?|%))")
 #: a tempo in eighth notes: "eighth note = 264", "quavers at 180", "♪ = 240" (halved to quarters, or
@@ -280,7 +281,7 @@ _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.
     # stops dead" is no stomp; Romanian "repetare", Finnish "melodista", Tagalog "kasal")
     "stop stops stopped stopping repetare repetarea melodista melodinen kasal tenore tenores tenori".split()) | frozenset(
     # the seventh session's review: a sing-along is no shingaling, the Algerian gasba (a reed flute) no garba
-    "sing-along singalong singalongs sing-alongs gasba sharon".split())
+    "sing-along singalong singalongs sing-alongs gasba sharon quarter quarters".split())
 #: style words by their spelling with the spaces taken out ("bossanova", "drumandbass")
 _SQUEEZED = {a.replace(" ", "").replace("-", ""): g for a, g in _GENRE_OF.items()}
 #: the same words by their first letter (a misspelling keeps it): the edit distances are only
@@ -551,8 +552,8 @@ def _ensemble(m: re.Match) -> str:
         if re.match(r"s?\s+(?:playing|plays|covering|covers|version|cover|arrangement|rendition|takes?\s+on)\b",
                     m.string[m.end(1):]):
             return f"{_ENSEMBLES[name]}, nothing else"    # "string quartet playing a pop song": the quartet's cover
-        if not styles:
-            return m.group(0)                     # the classical style's own quartet
+        if not styles or any(G.GENRES[g].family != "classical" for g in styles):
+            return m.group(0)                     # the classical style's own quartet; a band's strings beside it
         return _ENSEMBLES[name]                   # "waltz for string quartet": its players, in the waltz
     if name == "piano trio" and (_JAZZ_TRIO_RE.search(m.string) or any(G.GENRES[g].family != "classical" for g in styles)):
         return m.group(0)                         # a jazz or a bossa piano trio: the style's piano, bass and drums
@@ -705,7 +706,8 @@ def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
             and 30 <= n <= 300:
         spec.bpm = float(n)                       # "at ninety bpm", "one hundred and twenty beats per minute"
         claim(w)
-    if spec.bpm is None and spec.bars_per_minute is None and (mk := _MARKING_RE.search(text)):
+    mk = next((k for k in _MARKING_RE.finditer(text) if _as_marking(text, k)), None)
+    if spec.bpm is None and spec.bars_per_minute is None and mk:
         spec.marking = re.sub(r"\s+", " ", mk.group(1))
         spec.marking_bpm = _MARKINGS[spec.marking.split()[0] if spec.marking.split()[0] != "allegro"
                                      or " " not in spec.marking else "allegro molto"]
@@ -721,7 +723,30 @@ _MARKINGS = {"prestissimo": 208.0, "presto": 184.0, "vivacissimo": 176.0, "alleg
 #: "un solo largo", "largo de la intro"), not a marking said no to ("not presto")
 _MARKING_RE = re.compile(r"(?<![\w-])(?<!\bnot )(?<!\bno )(?<!\bun )(?<!\buna )(?<!\bmuy )(?<!\bel )"
                          r"(prestissimo|presto|vivacissimo|allegro(?:\s+(?:molto|vivace|assai|con\s+brio))?|vivace|"
-                         r"allegretto|moderato|andantino|andante|adagietto|adagio|larghetto|largo)(?![\w-])(?!\s+de\b)")
+                         r"allegretto|moderato|andantino|andante|adagietto|adagio|larghetto|largo)(?![\w-])(?!\s+de\b)"
+                         # a title or speech: "Andante, Andante by ABBA", "Largo al factotum", "torno presto"
+                         r"(?!,?\s+\1\b)(?!\s+(?:al|by|pizza|amore|amor)\b)(?<!torno presto)(?<!arrivo presto)")
+def _as_marking(text: str, m: re.Match) -> bool:
+    """Whether a marking word is used as one: at a phrase's edge or beside a music word ("adagio
+    for strings", "a presto etude", "string quartet, allegro vivace", "bossa nova andante") — not
+    Spanish "un viaje largo por", "largo plazo", "Largo Winch", "Austin Allegro car", "a presto,
+    amici", "torno presto"."""
+    before = text[:m.start()].rstrip()
+    after = text[m.end():].lstrip()
+    if re.search(r"(?:\ba|\btorno|\barrivo|\bun|\buna|\bmuy|\bel|\bmas|\bsuper)$", before):
+        return False
+    edge_before = not before or before[-1] in ",.;:(-—–/" or re.search(
+        r"\b(?:in|an|the|tempo|marked|molto|poco|piu|più|non\s+troppo|ma|con|and|e|then|movement|mvt)$", before)
+    edge_after = not after or after[0] in ",.;:)-—–/!" or re.match(
+        r"(?:for|in|movement|mvt|tempo|ma|non|molto|assai|con|e|and|then|piece|section|feel|pace|etude|study|"
+        r"sonata|string|strings|piano|cantabile|espressivo|at|from|per|with|waltz|ballad|theme|variation)\b", after)
+    music_before = re.search(r"\b(?:" + "|".join(("nova", "waltz", "quartet", "sonata", "piece", "etude", "nocturne",
+                                                   "symphony", "concerto", "jazz", "pop", "rock", "ballad", "piano",
+                                                   "guitar", "strings", "polka", "maqam", "score", "theme", "music"))
+                             + r")$", before)
+    return bool(edge_before and edge_after or music_before and (edge_after or not after))
+
+
 _NUMBER_WORDS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
                  "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                  "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
@@ -1361,6 +1386,8 @@ _SCENES = frozenset(("trailer", "trailer music", "tavern", "horror", "club", "pi
 #: instruments over a lofi beat" is lofi, "banda sonora de tango" a tango, "griot storytelling over a
 #: hip hop beat" boom bap — alone, a film score and the griots' mande
 _FLAVOURS = frozenset(("gamelan", "pelog", "slendro", "kotekan",   # "gamelan-inspired ambient" is ambient
+                       # a dirge beside another style is its mood ("a dirge, metal"); Turku a Finnish city too
+                       "dirge", "dirges", "funeral", "funeral music", "turku",
                        "wuxia", "xianxia", "guofeng", "chinese traditional", "traditional chinese", "chinese folk",
                        "guoyue", "musique de film", "filmmusik", "musica de pelicula", "musica de cine",
                        "colonna sonora", "trilha sonora", "banda sonora", "griot", "griots", "jeli", "djeli",
@@ -1777,21 +1804,27 @@ _MOOD_WORDS = {**dict.fromkeys(("triste", "tristes", "traurig", "traurige", "tra
 #: a chase is a film cue's and fast, a market in Marrakech the Arab world's, a rainy café a lo-fi
 #: beat's, an underwater cave ambient; a mood named beside it still colours it
 _SCENE_STYLES = tuple((re.compile(rx), style, pace, mode) for rx, style, pace, mode in (
-    (r"\b(?:car\s+)?chases?\b|\bpursuit\b|\bgetaway\b|\baction\s+(?:scene|sequence|cue)\b|\bescape\s+scene\b",
+    (r"\b(?:car\s+)?chase\s+(?:scene|sequence|cue|music|theme|level)\b|\b(?:car|police|high[\s-]speed|rooftop|foot)\s+chase\b|"
+     r"\b(?:a|the)\s+chase\b(?!\s+(?:bank|atlantic|the|a|an|it|my|your|that|after)\b)"
+     r"|\bpursuit\b|\bgetaway\b|\baction\s+(?:scene|sequence|cue)\b|\bescape\s+scene\b",
      "cinematic", 1, "minor"),
-    (r"\bbattles?\b|\bboss\s+(?:fight|battle)\b|\bfinal\s+boss\b|\bcombat\b|\bfight\s+scene\b|\bwar\s+scene\b",
+    (r"(?<!rap )(?<!dance )\bbattles?\b(?!\s+(?:hymn|rap|of\s+the\s+bands|to|for)\b)|\bboss\s+(?:fight|battle)\b|"
+     r"\bfinal\s+boss\b|\bcombat\b|\bfight\s+scene\b|\bwar\s+scene\b",
      "cinematic", 1, "minor"),
     (r"\b(?:majestic|triumphant|heroic|victorious|victory)\b|\b(?:end(?:ing)?|closing)\s+credits\b|\bmain\s+theme\b",
      "cinematic", 0, "major"),
     (r"\b(?:suspense\w*|thriller|horror|halloween|haunted\s+house|ticking\s+clock|stalker)\b", "cinematic", 0, "minor"),
     (r"\b(?:gym|workout|work\s+out|fitness|cardio|spin\s+class|hiit|training\s+montage)\b", "house", 1, None),
-    (r"\b(?:market|bazaar|souk|marrakech|marrakesh|casablanca|cairo|desert|caravan|sahara|oasis|arabian)\b",
-     "arabic", 0, None),
+    (r"\b(?:bazaar|souk|souq|marrakech|marrakesh|casablanca|cairo|sahara|oasis|arabian|bedouin)\b|"
+     r"\b(?:desert|camel)\s+(?:caravan|dunes?|night|sands?|city|town|wind|at\s+dusk)\b|\bcaravan\s+at\s+dusk\b|"
+     r"\b(?:arab|arabic|moroccan|egyptian|middle\s+eastern|persian|spice)\s+market\b|\bmarket\s+in\s+(?:marrakech|"
+     r"marrakesh|cairo|casablanca|istanbul|fez|tunis|damascus|baghdad)\b", "arabic", 0, None),
     (r"\b(?:ballroom|grand\s+ball|masquerade\s+ball|ball\s+gown)\b", "waltz", 0, None),
     (r"\b(?:wedding\s+processional|church\s+wedding|bridal\s+(?:march|entrance)|processional|recessional|cathedral)\b",
      "hymn", 0, "major"),
     (r"\b(?:carnival\s+in\s+rio|rio\s+carnival|carnaval|batucada)\b", "samba", 0, None),
-    (r"\b(?:saloon|wild\s+west|old\s+west)\b", "ragtime", 0, None),
+    (r"\b(?:western|old|wild\s+west|cowboy)\s+saloon\b|\bsaloon\s+(?:piano|door|doors|brawl|bar)\b|\bwild\s+west\b|"
+     r"\bold\s+west\b", "ragtime", 0, None),
     (r"\b(?:cowboy|cowboys|frontier|ranch|prairie|rodeo)\b", "country", 0, None),
     (r"\b(?:medieval|tavern|renaissance\s+fair|ren\s+faire|bard|minstrel)\b", "celtic", 0, None),
     (r"\b(?:detective|film\s+noir|noir|private\s+eye|spy|espionage|heist|sneaky)\b", "cool jazz", 0, "minor"),
@@ -1800,8 +1833,12 @@ _SCENE_STYLES = tuple((re.compile(rx), style, pace, mode) for rx, style, pace, m
     (r"\b(?:prom|slow\s+dance)\b", "pop", -1, None),
     (r"\b(?:cafe|coffee\s*shop|coffeehouse|rainy\s+day|rain\s+on|fireplace|cozy|sunday\s+morning|study\s+session|"
      r"studying)\b", "lofi", 0, None),
-    (r"\b(?:underwater|caves?|deep\s+space|outer\s+space|space\s+exploration|cosmos|galaxy|nebula|starfield|"
+    (r"\b(?:underwater|(?<!man\s)caves?|deep\s+space|outer\s+space|space\s+exploration|cosmos|galaxy|nebula|starfield|"
      r"calm\s+lake|lake\s+at\s+dawn|misty)\b", "ambient", -1, None)))
+
+
+#: scenes that set pace and mode beside a style too ("chiptune boss battle", "synthwave car chase")
+_STRONG_SCENE_RE = re.compile(r"boss|chase|battle|fight\s+scene|final|combat|pursuit|heartbreak|horror|halloween")
 
 
 def _read_scene(spec: PromptSpec) -> None:
@@ -1812,6 +1849,8 @@ def _read_scene(spec: PromptSpec) -> None:
         if (m := rx.search(spec.text)) and style in G.GENRES and style != spec.refused:
             if spec.genre is None:
                 spec.scene = (style, m.group(0))
+            elif not _STRONG_SCENE_RE.search(m.group(0)):
+                return                                 # beside a style only a scene of its own sets pace and mode
             if spec.pace == 0 and pace:
                 spec.pace = pace
                 if pace > 0 and style == "cinematic" and not _NOT_FAST_RE.search(spec.text):
@@ -2056,7 +2095,8 @@ def _chamber(spec: PromptSpec) -> bool:
     if spec.genre is not None or spec.drum_words or not 2 <= len(named) <= 4:
         return False
     progs = [INSTRUMENT_WORDS[w][0] for w in named]
-    if not all(p in _CONCERT or w == "classical guitar" for w, p in zip(named, progs)) \
+    if not all(p in _CONCERT or w == "classical guitar" or p in (24, 25) and len(named) == 2 and set(progs) & _CHAMBER_VOICES
+               for w, p in zip(named, progs)) \
             or not set(progs) & _CHAMBER_VOICES:
         return False
     rest = _INSTR_RX.sub(" ", spec.text)
@@ -2080,12 +2120,15 @@ def _concert_forces(spec: PromptSpec) -> bool:
     g = G.GENRES.get(spec.genre or "")
     named = list(dict.fromkeys(spec.instruments))
     if g is None or g.family != "classical" or g.name == "cinematic" or spec.drum_words or not 1 <= len(named) <= 4 \
+            or re.search(r"\b(?:orchestra\w*|ensemble|band|strings|string\s+section|choir|chorus)\b", spec.text) \
             or any(INSTRUMENT_WORDS[w][0] in (52, 53, 54) for w in named) \
             or _BAND_BESIDE_RE.search(_INSTR_RX.sub(" ", spec.text)) or re.search(r"\bconcert[oi]\b", spec.text):
         return False
     if len(named) == 1:
         iw = re.escape(named[0]) + "s?"
-        if re.search(rf"(?<!\bwith )(?<!\bwith a )\b(?:solo|unaccompanied)\s+{iw}\b|\b{iw}\s+solo\b(?!\s+(?:over|with))",
+        if re.search(rf"(?<!\bwith )(?<!\bwith a )(?<!\bwith an )\b(?:solo|unaccompanied)\s+{iw}\b|"
+                     rf"(?<!\bwith )(?<!\bwith a )(?<!\bwith an )(?<!\ba )(?<!\ban )\b{iw}\s+solo\b"
+                     rf"(?!\s+(?:over|with|in|at|section|break|spot|part|passage|halfway|near|towards?)\b)",
                      spec.text):
             return True
     if spec.genre not in _FOR_PLAYERS_STYLES:
