@@ -455,3 +455,17 @@ def test_a_tempo_in_quarter_notes(prompt):
 def test_a_guitar_accompanies_a_chamber_duo(prompt):
     s = compose(prompt, 1)
     assert s.genre == "classical" and (25, "bass") in players(s) and not any(p.is_drums for p in s.parts), s.describe()
+
+
+@pytest.mark.parametrize("prompt", ["acoustic pop at 100 in G with acoustic guitar, cajon and piano",
+                                    "an unplugged version, pop"])
+def test_an_acoustic_set_plays_no_synthesizer(prompt):
+    """Acoustic pop had a synth pad and a synth lead beside its guitar and piano."""
+    assert not {p.program for p in compose(prompt, 1).parts if not p.is_drums} & set(range(80, 104))
+
+
+def test_a_triangle_bass_and_a_303_acid_bass_are_basses():
+    s = compose("8-bit video game music at 160 with square waves and triangle bass", 1)
+    assert not {n.pitch for n in notes_of(s, lambda p: p.is_drums)} & {80, 81}
+    s = compose("techno 130 bpm in F minor with 303 acid bass and tr-909", 1)
+    assert [p.program for p in s.parts if p.role == "bass"] == [38] and "303" not in [p.name for p in s.parts]

@@ -295,7 +295,8 @@ INSTRUMENTS: dict[str, tuple[int, str, str]] = {
     "pick bass": (34, B, ""), "fretless bass": (35, B, ""), "fretless": (35, B, ""),
     "slap bass": (36, B, "funk"), "synth bass": (38, B, ""), "808 bass": (38, B, "808"),
     "808": (38, B, "808"), "sub bass": (38, B, ""), "reese": (39, B, "reese"), "reese bass": (39, B, "reese"),
-    "acid bass": (38, B, "rolling"),
+    "acid bass": (38, B, "rolling"), "303 acid bass": (38, B, "rolling"), "303 bass": (38, B, "rolling"),
+    "acid 303 bass": (38, B, "rolling"), "tb-303 bass": (38, B, "rolling"),
     # strings
     "violin": (40, L, ""), "violins": (40, L, ""), "fiddle": (110, L, ""), "viola": (41, C, ""),
     "cello": (42, B, ""), "cellos": (42, B, ""), "contrabass": (43, B, ""),

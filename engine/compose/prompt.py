@@ -249,7 +249,7 @@ _DRUM_RX = _alternation(G.DRUM_WORDS, {"piano drum": r"s?\s*(?:and|n|&|'n')\s*ba
                                        "kick": r"\s+(?:in|off|back|it|out|up)\b|-ass",
                                        "kicks": r"\s+(?:in|off|back|it|out|up)\b|-ass",
                                        # a chip's triangle wave is its bass, no triangle
-                                       "triangle": r"[\s-]*waves?\b"})
+                                       "triangle": r"[\s-]*(?:waves?|bass|bassline|channel)\b"})
 #: every word the tables know (a known word is never read as a misspelt style)
 _KNOWN = frozenset(w for table in (_GENRE_OF, INSTRUMENT_WORDS, G.DRUM_WORDS, G.MOODS, _NOTE_NAMES)
                    for phrase in table for w in re.findall(r"[a-z0-9&']+", phrase)) | frozenset(
@@ -653,6 +653,9 @@ def read_prompt(prompt: str) -> PromptSpec:
     # at a moment: "last chorus without the piano", "sem cavaquinho no refrão", "sin piano al final")
     spec.instruments = [w for w in spec.instruments if INSTRUMENT_WORDS.get(w, (None,))[0] not in spec.no_programs
                         or not _said_no_to(text, w)]
+    if _ACOUSTIC_SET_RE.search(text):
+        # "acoustic pop", "an unplugged version": no synthesizer plays but one named
+        spec.no_programs |= set(range(80, 104)) - {INSTRUMENT_WORDS[w][0] for w in spec.instruments}
     if "cuatro" in spec.instruments and re.search(r"\b(?:las|los|unas|unos|sus|mis|tus|estas|estos|esas|esos)\s+cuatro\b",
                                                   text) and len(re.findall(r"\bcuatro\b", text)) == 1:
         spec.instruments.remove("cuatro")         # Spanish "las cuatro coplas": four, no Venezuelan cuatro
@@ -677,6 +680,11 @@ def read_prompt(prompt: str) -> PromptSpec:
             beats = _MPM_BEATS[spec.genre]
         spec.bpm = round(spec.bars_per_minute * beats, 1)
     return spec
+
+
+#: an acoustic set: "acoustic pop", "acoustic version", "unplugged"
+_ACOUSTIC_SET_RE = re.compile(r"\bacoustic\s+(?:pop|rock|version|set|cover|session|soul|r&b|arrangement|ballad|folk|"
+                              r"country|indie|punk|love\s+song)\b|\bunplugged\b")
 
 
 def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
