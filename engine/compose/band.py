@@ -557,6 +557,8 @@ def _guess_genre(spec: PromptSpec, rng: random.Random) -> tuple[str, str]:
     for rx, name in _MODE_GENRE_RES:
         if (m := rx.search(spec.text)) and name in G.GENRES:
             return name, f"the word {m.group(0)!r}"
+    # a scene named alone comes before a stated 3/4 ("ballroom … in 3/4" is a waltz either way, "a
+    # medieval tavern in 3/4" the tavern's); with instruments named, 3/4 is their waltz first
     if spec.scene is not None and not spec.instruments and not spec.drum_words:
         return spec.scene[0], f"the scene {spec.scene[1]!r}"
     if spec.meter == (3, 4):
