@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from engine.compose import genres as G
 from engine.compose import styles  # noqa: F401  (registers the style library in G.GENRES)
-from engine.compose.prompt import PromptSpec, read_prompt
+from engine.compose.prompt import STRING_QUARTETS, PromptSpec, read_prompt
 from engine.score import DRUM_CHANNEL, Part
 
 #: role → (lowest, highest, centre) MIDI pitch of a part's register
@@ -120,10 +120,7 @@ _LEAD_GUITARS = frozenset(("lead guitar", "guitar lead", "lead guitar solo"))
 #: keeps its guitar beside the oud
 _OTHER_LUTES = frozenset(("oud", "ud", "bouzouki", "saz", "baglama", "buzuq", "sitar", "kora", "ngoni", "shamisen",
                           "tanpura", "cavaquinho", "banjo", "mandolin", "vihuela", "charango", "balalaika"))
-_GENERIC = {"string quartet": range(40, 44),
-            **dict.fromkeys(("streichquartett", "quatuor a cordes", "cuarteto de cuerdas", "quartetto d'archi",
-                             "quartetto d archi", "quarteto de cordas"), range(40, 44)),
-            "organ": range(16, 24), "guitar": _GUITARS, "guitars": _GUITARS, "strings": range(40, 52),
+_GENERIC = {**dict.fromkeys(STRING_QUARTETS, range(40, 44)), "organ": range(16, 24), "guitar": _GUITARS, "guitars": _GUITARS, "strings": range(40, 52),
             "horns": range(56, 64), "brass": range(56, 64), "brass section": range(56, 64), "sax": range(64, 68),
             "saxophone": range(64, 68), "synth": range(80, 96), "keys": range(0, 8), "keyboard": (*range(0, 8), *range(80, 96)),
             # the keyboard in French and Spanish: the style's own keys (a baroque "clavier" its harpsichord)

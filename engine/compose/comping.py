@@ -474,8 +474,8 @@ def play_arp(band: Band, j: int, pl: PartPlan, bar: Bar) -> None:
             # the bonang's interlocking figure: two neighbour tones traded, then the next pair — a
             # cycle of eight sixteenths (two beats), never the up-down arpeggio's six that a
             # listener and a beat tracker hear as dotted quarters against the beat
-            p = (tones[1], tones[0], tones[1], tones[2 % len(tones)], tones[1], tones[2 % len(tones)],
-                 tones[3 % len(tones)], tones[2 % len(tones)])[q % 8]
+            a, b, c, d = (tones[i % len(tones)] for i in range(4))
+            p = (b, a, b, c, b, c, d, c)[q % 8]
         elif style == "tanpura":
             # the tanpura's cycle: Pa, then the upper Sa twice, then the low Sa — the tonic three
             # times to the fifth's once, each string left ringing (a drone heard on its tonic)

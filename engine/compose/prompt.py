@@ -235,8 +235,9 @@ def _plurals(table: dict) -> dict:
 
 INSTRUMENT_WORDS = _plurals(G.INSTRUMENTS)
 #: the words a duo's or trio's list of players may start with (:func:`_group_list`)
-_GROUP_HEADS = tuple(sorted({*G.INSTRUMENTS, *G.DRUM_WORDS, "drums", "bass", "piano", "guitar", "vocals", "voice"},
-                            key=len, reverse=True))
+_GROUP_HEAD_RE = re.compile(r"(?:an?\s+|the\s+|two\s+|three\s+)?(?:" + "|".join(re.escape(w) for w in sorted(
+    {*G.INSTRUMENTS, *G.DRUM_WORDS, "drums", "bass", "piano", "guitar", "vocals", "voice"}, key=len, reverse=True))
+    + r")s?\b")
 #: "clean lead vocals" sing; "the piano leads the head", "a sax leads off": verbs, not a synth lead
 _INSTR_RX = _alternation(INSTRUMENT_WORDS, {"clean lead": r"\s+vocal", "clean leads": r"\s+vocal",
                                             # "lead by trumpet", "a bouncing lead electric bass": a verb, the bass's role
@@ -482,6 +483,9 @@ _CUERDAS_RE = re.compile(r"(?<!\d )(?<!\d)(?<!\bdos )(?<!\btres )(?<!\bcuatro )(
                          r"d'acier|de\s+nylon|de\s+nailon|metalicas|metallicas|a\s+vide|a\s+son\s+arc|pulsadas|pulsees|"
                          r"pinceadas|dedilhadas))")
 #: the chamber ensembles by their players: a brass quintet is its four kinds of brass and no one else
+#: the string quartet in English, German, French, Spanish, Italian and Portuguese
+STRING_QUARTETS = ("string quartet", "streichquartett", "quatuor a cordes", "cuarteto de cuerdas", "quartetto d'archi",
+                   "quartetto d archi", "quarteto de cordas")
 _ENSEMBLES = {"brass quintet": "trumpet, french horn, trombone and tuba", "brass quartet": "trumpet, french horn, trombone and tuba",
               "saxophone quartet": "soprano sax, alto sax, tenor sax and baritone sax",
               "sax quartet": "soprano sax, alto sax, tenor sax and baritone sax",
@@ -489,11 +493,9 @@ _ENSEMBLES = {"brass quintet": "trumpet, french horn, trombone and tuba", "brass
               "wind quintet": "flute, oboe, clarinet, bassoon and french horn",
               "piano trio": "piano, violin and cello", "string trio": "violin, viola and cello",
               "barbershop quartet": "a cappella male voices",
-              # beside another style (a waltz, a baroque piece, rock): its four players; alone, the
-              # classical style's own word
-              "string quartet": "violins, viola and cello",
-              **dict.fromkeys(("streichquartett", "quatuor a cordes", "cuarteto de cuerdas", "quartetto d'archi",
-                               "quartetto d archi", "quarteto de cordas"), "violins, viola and cello")}
+              # beside a concert style (a waltz, a baroque piece): its players; alone, the classical
+              # style's own word; beside a band, the band's strings (:func:`_ensemble`)
+              **dict.fromkeys(STRING_QUARTETS, "violins, viola and cello")}
 _JAZZ_TRIO_RE = re.compile(r"\b(?:jazz\w*|swing\w*|bebop|bop|brush(?:es)?|evans|jarrett|oscar peterson|standards?|walking|drums?|"
                            r"upright\s+bass|double\s+bass|drum\s+kit|"
                            r"late[- ]night|lounge|bar|cocktail|smoky|ballad)\b")
@@ -509,10 +511,11 @@ _INSTEAD_RE = re.compile(r"\b(?:instead\s+of|in\s+place\s+of|rather\s+than|repla
 
 
 def _instead(m: re.Match) -> str:
-    """"instead of the piano" → "and no piano" (only for an instrument or drum word)."""
+    """"instead of the piano" → "and no piano" (only for an instrument word; a drummer instead of a
+    drum machine is the kit's change, not the drums left out)."""
     w = m.group(1)
     if (w in G.INSTRUMENTS or w.rstrip("s") in G.INSTRUMENTS) and w not in G.DRUM_WORDS:
-        return f"and no {w}"                      # (a drummer instead of a drum machine is the kit's change)
+        return f"and no {w}"
     return m.group(0)
 
 
@@ -524,8 +527,6 @@ _OF_ENSEMBLE_RE = re.compile(r"\b(trio|quartet|quintet)\s+of\s+(saxophones|saxes
 #: guitar and cajon", "celtic trio with fiddle, guitar and bodhran", "trio of flutes" — those are
 #: all that play (read as "just …" by the rules for a list of parts)
 _GROUP_LIST_RE = re.compile(r"\b(duo|duet|trio|quartet|quintet|sextet)\s*(?::|\(|with|of|featuring|feat\.?|-|—)\s*")
-
-
 _GROUP_SIZES = {"duo": 2, "duet": 2, "trio": 3, "quartet": 4, "quintet": 5, "sextet": 6}
 
 
@@ -534,7 +535,7 @@ def _group_list(m: re.Match) -> str:
     players); after "with" or "featuring" only when the list holds as many as the group ("a jazz
     quartet with vibraphone" is the vibraphone and its rhythm section)."""
     rest = m.string[m.end():]
-    if not re.match(r"(?:an?\s+|the\s+|two\s+|three\s+)?(?:" + "|".join(re.escape(w) for w in _GROUP_HEADS) + r")s?\b", rest):
+    if not _GROUP_HEAD_RE.match(rest):
         return m.group(0)
     if not re.search(r"[:(—-]|\bof\b", m.group(0)):
         lst = re.match(_ONLY_LIST, rest)
@@ -547,7 +548,7 @@ def _ensemble(m: re.Match) -> str:
     """A chamber ensemble's players, and no one else (a jazz piano trio is the jazz band's own)."""
     name = m.group(1)
     styles = {_GENRE_OF[g.group(0)] for g in _GENRE_RX.finditer(m.string) if g.start() >= m.end() or g.end() <= m.start()}
-    if _ENSEMBLES[name] == _ENSEMBLES["string quartet"]:
+    if name in STRING_QUARTETS:
         styles -= {"classical"}
         if re.match(r"s?\s+(?:playing|plays|covering|covers|version|cover|arrangement|rendition|takes?\s+on)\b",
                     m.string[m.end(1):]):
@@ -717,23 +718,25 @@ def _read_tempo(spec: PromptSpec, claim: _Claims) -> None:
     mk = next((k for k in _MARKING_RE.finditer(text) if _as_marking(text, k)), None)
     if spec.bpm is None and spec.bars_per_minute is None and mk:
         spec.marking = re.sub(r"\s+", " ", mk.group(1))
-        spec.marking_bpm = _MARKINGS[spec.marking.split()[0] if spec.marking.split()[0] != "allegro"
-                                     or " " not in spec.marking else "allegro molto"]
+        # "allegro vivace", "allegro con brio" … are an allegro's fast end; any other one word
+        spec.marking_bpm = _MARKINGS["allegro molto" if spec.marking.startswith("allegro ") else spec.marking]
 
 
 #: the Italian tempo markings, by the quarter notes a minute a player takes them at (the middle of
 #: a metronome's band for each; in 6/8 or 12/8 they count the eighths' pulse in quarters, so an
-#: andante's dotted quarter is 56): "Adagio for strings", "presto piano etude", "moderato waltz"
+#: andante's dotted quarter is 53): "Adagio for strings", "presto piano etude", "moderato waltz"
 _MARKINGS = {"prestissimo": 208.0, "presto": 184.0, "vivacissimo": 176.0, "allegro molto": 160.0, "vivace": 160.0,
              "allegro": 132.0, "allegretto": 112.0, "moderato": 108.0, "andantino": 92.0, "andante": 80.0,
              "adagietto": 70.0, "adagio": 62.0, "larghetto": 60.0, "largo": 50.0}
-#: a marking as a word of its own ("allegro vivace", "Allegro con brio"); not Spanish "largo" (long:
-#: "un solo largo", "largo de la intro"), not a marking said no to ("not presto")
-_MARKING_RE = re.compile(r"(?<![\w-])(?<!\bnot )(?<!\bno )(?<!\bun )(?<!\buna )(?<!\bmuy )(?<!\bel )"
+#: a marking as a word of its own ("allegro vivace", "Allegro con brio"), not said no to ("not
+#: presto") nor repeated as a title's ("Andante, Andante"); where it stands decides the rest
+#: (:func:`_as_marking`)
+_MARKING_RE = re.compile(r"(?<![\w-])(?<!\bnot )(?<!\bno )"
                          r"(prestissimo|presto|vivacissimo|allegro(?:\s+(?:molto|vivace|assai|con\s+brio))?|vivace|"
-                         r"allegretto|moderato|andantino|andante|adagietto|adagio|larghetto|largo)(?![\w-])(?!\s+de\b)"
-                         # a title or speech: "Andante, Andante by ABBA", "Largo al factotum", "torno presto"
-                         r"(?!,?\s+\1\b)(?!\s+(?:al|by|pizza|amore|amor)\b)(?<!torno presto)(?<!arrivo presto)")
+                         r"allegretto|moderato|andantino|andante|adagietto|adagio|larghetto|largo)(?![\w-])"
+                         r"(?!,?\s+\1\b)")
+
+
 def _as_marking(text: str, m: re.Match) -> bool:
     """Whether a marking word is used as one: at a phrase's edge or beside a music word ("adagio
     for strings", "a presto etude", "string quartet, allegro vivace", "bossa nova andante") — not
@@ -1796,7 +1799,7 @@ def _singular(w: str) -> str:
 
 #: mood words of other languages, as the English ones they mean ("música triste", "ein fröhlicher
 #: Walzer", "une valse mélancolique")
-_MOOD_WORDS = {**dict.fromkeys(("triste", "tristes", "traurig", "traurige", "trauriger", "trauriges", "trauriges",
+_MOOD_WORDS = {**dict.fromkeys(("triste", "tristes", "traurig", "traurige", "trauriger", "trauriges",
                                 "smutny", "smutna", "smutne", "huzunlu", "dukhi", "udaas"), "sad"),
                **dict.fromkeys(("frohlich", "frohliche", "frohlicher", "frohliches", "alegre", "alegres", "feliz",
                                 "felices", "heureux", "heureuse", "joyeux", "joyeuse", "felice", "allegri",
@@ -2143,7 +2146,7 @@ def _concert_forces(spec: PromptSpec) -> bool:
         return False
     for m in _FOR_PLAYERS_RE.finditer(spec.text):
         items = set(re.findall(_ONLY_ITEM, m.group("l") or m.group("m")))
-        if set(named) <= {w for w in items} | {w[:-1] for w in items if w.endswith("s")}:
+        if set(named) <= items | {w[:-1] for w in items if w.endswith("s")}:
             return True
     return False
 
