@@ -40,6 +40,7 @@ URI = "urn:wavebridge:stub"
 RATE = 48000
 PERIOD = 1 << 16            # sawtooth period in frames: values k/PERIOD - 0.5 are exact in float32
 CAPACITY = 1 << 16
+PERIOD_FRAMES = 256           # the private JACK server's period (jackd -p)
 
 pytestmark = [pytest.mark.lv2, pytest.mark.timeout(90)]
 
@@ -202,7 +203,7 @@ def private_jackd(env: dict, folder: Path):
     log = open(folder / "jackd.log", "wb")
     env = dict(env, JACK_DEFAULT_SERVER=name, JACK_NO_AUDIO_RESERVATION="1", WB_TEST_JACKD_LOG=log.name)
     proc = subprocess.Popen(["jackd", "-n", name, "--no-realtime", "-d", "dummy", "-r", str(RATE),
-                             "-p", "256"], stdout=log, stderr=subprocess.STDOUT, env=env)
+                             "-p", str(PERIOD_FRAMES)], stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
         ok = subprocess.run(["jack_wait", "-s", name, "-w", "-t", "10"], env=env, timeout=15,
                             capture_output=True).returncode == 0
@@ -295,7 +296,7 @@ class Jalv:
                             "-p", f"{self.client}:out_r", str(wav)],
                            env=self.env, check=True, timeout=seconds + 20,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            frames = read_wav_float(wav)
+            frames = lead_trimmed(read_wav_float(wav))
             wav.unlink()
             time.sleep(0.05)                  # the server logs an XRun after the cycle it hit
             if self.xruns() == x0:
@@ -324,6 +325,23 @@ class Jalv:
             _stop(self.proc)
         self._out.close()
         return self.out_path.read_text(errors="replace")
+
+
+def lead_trimmed(frames: np.ndarray) -> np.ndarray:
+    """``frames`` without the whole JACK periods at its start in which one port was still
+    unconnected: jack_capture connects its ports one after the other once it is running, so a
+    capture can open with out_l recorded and out_r still silent (CI saw one 256-frame period of
+    ``[signal, 0.0]``). Only whole periods are dropped, and only those where one channel is
+    exactly silent throughout while the other is not, so a plugin that drops a channel still
+    fails (its capture ends up short)."""
+    start = 0
+    while start + PERIOD_FRAMES <= frames.shape[0]:
+        block = frames[start:start + PERIOD_FRAMES]
+        silent = np.all(block == 0.0, axis=0)
+        if silent.sum() != 1:
+            break
+        start += PERIOD_FRAMES
+    return frames[start:]
 
 
 def read_wav_float(path: Path) -> np.ndarray:
