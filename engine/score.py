@@ -59,6 +59,7 @@ class Part:
     pan: float = 0.0         # −1 left … +1 right
     reverb: float = 0.2      # send 0..1
     chorus: float = 0.0      # send 0..1
+    drive: float = 0.0       # 0 clean; > 0 through a guitar amp and cabinet, 1 high gain (engine.synth.amp)
 
     @property
     def is_drums(self) -> bool:

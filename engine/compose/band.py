@@ -353,7 +353,7 @@ class Band:
                 program = d["program"]
             part = Part(name=d["name"], role=role, program=int(program), channel=channel, level=round(lvl, 3),
                         pan=round(max(-0.9, min(0.9, pan)), 3), reverb=round(min(1.0, g.reverb * rvb), 3),
-                        chorus=cho)
+                        chorus=cho, drive=G.amp_drive(g.family, program, role))
             style = d.get("style") or self._role_style(role, n)
             lo, hi, centre = _register(role, style, program)
             sh = 12 * d.get("octave", 0) + (5 if n and role in ("chords", "arp") and not d.get("octave") else 0)

@@ -90,7 +90,8 @@ class Composer(Band):
         program = next((p.program for p in self.parts if p.role in ("chords", "pad", "arp")), 0)
         lvl, pan, rvb, cho = G.ROLE_MIX["lead"]
         part = Part(name="lead", role="lead", program=program, channel=free[0], level=lvl, pan=pan,
-                    reverb=round(min(1.0, self.g.reverb * rvb), 3), chorus=cho)
+                    reverb=round(min(1.0, self.g.reverb * rvb), 3), chorus=cho,
+                    drive=G.amp_drive(self.g.family, program, "lead"))
         lo, hi, centre = _register("lead", "melody", program)
         self.parts = list(self.parts) + [part]
         self.plans = list(self.plans) + [PartPlan(part, "lead", "theme", lo, hi, centre, 0, True)]

@@ -699,6 +699,19 @@ SPECIAL_GROOVES = {
     "four": {"kick": "X...X...X...X...", "clap": "....X.......X...", "ohat": "..x...x...x...x."},
 }
 
+#: GM's overdriven (29) and distortion (30) guitars through an amp (``Part.drive``, engine.synth.amp):
+#: a rock crunch and a punk or grunge distortion; in metal, each a step further (its high gain)
+AMP_DRIVE = {29: 0.45, 30: 0.7}
+METAL_DRIVE = 0.3
+
+
+def amp_drive(family: str, program: int, role: str) -> float:
+    """How hard a part's guitar amp is driven: 0 (no amp) for every program but the overdriven
+    and distortion guitars."""
+    d = AMP_DRIVE.get(int(program), 0.0) if role != "drums" else 0.0
+    return min(1.0, d + METAL_DRIVE) if d and family == "metal" else d
+
+
 ROLE_MIX = {  # role → (level, pan, reverb scale, chorus)
     "drums": (0.9, 0.0, 0.6, 0.0), "bass": (0.85, 0.0, 0.15, 0.0), "chords": (0.6, -0.35, 1.0, 0.15),
     "pad": (0.45, 0.3, 1.4, 0.35), "lead": (0.62, 0.2, 1.0, 0.1), "arp": (0.45, -0.45, 1.2, 0.2),

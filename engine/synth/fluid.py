@@ -15,7 +15,9 @@ their C signatures), one loaded SoundFont, and a :class:`FluidPool` of warm synt
 * :class:`FluidInstrument` maps a score's parts to MIDI channels (drum parts get a drum channel,
   bank 128, program = the GM kit), sends program, CC7 level, CC10 pan, CC91/93 reverb and
   chorus sends, pitch bend from the score's controls, and renders float stereo with
-  ``fluid_synth_write_float`` (never the int16 path). FluidSynth applies events at its 64-frame
+  ``fluid_synth_process`` (never the int16 path): each MIDI channel is an audio group of its
+  own, mixed into one stereo pair except the channels of parts with ``drive``, whose dry audio
+  goes through a guitar amp and cabinet (:mod:`engine.synth.amp`) before it joins the mix. FluidSynth applies events at its 64-frame
   block boundaries, so ``quantum = 64``: :mod:`engine.synth.perform` snaps each event to the nearest
   multiple of 64 frames from the stream's start and renders in 64-frame multiples.
 * Each program's loudness is calibrated once per SoundFont (:func:`calibrate`: one note per
@@ -40,6 +42,7 @@ import numpy as np
 
 from engine.score import Control, Part
 from engine.synth import perform
+from engine.synth.amp import Amp
 
 log = logging.getLogger("wavebridge.fluid")
 
@@ -136,7 +139,7 @@ def _lib():
         "fluid_synth_set_gen": (i, [vp, i, i, f]),
         "fluid_synth_system_reset": (i, [vp]),
         "fluid_synth_all_sounds_off": (i, [vp, i]),
-        "fluid_synth_write_float": (i, [vp, i, vp, i, i, vp, i, i]),
+        "fluid_synth_process": (i, [vp, i, i, vp, i, vp]),
         "fluid_set_log_function": (vp, [i, vp, vp]),
     }
     for fn, (res, args) in sig.items():
@@ -194,7 +197,8 @@ class FluidPool:
             lib.fluid_settings_setnum(s, k.encode(), v)
         for k, v in (("synth.lock-memory", 0), ("synth.cpu-cores", 1), ("synth.threadsafe-api", 0),
                      ("synth.polyphony", self.polyphony), ("synth.reverb.active", 1),
-                     ("synth.chorus.active", 1), ("synth.midi-channels", MIDI_CHANNELS)):
+                     ("synth.chorus.active", 1), ("synth.midi-channels", MIDI_CHANNELS),
+                     ("synth.audio-groups", MIDI_CHANNELS), ("synth.audio-channels", MIDI_CHANNELS)):
             lib.fluid_settings_setint(s, k.encode(), v)
         self._settings = s
         owner = lib.new_fluid_synth(s)
@@ -335,6 +339,14 @@ class FluidInstrument:
         self.fc_cents: list[float] = []          # each part's filter offset before brightness
         self.twin: list[int] = []                # each part's twin channel for clicking keys (-1: none)
         self.soft_keys: list[frozenset] = []     # the keys each part plays on its twin
+        n = perform.BLOCK
+        self._dry = np.zeros((2, n), dtype=np.float32)       # planar: what is not amped, effects too
+        #: the amped parts: (channel, Amp, the block's planar stem, a render's planar scratch,
+        #: the (left, right) gains of the part's pan)
+        self._amps: list = []
+        self._stem_at = 0                        # frames of the block rendered so far (the stems')
+        self._ptrs = None
+        self._nout = 2
 
     def setup(self, parts: list[Part]) -> None:
         lib, h = self.lib, self.h
@@ -348,6 +360,7 @@ class FluidInstrument:
         self.trim_db = []
         self.presets = []
         self.twin, self.soft_keys = [], []
+        self._amps = []
         twins = iter(range(16, MIDI_CHANNELS))
         for p in parts:
             bank, prog = self.pool.resolve(p)
@@ -389,6 +402,33 @@ class FluidInstrument:
             if twin >= 0:
                 for gen, v in DECLICK_GENS:
                     lib.fluid_synth_set_gen(h, twin, gen, v + (fc if gen == GEN_FILTERFC else 0.0))
+            if bank != 128 and p.drive > 0.0:
+                # through an amp (engine.synth.amp): played centred and dry into a stem of its
+                # own, panned after the cabinet; a clean reverb or chorus of it would be heard
+                lib.fluid_synth_cc(h, ch, 10, 64)
+                lib.fluid_synth_cc(h, ch, 91, 0)
+                lib.fluid_synth_cc(h, ch, 93, 0)
+                theta = (max(-1.0, min(1.0, p.pan)) + 1.0) * math.pi / 4
+                gains = (math.sqrt(2) * math.cos(theta), math.sqrt(2) * math.sin(theta))
+                self._amps.append((ch, Amp(self.pool.sr, p.drive), np.zeros((2, perform.BLOCK), np.float32),
+                                   np.zeros((2, perform.BLOCK), np.float32), gains))
+        self._route()
+
+    def _route(self) -> None:
+        """The output buffers ``fluid_synth_process`` mixes each channel's audio group into: the
+        dry pair for every channel and the effects, an amped part's channel its own stem."""
+        self._stem_at = 0
+        if not self._amps:
+            self._nout = 2
+            self._ptrs = (ctypes.c_void_p * 2)(self._dry[0].ctypes.data, self._dry[1].ctypes.data)
+            return
+        self._nout = 2 * MIDI_CHANNELS
+        ptrs = (ctypes.c_void_p * self._nout)()
+        for c in range(MIDI_CHANNELS):
+            ptrs[2 * c], ptrs[2 * c + 1] = self._dry[0].ctypes.data, self._dry[1].ctypes.data
+        for ch, _amp, _stem, scratch, _g in self._amps:
+            ptrs[2 * ch], ptrs[2 * ch + 1] = scratch[0].ctypes.data, scratch[1].ctypes.data
+        self._ptrs = ptrs
 
     def _key_channel(self, part: int, key: int) -> int:
         return self.twin[part] if key in self.soft_keys[part] else self.chan[part]
@@ -405,6 +445,8 @@ class FluidInstrument:
         for ch in (self.chan[part], self.twin[part]):
             if ch < 0:
                 continue
+            if c.kind == "cc" and int(c.number) in (10, 91, 93) and any(a[0] == ch for a in self._amps):
+                continue                 # an amped part's pan comes after its amp, and it plays dry
             if c.kind == "bend":
                 v = int(round(8192 + max(-2.0, min(2.0, c.value)) / 2.0 * 8191))
                 self.lib.fluid_synth_pitch_bend(self.h, ch, max(0, min(16383, v)))
@@ -421,10 +463,39 @@ class FluidInstrument:
                 self.lib.fluid_synth_set_gen(self.h, twin, GEN_FILTERFC, fc + soft + off)
 
     def render(self, out: np.ndarray) -> None:
+        """The next ``out.shape[0]`` frames (≤ one block) into ``out``; an amped part's are kept
+        in its stem until :meth:`finish` adds them, through its amp, to the whole block."""
         n = out.shape[0]
-        if n:
-            p = out.ctypes.data
-            self.lib.fluid_synth_write_float(self.h, n, p, 0, 2, p, 1, 2)
+        if not n:
+            return
+        dry = self._dry
+        dry[:, :n] = 0.0
+        if not self._amps:
+            self.lib.fluid_synth_process(self.h, n, 2, self._ptrs, 2, self._ptrs)
+            out[...] = dry[:, :n].T
+            return
+        for _ch, _amp, _stem, scratch, _g in self._amps:
+            scratch[:, :n] = 0.0
+        self.lib.fluid_synth_process(self.h, n, 2, self._ptrs, self._nout, self._ptrs)
+        out[...] = dry[:, :n].T
+        at = self._stem_at
+        for _ch, _amp, stem, scratch, _g in self._amps:     # the stems keep the block's frames in order
+            stem[:, at:at + n] = scratch[:, :n]
+        self._stem_at = at + n
+
+    def finish(self, block: np.ndarray) -> None:
+        """The end of a block ``render`` filled: each amped part's stem through its amp, panned
+        and added to ``block``. ``[engine]``"""
+        if not self._amps:
+            return
+        n = self._stem_at
+        self._stem_at = 0
+        for _ch, amp, stem, _scratch, (gl, gr) in self._amps:
+            x = stem[0, :n].astype(np.float64) + stem[1, :n]
+            x *= 0.5
+            amp.process(x)
+            block[:n, 0] += (gl * x).astype(np.float32)
+            block[:n, 1] += (gr * x).astype(np.float32)
 
     def close(self) -> None:
         if self.h:
@@ -495,6 +566,17 @@ def levels_for(pool: "FluidPool") -> dict:
         log.info("could not cache the SoundFont calibration (%s)", e)
     return levels
 
+def _write(lib, h, out: np.ndarray) -> None:
+    """Render ``out.shape[0]`` frames of every channel, dry and effects, into the interleaved
+    ``(n, 2)`` float32 ``out`` (each channel has an audio group of its own — see
+    :meth:`FluidInstrument.render` — so all of them are mixed into one pair here). ``[control]``"""
+    n = out.shape[0]
+    planar = np.zeros((2, n), dtype=np.float32)
+    pair = (ctypes.c_void_p * 2)(planar[0].ctypes.data, planar[1].ctypes.data)
+    lib.fluid_synth_process(h, n, 2, pair, 2, pair)
+    out[...] = planar.T
+
+
 def onset_clicks(x: np.ndarray, ratio: float = 20.0, floor: float = 0.05) -> int:
     """Frames of ``x`` (``(n, 2)``) whose one-sample jump exceeds ``ratio``× the local median jump
     (the largest median of its 10 ms window and the two beside it) and ``floor``: by default the
@@ -520,7 +602,6 @@ def _scan_clicks(pool: "FluidPool", h: int, buf: np.ndarray) -> dict:
     lift = np.stack([perform._peak(4000.0, 18.0, 0.7, pool.sr), perform._shelf("low", 350.0, -8.0, pool.sr)])
     lib, sr = pool.lib, pool.sr
     n = int(0.45 * sr) // 64 * 64
-    p = buf.ctypes.data
     out = {}
     for kit in DECLICK_KITS:
         if not pool.has_preset(128, kit):
@@ -534,7 +615,7 @@ def _scan_clicks(pool: "FluidPool", h: int, buf: np.ndarray) -> dict:
                     lib.fluid_synth_cc(h, 9, cc, v)
                 buf[:64] = 0.0
                 lib.fluid_synth_noteon(h, 9, key, vel)
-                lib.fluid_synth_write_float(h, n, p + 64 * 8, 0, 2, p + 64 * 8, 1, 2)   # 64 frames of silence first
+                _write(lib, h, buf[64:64 + n])                                          # 64 frames of silence first
                 x = buf[:n + 64].astype(np.float64)
                 if float(np.abs(x).max()) <= 1e-4:
                     continue
@@ -568,11 +649,10 @@ def _hold_db(lib, h, ch: int, held: float, buf: np.ndarray, sr: int) -> float:
     """K-weighted energy (dB, mean square × s) of the calibration chord on channel ``ch`` held
     ``held`` s and then let go, with :data:`HOLD_TAIL_S` after, minus ``10·log10(held)``: so it
     reads as a mean square over the hold, like the program's level."""
-    p = buf.ctypes.data
     n_on = int(held * sr) // 64 * 64
     n_all = n_on + int(HOLD_TAIL_S * sr) // 64 * 64
     lib.fluid_synth_all_sounds_off(h, ch)
-    lib.fluid_synth_write_float(h, 64, p, 0, 2, p, 1, 2)          # the old voices gone
+    _write(lib, h, buf[:64])                                       # the old voices gone
     _play_chord(lib, h, ch, buf, n_on, n_all - n_on)
     return _kw_db(buf[:n_all], sr) + 10 * math.log10(n_all / n_on)
 
@@ -580,14 +660,12 @@ def _hold_db(lib, h, ch: int, held: float, buf: np.ndarray, sr: int) -> float:
 def _play_chord(lib, h, ch: int, buf: np.ndarray, n_on: int, n_off: int) -> None:
     """The calibration chord (:data:`_CAL_KEYS`, velocity 100) struck on channel ``ch``, held
     ``n_on`` frames and let ring ``n_off`` more, rendered into ``buf`` from its start."""
-    p = buf.ctypes.data
     for key in _CAL_KEYS.values():
         lib.fluid_synth_noteon(h, ch, key, 100)
-    lib.fluid_synth_write_float(h, n_on, p, 0, 2, p, 1, 2)
+    _write(lib, h, buf[:n_on])
     for key in _CAL_KEYS.values():
         lib.fluid_synth_noteoff(h, ch, key)
-    q = p + n_on * 8
-    lib.fluid_synth_write_float(h, n_off, q, 0, 2, q, 1, 2)
+    _write(lib, h, buf[n_on:n_on + n_off])
 
 
 def calibrate(pool: FluidPool) -> dict:
@@ -610,7 +688,6 @@ def calibrate(pool: FluidPool) -> dict:
     n_hold, n_tail = int(1.2 * sr) // 64 * 64, int(0.1 * sr) // 64 * 64
     buf = np.zeros((n_hold + n_tail, 2), dtype=np.float32)
     long_buf = np.zeros((int((max(HOLDS_S) + HOLD_TAIL_S) * sr) // 64 * 64 + 64, 2), dtype=np.float32)
-    p = buf.ctypes.data
     out: dict = {}
     pool._presets.clear()
     try:
@@ -629,7 +706,7 @@ def calibrate(pool: FluidPool) -> dict:
                     seg = int(0.4 * sr) // len(_KIT_NOTES) // 64 * 64
                     for k, key in enumerate(_KIT_NOTES):
                         lib.fluid_synth_noteon(h, ch, key, 100)
-                        lib.fluid_synth_write_float(h, seg, p + k * seg * 8, 0, 2, p + k * seg * 8, 1, 2)
+                        _write(lib, h, buf[k * seg:(k + 1) * seg])
                     out[("kit", prog)] = _kw_db(buf[:seg * len(_KIT_NOTES)], sr)
                 else:
                     _play_chord(lib, h, ch, buf, n_hold, n_tail)

@@ -759,6 +759,9 @@ class Performance:
                 end = min(BLOCK, self._event_frame(ev[0][0]) - F)
             self.inst.render(blk[pos:end])
             pos = end
+        finish = getattr(self.inst, "finish", None)     # an instrument's whole-block stage (amps)
+        if finish is not None:
+            finish(blk)
         self.frame = F + BLOCK
         self.mix.process(blk)
 
