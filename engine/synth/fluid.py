@@ -82,6 +82,7 @@ def edge_filter_cents(bank: int, program: int) -> float:
     """The filter offset a preset plays with (0 for drum kits and the other presets)."""
     return 0.0 if bank == 128 else EDGE_FILTER_CENTS.get(program, 0.0)
 GEN_ATTENUATION = 48
+GEN_CHORUSSEND, GEN_REVERBSEND = 15, 16     # 0.1 % units; a channel's value is added to the preset's
 GEN_VOLENVATTACK = 34
 #: the kits the composer plays (bank 128) and the keys (GM 35–81, GS 82–87) scanned in each for
 #: onsets that click: a stick or beater transient after silence that makes a one-sample jump
@@ -347,6 +348,8 @@ class FluidInstrument:
         self._stem_at = 0                        # frames of the block rendered so far (the stems')
         self._ptrs = None
         self._nout = 2
+        # the effects (reverb, chorus) always return into the dry pair, whatever channel 0 is
+        self._fx = (ctypes.c_void_p * 2)(self._dry[0].ctypes.data, self._dry[1].ctypes.data)
 
     def setup(self, parts: list[Part]) -> None:
         lib, h = self.lib, self.h
@@ -408,6 +411,8 @@ class FluidInstrument:
                 lib.fluid_synth_cc(h, ch, 10, 64)
                 lib.fluid_synth_cc(h, ch, 91, 0)
                 lib.fluid_synth_cc(h, ch, 93, 0)
+                for gen in (GEN_REVERBSEND, GEN_CHORUSSEND):      # the preset's own sends too
+                    lib.fluid_synth_set_gen(h, ch, gen, -1000.0)
                 theta = (max(-1.0, min(1.0, p.pan)) + 1.0) * math.pi / 4
                 gains = (math.sqrt(2) * math.cos(theta), math.sqrt(2) * math.sin(theta))
                 self._amps.append((ch, Amp(self.pool.sr, p.drive), np.zeros((2, perform.BLOCK), np.float32),
@@ -471,12 +476,12 @@ class FluidInstrument:
         dry = self._dry
         dry[:, :n] = 0.0
         if not self._amps:
-            self.lib.fluid_synth_process(self.h, n, 2, self._ptrs, 2, self._ptrs)
+            self.lib.fluid_synth_process(self.h, n, 2, self._fx, 2, self._ptrs)
             out[...] = dry[:, :n].T
             return
         for _ch, _amp, _stem, scratch, _g in self._amps:
             scratch[:, :n] = 0.0
-        self.lib.fluid_synth_process(self.h, n, 2, self._ptrs, self._nout, self._ptrs)
+        self.lib.fluid_synth_process(self.h, n, 2, self._fx, self._nout, self._ptrs)
         out[...] = dry[:, :n].T
         at = self._stem_at
         for _ch, _amp, stem, scratch, _g in self._amps:     # the stems keep the block's frames in order
