@@ -34,6 +34,8 @@ import math
 
 import numpy as np
 
+from engine.synth.perform import BLOCK, _highpass, _lowpass, _peak
+
 #: the gain in front of the clipper at ``drive`` 0 and 1 (dB)
 GAIN_DB = (8.0, 36.0)
 #: the level (RMS) the input follower brings a part to before the gain
@@ -50,24 +52,6 @@ FOLLOW_S = 0.3
 SILENCE_RMS = 1e-5
 
 
-def _biquad(kind: str, f0: float, sr: int, q: float = 1 / math.sqrt(2), db: float = 0.0) -> np.ndarray:
-    """One second-order section ``[b0, b1, b2, 1, a1, a2]`` (RBJ's cookbook)."""
-    w = 2 * math.pi * f0 / sr
-    cw, sw = math.cos(w), math.sin(w)
-    al = sw / (2 * q)
-    if kind == "low":
-        b = [(1 - cw) / 2, 1 - cw, (1 - cw) / 2]
-        a = [1 + al, -2 * cw, 1 - al]
-    elif kind == "high":
-        b = [(1 + cw) / 2, -(1 + cw), (1 + cw) / 2]
-        a = [1 + al, -2 * cw, 1 - al]
-    else:                                        # peak
-        A = 10 ** (db / 40)
-        b = [1 + al * A, -2 * cw, 1 - al * A]
-        a = [1 + al / A, -2 * cw, 1 - al / A]
-    return np.array([b[0], b[1], b[2], a[0], a[1], a[2]]) / a[0]
-
-
 class Amp:
     """One part's amp and cabinet (module doc). ``process(x)`` filters a mono float64 block in
     place. ``[engine]``"""
@@ -76,13 +60,13 @@ class Amp:
         from scipy.signal import sosfilt
         self._sosfilt = sosfilt
         self.sr = int(sr)
-        self.drive = d = max(0.0, min(1.0, float(drive)))
+        d = max(0.0, min(1.0, float(drive)))
         self.gain = 10 ** ((GAIN_DB[0] + (GAIN_DB[1] - GAIN_DB[0]) * d) / 20)
-        self.pre = np.stack([_biquad("high", 90.0, sr), _biquad("peak", 800.0, sr, 0.7, 3.0 + 4.0 * d)])
-        self.post = np.stack([_biquad("peak", 450.0, sr, 0.9, -(2.0 + 5.0 * d)),
-                              _biquad("high", 70.0, sr),
-                              _biquad("low", 5000.0, sr, 0.54), _biquad("low", 5000.0, sr, 1.31),
-                              _biquad("peak", 2500.0, sr, 1.2, 2.0)])
+        self.pre = np.stack([_highpass(90.0, sr), _peak(800.0, 3.0 + 4.0 * d, 0.7, sr)])
+        self.post = np.stack([_peak(450.0, -(2.0 + 5.0 * d), 0.9, sr), _highpass(70.0, sr),
+                              _lowpass(5000.0, sr, 0.54), _lowpass(5000.0, sr, 1.31),
+                              _peak(2500.0, 2.0, 1.2, sr)])
+        self._ramp = np.arange(BLOCK) / BLOCK      # a block's gain ramp (0 … 1, end excluded)
         self._rest = float(self._clip(np.array([self.gain * BIAS]))[0])
         self.zi_pre = np.zeros((self.pre.shape[0], 2))
         self.zi_post = np.zeros((self.post.shape[0], 2))
@@ -119,8 +103,8 @@ class Amp:
         g_in = REF_RMS / math.sqrt(self.rms_in)
         if first:                                     # the first sound: its own level, at once
             self.g_in = g_in
-        ramp = np.linspace(0.0, 1.0, n, endpoint=False) if g_in != self.g_in else None
-        x *= self.g_in if ramp is None else self.g_in + (g_in - self.g_in) * ramp
+        ramp = self._ramp[:n] if n == BLOCK else np.arange(n) / n
+        x *= self.g_in + (g_in - self.g_in) * ramp
         y, self.zi_pre = self._sosfilt(self.pre, x, zi=self.zi_pre)
         y = self._clip(self.gain * (y + BIAS)) - self._rest
         y, self.zi_post = self._sosfilt(self.post, y, zi=self.zi_post)
@@ -133,5 +117,5 @@ class Amp:
         g_out = math.sqrt(self.rms_in / self.rms_out)
         if first:
             self.g_out = g_out
-        x[:] = y * (self.g_out + (g_out - self.g_out) * np.linspace(0.0, 1.0, n, endpoint=False))
+        x[:] = y * (self.g_out + (g_out - self.g_out) * ramp)
         self.g_in, self.g_out = g_in, g_out

@@ -17,9 +17,10 @@ their C signatures), one loaded SoundFont, and a :class:`FluidPool` of warm synt
   chorus sends, pitch bend from the score's controls, and renders float stereo with
   ``fluid_synth_process`` (never the int16 path): each MIDI channel is an audio group of its
   own, mixed into one stereo pair except the channels of parts with ``drive``, whose dry audio
-  goes through a guitar amp and cabinet (:mod:`engine.synth.amp`) before it joins the mix. FluidSynth applies events at its 64-frame
-  block boundaries, so ``quantum = 64``: :mod:`engine.synth.perform` snaps each event to the nearest
-  multiple of 64 frames from the stream's start and renders in 64-frame multiples.
+  goes through a guitar amp and cabinet (:mod:`engine.synth.amp`) before it joins the mix.
+  FluidSynth applies events at its 64-frame block boundaries, so ``quantum = 64``:
+  :mod:`engine.synth.perform` snaps each event to the nearest multiple of 64 frames from the
+  stream's start and renders in 64-frame multiples.
 * Each program's loudness is calibrated once per SoundFont (:func:`calibrate`: one note per
   program or drum key through a spare instance, K-weighted) and each part is attenuated so the
   instruments sit at their parts' levels whatever the SoundFont's own levels; the score's
@@ -37,6 +38,7 @@ import json
 import logging
 import math
 import os
+from typing import NamedTuple
 
 import numpy as np
 
@@ -323,6 +325,16 @@ SEND_SHARES = (0.0, 0.25)
 REF_DB = -20.0           # calibrated presets are attenuated toward this reference loudness
 
 
+class _Amped(NamedTuple):
+    """A part through an amp: its channel, its :class:`Amp`, the block's planar stem, one
+    render's planar scratch, the (left, right) gains of its pan."""
+    channel: int
+    amp: Amp
+    stem: np.ndarray
+    scratch: np.ndarray
+    gains: tuple[float, float]
+
+
 class FluidInstrument:
     """One stream's FluidSynth instance, as a :mod:`engine.synth.perform` instrument. ``[engine]``"""
 
@@ -342,14 +354,11 @@ class FluidInstrument:
         self.soft_keys: list[frozenset] = []     # the keys each part plays on its twin
         n = perform.BLOCK
         self._dry = np.zeros((2, n), dtype=np.float32)       # planar: what is not amped, effects too
-        #: the amped parts: (channel, Amp, the block's planar stem, a render's planar scratch,
-        #: the (left, right) gains of the part's pan)
-        self._amps: list = []
+        self._amps: list[_Amped] = []
         self._stem_at = 0                        # frames of the block rendered so far (the stems')
-        self._ptrs = None
-        self._nout = 2
         # the effects (reverb, chorus) always return into the dry pair, whatever channel 0 is
         self._fx = (ctypes.c_void_p * 2)(self._dry[0].ctypes.data, self._dry[1].ctypes.data)
+        self._ptrs = self._fx                    # each channel's output pair (:meth:`_route`)
 
     def setup(self, parts: list[Part]) -> None:
         lib, h = self.lib, self.h
@@ -415,24 +424,21 @@ class FluidInstrument:
                     lib.fluid_synth_set_gen(h, ch, gen, -1000.0)
                 theta = (max(-1.0, min(1.0, p.pan)) + 1.0) * math.pi / 4
                 gains = (math.sqrt(2) * math.cos(theta), math.sqrt(2) * math.sin(theta))
-                self._amps.append((ch, Amp(self.pool.sr, p.drive), np.zeros((2, perform.BLOCK), np.float32),
-                                   np.zeros((2, perform.BLOCK), np.float32), gains))
+                self._amps.append(_Amped(ch, Amp(self.pool.sr, p.drive), np.zeros((2, perform.BLOCK), np.float32),
+                                         np.zeros((2, perform.BLOCK), np.float32), gains))
         self._route()
 
     def _route(self) -> None:
-        """The output buffers ``fluid_synth_process`` mixes each channel's audio group into: the
-        dry pair for every channel and the effects, an amped part's channel its own stem."""
+        """The output pairs ``fluid_synth_process`` mixes each channel's audio group into: the
+        dry pair (the effects' too), an amped part's channel its scratch; with nothing amped,
+        the dry pair alone (every group wraps into it)."""
         self._stem_at = 0
         if not self._amps:
-            self._nout = 2
-            self._ptrs = (ctypes.c_void_p * 2)(self._dry[0].ctypes.data, self._dry[1].ctypes.data)
+            self._ptrs = self._fx
             return
-        self._nout = 2 * MIDI_CHANNELS
-        ptrs = (ctypes.c_void_p * self._nout)()
-        for c in range(MIDI_CHANNELS):
-            ptrs[2 * c], ptrs[2 * c + 1] = self._dry[0].ctypes.data, self._dry[1].ctypes.data
-        for ch, _amp, _stem, scratch, _g in self._amps:
-            ptrs[2 * ch], ptrs[2 * ch + 1] = scratch[0].ctypes.data, scratch[1].ctypes.data
+        ptrs = (ctypes.c_void_p * (2 * MIDI_CHANNELS))(*(list(self._fx) * MIDI_CHANNELS))
+        for a in self._amps:
+            ptrs[2 * a.channel], ptrs[2 * a.channel + 1] = a.scratch[0].ctypes.data, a.scratch[1].ctypes.data
         self._ptrs = ptrs
 
     def _key_channel(self, part: int, key: int) -> int:
@@ -450,7 +456,7 @@ class FluidInstrument:
         for ch in (self.chan[part], self.twin[part]):
             if ch < 0:
                 continue
-            if c.kind == "cc" and int(c.number) in (10, 91, 93) and any(a[0] == ch for a in self._amps):
+            if c.kind == "cc" and int(c.number) in (10, 91, 93) and any(a.channel == ch for a in self._amps):
                 continue                 # an amped part's pan comes after its amp, and it plays dry
             if c.kind == "bend":
                 v = int(round(8192 + max(-2.0, min(2.0, c.value)) / 2.0 * 8191))
@@ -475,17 +481,13 @@ class FluidInstrument:
             return
         dry = self._dry
         dry[:, :n] = 0.0
-        if not self._amps:
-            self.lib.fluid_synth_process(self.h, n, 2, self._fx, 2, self._ptrs)
-            out[...] = dry[:, :n].T
-            return
-        for _ch, _amp, _stem, scratch, _g in self._amps:
-            scratch[:, :n] = 0.0
-        self.lib.fluid_synth_process(self.h, n, 2, self._fx, self._nout, self._ptrs)
+        for a in self._amps:
+            a.scratch[:, :n] = 0.0
+        self.lib.fluid_synth_process(self.h, n, 2, self._fx, len(self._ptrs), self._ptrs)
         out[...] = dry[:, :n].T
         at = self._stem_at
-        for _ch, _amp, stem, scratch, _g in self._amps:     # the stems keep the block's frames in order
-            stem[:, at:at + n] = scratch[:, :n]
+        for a in self._amps:                       # the stems keep the block's frames in order
+            a.stem[:, at:at + n] = a.scratch[:, :n]
         self._stem_at = at + n
 
     def finish(self, block: np.ndarray) -> None:
@@ -495,10 +497,11 @@ class FluidInstrument:
             return
         n = self._stem_at
         self._stem_at = 0
-        for _ch, amp, stem, _scratch, (gl, gr) in self._amps:
-            x = stem[0, :n].astype(np.float64) + stem[1, :n]
+        for a in self._amps:
+            x = a.stem[0, :n].astype(np.float64) + a.stem[1, :n]
             x *= 0.5
-            amp.process(x)
+            a.amp.process(x)
+            gl, gr = a.gains
             block[:n, 0] += (gl * x).astype(np.float32)
             block[:n, 1] += (gr * x).astype(np.float32)
 
