@@ -257,3 +257,18 @@ def test_timed_plays_into_the_void_never_store_read_index(names):
         d.close(linger_s=0)
         os.close(fd)
     assert seen == {before} and int.from_bytes(before[:8], "little") == 0
+
+
+def test_the_start_ups_objects_are_frozen_out_of_the_collector(names):
+    """A full collection of the start-up's objects held the GIL for 40–50 ms and landed on prompt
+    changes: the daemon collects once when it opens and freezes what is left."""
+    import gc
+
+    gc.unfreeze()
+    assert gc.get_freeze_count() == 0
+    sim = SimDaemon(f"{names}g")
+    try:
+        assert gc.get_freeze_count() > 0
+    finally:
+        sim.d.close(linger_s=0)
+        gc.unfreeze()

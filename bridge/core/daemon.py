@@ -31,6 +31,7 @@ engine thread executes the actions it returns.
 from __future__ import annotations
 
 import collections
+import gc
 import logging
 import math
 import os
@@ -217,6 +218,11 @@ class Daemon:
                         "capacity is refused with 'busy'", self.backend.name, self.scheduler.max_batch,
                         len(self.slots))
         self.engine = EngineThread(self)
+        # the start-up's objects (imports, the backend and its warm-up) collected once and frozen
+        # out of the collector: a full collection of them held the GIL for 40–50 ms (2-core VM)
+        # and, landing on a prompt change, made it that much late (as the web's warm-up does)
+        gc.collect()
+        gc.freeze()
         if start_threads:
             self.engine.start()
             self._hb = threading.Thread(target=self._heartbeat, name="wavebridge-heartbeat", daemon=True)
