@@ -202,3 +202,21 @@ def test_other_instruments_stay_clean():
 def test_a_named_distortion_guitar_is_amped_in_any_style():
     _, s = drives("reggae with a distortion guitar")
     assert any(p.program == 30 and p.drive > 0 for p in s.parts), [(p.name, p.program) for p in s.parts]
+
+
+def test_only_a_score_with_amped_parts_plays_on_an_instance_with_audio_groups(pool):
+    """Audio groups cost every stream their mixing: a clean score plays on a plain instance; an
+    amped one swaps the plain instance it was given, unplayed, back into the pool for one with
+    groups, and its end refills the pool with its own kind."""
+    plain_free, amped_free, made = len(pool._free), len(pool._free_amped), len(pool._all)
+    clean = pool.instrument()
+    clean.setup([guitar(0.0)])
+    assert not pool.is_amped(clean.h)
+    amped = pool.instrument()
+    amped.setup([guitar(1.0)])
+    assert pool.is_amped(amped.h)
+    assert len(pool._free) == plain_free - 1          # the amped one's plain instance came back
+    assert len(pool._all) == made                     # and none was made for it
+    for inst in (clean, amped):
+        inst.close()
+    assert (len(pool._free), len(pool._free_amped)) == (plain_free, amped_free)

@@ -15,9 +15,9 @@ their C signatures), one loaded SoundFont, and a :class:`FluidPool` of warm synt
 * :class:`FluidInstrument` maps a score's parts to MIDI channels (drum parts get a drum channel,
   bank 128, program = the GM kit), sends program, CC7 level, CC10 pan, CC91/93 reverb and
   chorus sends, pitch bend from the score's controls, and renders float stereo with
-  ``fluid_synth_process`` (never the int16 path): each MIDI channel is an audio group of its
-  own, mixed into one stereo pair except the channels of parts with ``drive``, whose dry audio
-  goes through a guitar amp and cabinet (:mod:`engine.synth.amp`) before it joins the mix.
+  ``fluid_synth_process`` (never the int16 path). A score with parts with ``drive`` plays on an
+  instance whose MIDI channels are audio groups of their own: those parts' dry audio goes
+  through a guitar amp and cabinet (:mod:`engine.synth.amp`) before it joins the mix.
   FluidSynth applies events at its 64-frame block boundaries, so ``quantum = 64``:
   :mod:`engine.synth.perform` snaps each event to the nearest multiple of 64 frames from the
   stream's start and renders in 64-frame multiples.
@@ -177,20 +177,21 @@ class FluidPool:
         self.sr = int(sample_rate)
         self.size = int(size)
         self.polyphony = int(polyphony)
-        self._settings = None
+        self.size_amped = max(1, self.size // 4)    # warm instances for scores with amped parts
+        self._settings = None                       # an instance's audio in one pair (the owner's too)
+        self._settings_amped = None                 # each MIDI channel an audio group of its own
         self._owner = None
         self._sfont = None
         self._free: list[int] = []
+        self._free_amped: list[int] = []
+        self._amped: set[int] = set()               # the instances made with audio groups
         self._all: list[int] = []
         self._grew = False
         self.levels: dict | None = None     # calibration: (bank, program) → dB, ("kit", k, key) → dB
         self._presets: dict = {}
 
     # --- lifecycle
-    def warmup(self) -> None:
-        """Create the settings, load the SoundFont once, make the pool, calibrate. ``[control]``"""
-        if self._owner is not None:
-            return
+    def _make_settings(self, groups: int):
         lib = self.lib
         s = lib.new_fluid_settings()
         for k, v in (("synth.sample-rate", float(self.sr)), ("synth.gain", 0.5),
@@ -201,10 +202,23 @@ class FluidPool:
         for k, v in (("synth.lock-memory", 0), ("synth.cpu-cores", 1), ("synth.threadsafe-api", 0),
                      ("synth.polyphony", self.polyphony), ("synth.reverb.active", 1),
                      ("synth.chorus.active", 1), ("synth.midi-channels", MIDI_CHANNELS),
-                     ("synth.audio-groups", MIDI_CHANNELS), ("synth.audio-channels", MIDI_CHANNELS)):
+                     ("synth.audio-groups", groups), ("synth.audio-channels", groups)):
             lib.fluid_settings_setint(s, k.encode(), v)
-        self._settings = s
-        owner = lib.new_fluid_synth(s)
+        return s
+
+    def warmup(self) -> None:
+        """Create the settings, load the SoundFont once, make the pool, calibrate. ``[control]``
+
+        Two kinds of instance: most render every channel into one stereo pair; a score with
+        amped parts (``Part.drive``) gets one whose MIDI channels are audio groups of their own
+        (:meth:`FluidInstrument.render`). Each group costs its mixing whether used or not (about
+        5 % of a stream's render), so only those scores pay for it."""
+        if self._owner is not None:
+            return
+        lib = self.lib
+        self._settings = self._make_settings(1)
+        self._settings_amped = self._make_settings(MIDI_CHANNELS)
+        owner = lib.new_fluid_synth(self._settings)
         if not owner:
             raise FluidUnavailable("new_fluid_synth failed")
         sid = lib.fluid_synth_sfload(owner, self.path.encode(), 1)
@@ -215,39 +229,61 @@ class FluidPool:
         self._sfont = lib.fluid_synth_get_sfont_by_id(owner, sid)
         for _ in range(self.size):
             self._free.append(self._new_instance())
+        for _ in range(self.size_amped):
+            self._free_amped.append(self._new_instance(amped=True))
         self.levels = levels_for(self)
-        log.info("FluidSynth renderer: %s, %d warm instances", os.path.basename(self.path), len(self._free))
+        log.info("FluidSynth renderer: %s, %d + %d warm instances", os.path.basename(self.path),
+                 len(self._free), len(self._free_amped))
 
-    def _new_instance(self) -> int:
-        h = self.lib.new_fluid_synth(self._settings)
+    def _new_instance(self, amped: bool = False) -> int:
+        h = self.lib.new_fluid_synth(self._settings_amped if amped else self._settings)
         if not h:
             raise FluidUnavailable("new_fluid_synth failed")
         self.lib.fluid_synth_add_sfont(h, self._sfont)
         self._all.append(h)
+        if amped:
+            self._amped.add(h)
         return h
 
-    def acquire(self) -> int:
-        """A warm instance for one stream. ``[engine]``"""
-        if self._free:
-            return self._free.pop()
+    def is_amped(self, h: int) -> bool:
+        """Whether instance ``h`` renders each MIDI channel to an audio group of its own."""
+        return h in self._amped
+
+    def acquire(self, amped: bool = False) -> int:
+        """A warm instance for one stream (``amped``: one with audio groups). ``[engine]``"""
+        free = self._free_amped if amped else self._free
+        if free:
+            return free.pop()
         if not self._grew:
             log.info("FluidSynth pool ran dry at %d instances; making more on demand", len(self._all))
             self._grew = True
-        return self._new_instance()
+        return self._new_instance(amped)
+
+    def put_back(self, h: int) -> None:
+        """An instance taken and never played (no note, no render) back in the pool. ``[engine]``"""
+        free, size = (self._free_amped, self.size_amped) if h in self._amped else (self._free, self.size)
+        if len(free) < size:
+            free.append(h)
+        else:
+            self.release(h)
 
     def release(self, h: int) -> None:
-        """Retire a used instance and put a fresh one in the pool. ``[engine]`` (at a stream's end)
+        """Retire a used instance and put a fresh one of its kind in the pool. ``[engine]`` (at a
+        stream's end)
 
         A used instance is not reused: ``fluid_synth_system_reset`` leaves per-voice state behind
         (filter and interpolation history of the reused voice objects), so a second stream on it
         would not render bit-for-bit like the first; a fresh instance costs ~2 ms and no load.
         """
+        amped = h in self._amped
         if h in self._all:
             self._all.remove(h)
+            self._amped.discard(h)
             self.lib.fluid_synth_remove_sfont(h, self._sfont)
             self.lib.delete_fluid_synth(h)
-        if len(self._free) < self.size:
-            self._free.append(self._new_instance())
+        free, size = (self._free_amped, self.size_amped) if amped else (self._free, self.size)
+        if len(free) < size:
+            free.append(self._new_instance(amped))
 
     def close(self) -> None:
         """Delete every instance (borrowers drop the shared SoundFont first). ``[control]``"""
@@ -257,9 +293,11 @@ class FluidPool:
             lib.delete_fluid_synth(h)
         if self._owner:
             lib.delete_fluid_synth(self._owner)
-        if self._settings:
-            lib.delete_fluid_settings(self._settings)
-        self._all, self._free, self._owner, self._settings, self._sfont = [], [], None, None, None
+        for s in (self._settings, self._settings_amped):
+            if s:
+                lib.delete_fluid_settings(s)
+        self._all, self._free, self._free_amped, self._amped = [], [], [], set()
+        self._owner, self._settings, self._settings_amped, self._sfont = None, None, None, None
 
     # --- presets
     def has_preset(self, bank: int, program: int) -> bool:
@@ -345,6 +383,7 @@ class FluidInstrument:
         self.pool = pool
         self.lib = pool.lib
         self.h = pool.acquire()
+        self._fresh = True                       # not set up yet: nothing played on self.h
         self.chan: list[int] = []
         self.parts: list[Part] = []
         self.trim_db: list[float] = []
@@ -361,6 +400,11 @@ class FluidInstrument:
         self._ptrs = self._fx                    # each channel's output pair (:meth:`_route`)
 
     def setup(self, parts: list[Part]) -> None:
+        amped = any(p.drive > 0.0 and not (p.is_drums or p.role == "drums") for p in parts)
+        if amped != self.pool.is_amped(self.h):      # the instance kind the parts need
+            (self.pool.put_back if self._fresh else self.pool.release)(self.h)
+            self.h = self.pool.acquire(amped)
+        self._fresh = False
         lib, h = self.lib, self.h
         sid = 1
         self.parts = list(parts)
@@ -576,8 +620,7 @@ def levels_for(pool: "FluidPool") -> dict:
 
 def _write(lib, h, out: np.ndarray) -> None:
     """Render ``out.shape[0]`` frames of every channel, dry and effects, into the interleaved
-    ``(n, 2)`` float32 ``out`` (each channel has an audio group of its own — see
-    :meth:`FluidInstrument.render` — so all of them are mixed into one pair here). ``[control]``"""
+    ``(n, 2)`` float32 ``out`` (any audio groups mixed into the one pair). ``[control]``"""
     n = out.shape[0]
     planar = np.zeros((2, n), dtype=np.float32)
     pair = (ctypes.c_void_p * 2)(planar[0].ctypes.data, planar[1].ctypes.data)
